@@ -1,0 +1,86 @@
+# crescent: build, dependencies, tests, benchmarks.
+# `make` builds ./crescent and build/lua/crescent/core.so.
+# `make demo` installs what is missing, builds, generates data, runs examples/mf.lua.
+# `make test` runs every C unit test, busted spec and integration test.
+
+CC      ?= gcc
+DEBS    := liblua5.4-dev lua5.4 libzmq3-dev libopenblas-dev zlib1g-dev lua-busted \
+           libreadline-dev libmetis-dev pkg-config
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
+OPT     ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE -fPIC $(OPT) $(WARN) -Isrc -I/usr/include/lua5.4 \
+           -I/usr/include/x86_64-linux-gnu/openblas-pthread $(EXTRA_CFLAGS)
+LIBS    := -lzmq -lopenblas -lz -lmetis -lreadline -lpthread -lm
+LUALIB  := -llua5.4
+BUILD   ?= build
+
+CORE_SRC := $(wildcard src/base/*.c src/net/*.c src/ps/*.c src/optim/*.c src/partition/*.c \
+                      src/data/*.c src/kernels/*.c src/eval/*.c)
+LUA_SRC  := $(wildcard src/lua/*.c)
+CLI_SRC  := $(wildcard src/cli/*.c)
+CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
+LUA_OBJ  := $(LUA_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/src/main.o
+CTESTS   := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(wildcard tests/c/test_*.c))
+BENCHES  := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(wildcard tests/bench/*.c))
+
+.PHONY: all deps demo test asan bench data clean check-deps
+all: check-deps crescent $(BUILD)/lua/crescent/core.so $(CTESTS) $(BENCHES)
+
+# Install missing Debian packages (we are root on the target machines).
+deps:
+	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
+
+check-deps:
+	@test -f /usr/include/lua5.4/lua.h -a -f /usr/include/zmq.h -a -f /usr/include/metis.h \
+	  || { echo "missing build dependencies: run 'make deps' (or 'make demo')"; exit 1; }
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libcrescent.a: $(CORE_OBJ) $(LUA_OBJ)
+	@rm -f $@; ar rcs $@ $^
+
+crescent: $(CLI_OBJ) $(BUILD)/libcrescent.a
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libcrescent.a $(LUALIB) $(LIBS) -Wl,-E
+
+# The Lua C module: symbols of liblua come from the host interpreter.
+$(BUILD)/lua/crescent/core.so: $(CORE_OBJ) $(LUA_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(CFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/%: tests/c/%.c tests/c/cr_test.h $(BUILD)/libcrescent.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/c -o $@ $< $(BUILD)/libcrescent.a $(LUALIB) $(LIBS)
+
+$(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libcrescent.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -O3 -Itests/c -o $@ $< $(BUILD)/libcrescent.a $(LUALIB) $(LIBS)
+
+demo: deps
+	$(MAKE) all
+	./crescent data zipf-mf --rows 20000 --cols 2000 --cells 1000000 --rank 16 --noise 0.1 \
+	  --test-fraction 0.1 --seed 1 --out data/mf
+	./crescent run examples/mf.lua --nodes 2
+
+test: deps
+	@$(MAKE) --no-print-directory all >$(BUILD).log 2>&1 || { cat $(BUILD).log; echo "0 passed, 1 failed"; exit 1; }
+	@BUILD=$(BUILD) tests/run.sh
+
+asan:
+	$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	  EXTRA_LDFLAGS= test
+
+bench: deps all
+	@BUILD=$(BUILD) tests/bench/run.sh
+
+data: deps all
+	@BUILD=$(BUILD) tests/make_data.sh
+
+clean:
+	rm -rf build build-asan crescent build.log build-asan.log
+
+-include $(CORE_OBJ:.o=.d) $(LUA_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

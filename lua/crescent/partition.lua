@@ -1,0 +1,3 @@
+-- crescent.partition (placeholder: filled in by the partition work).
+local core = require "crescent.core"
+return setmetatable({}, { __index = core.partition })

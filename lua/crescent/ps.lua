@@ -1,0 +1,3 @@
+-- crescent.ps (placeholder: filled in by the ps work).
+local core = require "crescent.core"
+return setmetatable({}, { __index = core.ps })

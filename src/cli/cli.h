@@ -1,0 +1,16 @@
+#ifndef CR_CLI_H
+#define CR_CLI_H
+/* One entry point per `crescent COMMAND`. argv[0] is the command name.
+ * Each returns the process exit status: 0 ok, 1 runtime failure, 2 usage. */
+
+int cr_cli_run(int argc, char **argv);       /* cli_run.c: run, with --repl */
+int cr_cli_repl(int argc, char **argv);      /* cli_run.c */
+int cr_cli_node(int argc, char **argv);      /* cli_node.c */
+int cr_cli_data(int argc, char **argv);      /* cli_data.c */
+int cr_cli_partition(int argc, char **argv); /* cli_partition.c */
+int cr_cli_keygen(int argc, char **argv);    /* cli_node.c */
+
+/* Path of the running executable's directory (for lua/ and configs/). */
+const char *cr_cli_home(void);
+
+#endif

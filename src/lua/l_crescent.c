@@ -1,0 +1,21 @@
+/* crescent.core: the C half of `require "crescent"`, one field per module. */
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "lua/l_modules.h"
+
+static const luaL_Reg modules[] = {
+    {"util", cr_lopen_util},           {"data", cr_lopen_data},
+    {"eval", cr_lopen_eval},           {"partition", cr_lopen_partition},
+    {"ps", cr_lopen_ps},               {"kernels", cr_lopen_kernels},
+    {NULL, NULL},
+};
+
+int luaopen_crescent_core(lua_State *L) {
+    lua_newtable(L);
+    for (const luaL_Reg *m = modules; m->name; m++) {
+        m->func(L);
+        lua_setfield(L, -2, m->name);
+    }
+    return 1;
+}

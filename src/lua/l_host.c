@@ -1,0 +1,50 @@
+#include "lua/l_host.h"
+
+#include <lauxlib.h>
+#include <lualib.h>
+#include <stdio.h>
+
+#include "lua/l_modules.h"
+
+lua_State *cr_lhost_new(const char *home) {
+    lua_State *L = luaL_newstate();
+    if (!L) return NULL;
+    luaL_openlibs(L);
+    /* package.preload["crescent.core"] = luaopen_crescent_core */
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    lua_pushcfunction(L, luaopen_crescent_core);
+    lua_setfield(L, -2, "crescent.core");
+    lua_pop(L, 1);
+    lua_getglobal(L, "package");
+    lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;", home, home);
+    lua_getfield(L, -2, "path");
+    lua_concat(L, 2);
+    lua_setfield(L, -2, "path");
+    lua_pop(L, 1);
+    return L;
+}
+
+static int traceback(lua_State *L) {
+    const char *msg = lua_tostring(L, 1);
+    if (!msg) msg = luaL_tolstring(L, 1, NULL);
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+int cr_lhost_dofile(lua_State *L, const char *path, int nargs, char **argv) {
+    lua_pushcfunction(L, traceback);
+    int base = lua_gettop(L);
+    if (luaL_loadfile(L, path) != LUA_OK) {
+        fprintf(stderr, "crescent: %s\n", lua_tostring(L, -1));
+        lua_settop(L, base - 1);
+        return -1;
+    }
+    for (int i = 0; i < nargs; i++) lua_pushstring(L, argv[i]);
+    if (lua_pcall(L, nargs, 0, base) != LUA_OK) {
+        fprintf(stderr, "crescent: %s\n", lua_tostring(L, -1));
+        lua_settop(L, base - 1);
+        return -1;
+    }
+    lua_settop(L, base - 1);
+    return 0;
+}

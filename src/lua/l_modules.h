@@ -1,0 +1,17 @@
+#ifndef CR_L_MODULES_H
+#define CR_L_MODULES_H
+/* Openers of the C halves of crescent's Lua modules. Each pushes one table
+ * (the module) and returns 1. l_crescent.c puts them into crescent.core. */
+
+#include <lua.h>
+
+int cr_lopen_data(lua_State *L);      /* l_data.c      -> core.data */
+int cr_lopen_eval(lua_State *L);      /* l_eval.c      -> core.eval */
+int cr_lopen_partition(lua_State *L); /* l_partition.c -> core.partition */
+int cr_lopen_ps(lua_State *L);        /* l_ps.c        -> core.ps (job, tables, policies) */
+int cr_lopen_kernels(lua_State *L);   /* l_kernels.c   -> core.kernels */
+int cr_lopen_util(lua_State *L);      /* l_util.c      -> core.util (matrices, rng, time) */
+
+int luaopen_crescent_core(lua_State *L);
+
+#endif

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Runs every test and prints one summary line, "N passed, N failed, N skipped",
+# as the last line. Three kinds, counted together:
+#   C unit tests      build/tests/test_*      (each prints "N passed, N failed")
+#   busted specs      tests/spec/*_spec.lua   (TAP output: one count per `it`)
+#   integration tests tests/integration/*.sh  (one count per script; exit 77 = skipped)
+# Usage: tests/run.sh [c|spec|integration ...]   (default: all three)
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+export CRESCENT_BIN="$PWD/crescent" CRESCENT_ROOT="$PWD" CRESCENT_BUILD="$PWD/$BUILD"
+export LUA_PATH="$PWD/lua/?.lua;$PWD/lua/?/init.lua;$PWD/tests/spec/?.lua;;"
+export LUA_CPATH="$PWD/$BUILD/lua/?.so;;"
+export OPENBLAS_NUM_THREADS=1
+OUT=${TEST_OUT:-$PWD/tests/out}
+mkdir -p "$OUT"
+pass=0 fail=0 skip=0
+failed=()
+kinds=${*:-c spec integration}
+
+count_line() { # "N passed, N failed" from the last such line of a file
+    grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -1
+}
+
+for kind in $kinds; do
+case $kind in
+c)
+    for t in "$BUILD"/tests/test_*; do
+        [ -x "$t" ] || continue
+        name=$(basename "$t")
+        timeout 300 "$t" >"$OUT/$name.log" 2>&1
+        rc=$?
+        line=$(count_line "$OUT/$name.log")
+        if [ -n "$line" ]; then
+            p=${line%% passed*}; f=${line#*passed, }; f=${f%% failed*}
+        else p=0; f=0; fi
+        if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi   # crashed or timed out
+        pass=$((pass + p)); fail=$((fail + f))
+        if [ "$f" -gt 0 ]; then failed+=("c:$name"); echo "FAIL c $name (see $OUT/$name.log)"; grep -E '^(FAIL|  check)' "$OUT/$name.log" | head -20
+        else echo "ok   c $name ($p)"; fi
+    done ;;
+spec)
+    for s in tests/spec/*_spec.lua; do
+        [ -f "$s" ] || continue
+        name=$(basename "$s" .lua)
+        timeout 300 busted -o TAP "$s" >"$OUT/$name.log" 2>&1
+        rc=$?
+        p=$(grep -cE '^ok ' "$OUT/$name.log"); f=$(grep -cE '^not ok ' "$OUT/$name.log")
+        if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+        pass=$((pass + p)); fail=$((fail + f))
+        if [ "$f" -gt 0 ]; then failed+=("spec:$name"); echo "FAIL spec $name (see $OUT/$name.log)"; grep -A8 -E '^not ok' "$OUT/$name.log" | head -30
+        else echo "ok   spec $name ($p)"; fi
+    done ;;
+integration)
+    for t in tests/integration/*.sh; do
+        [ -f "$t" ] || continue
+        name=$(basename "$t" .sh)
+        start=$(date +%s)
+        timeout 600 bash "$t" >"$OUT/int_$name.log" 2>&1
+        rc=$?
+        secs=$(( $(date +%s) - start ))
+        if [ $rc -eq 0 ]; then pass=$((pass + 1)); echo "ok   integration $name (${secs}s)"
+        elif [ $rc -eq 77 ]; then skip=$((skip + 1)); echo "skip integration $name: $(tail -1 "$OUT/int_$name.log")"
+        else fail=$((fail + 1)); failed+=("integration:$name"); echo "FAIL integration $name, exit $rc (see $OUT/int_$name.log)"; tail -15 "$OUT/int_$name.log"; fi
+    done ;;
+*) echo "unknown test kind '$kind'"; exit 2 ;;
+esac
+done
+
+[ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

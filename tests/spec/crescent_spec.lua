@@ -1,0 +1,26 @@
+describe("require 'crescent'", function()
+  it("loads the C core and the Lua modules", function()
+    local cr = require "crescent"
+    assert.is_table(cr.core)
+    assert.is_table(cr.data)
+    assert.is_table(cr.eval)
+    assert.is_table(cr.partition)
+    assert.are.equal("string", type(cr.version))
+  end)
+end)
+
+describe("crescent.core.util.matrix", function()
+  local util = require("crescent").core.util
+  it("builds from sizes and tables and reads back", function()
+    local m = util.matrix{{1, 2, 3}, {4, 5, 6}}
+    assert.are.equal(2, m:rows()); assert.are.equal(3, m:cols()); assert.are.equal(2, #m)
+    assert.are.equal(6, m:get(2, 3))
+    m:set(1, 1, 7.5)
+    assert.are.same({7.5, 2, 3}, m:row(1))
+    assert.are.same({{0, 0}}, util.matrix(1, 2):totable())
+  end)
+  it("rejects out-of-range indices with a clear message", function()
+    local m = util.matrix(2, 2)
+    assert.has_error(function() m:get(3, 1) end, "row index 3 out of range [1, 2]")
+  end)
+end)
