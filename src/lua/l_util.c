@@ -2,7 +2,8 @@
  *
  * Matrix: cr.core.util.matrix(rows, cols) or matrix{{...},{...}};
  * m:rows(), m:cols(), m:get(i, j), m:set(i, j, v) (1-based), m:row(i) -> table,
- * m:totable(), #m == rows, tostring(m). */
+ * m:totable(), #m == rows, tostring(m).
+ * Ints: cr.core.util.ints(n) or ints{...}; see l_util.h. */
 #include <lauxlib.h>
 #include <lua.h>
 #include <string.h>
@@ -127,6 +128,100 @@ static int m_tostring(lua_State *L) {
     return 1;
 }
 
+typedef struct {
+    cr_ints v;
+    int64_t data[];
+} lints;
+
+cr_ints *cr_lints_new(lua_State *L, int64_t n) {
+    if (n < 0) luaL_error(L, "vector size must be non-negative");
+    if ((uint64_t)n > (SIZE_MAX - sizeof(lints)) / sizeof(int64_t)) luaL_error(L, "vector too large");
+    lints *u = lua_newuserdatauv(L, sizeof(lints) + (size_t)n * sizeof(int64_t), 0);
+    u->v.n = n;
+    u->v.data = u->data;
+    memset(u->data, 0, (size_t)n * sizeof(int64_t));
+    luaL_setmetatable(L, CR_INTS_MT);
+    return &u->v;
+}
+
+cr_ints *cr_lints_test(lua_State *L, int idx) {
+    lints *u = luaL_testudata(L, idx, CR_INTS_MT);
+    return u ? &u->v : NULL;
+}
+
+cr_ints *cr_lints_check(lua_State *L, int idx) {
+    lints *u = luaL_checkudata(L, idx, CR_INTS_MT);
+    return &u->v;
+}
+
+static void fill_from_table(lua_State *L, int idx, cr_ints *v) {
+    for (int64_t i = 0; i < v->n; i++) {
+        lua_geti(L, idx, i + 1);
+        int ok;
+        lua_Integer x = lua_tointegerx(L, -1, &ok);
+        if (!ok) luaL_error(L, "entry %d: integer expected, got %s", (int)(i + 1), luaL_typename(L, -1));
+        v->data[i] = x;
+        lua_pop(L, 1);
+    }
+}
+
+cr_ints *cr_lints_from_arg(lua_State *L, int idx) {
+    idx = lua_absindex(L, idx);
+    cr_ints *v = cr_lints_test(L, idx);
+    if (v) {
+        lua_pushvalue(L, idx);
+        return v;
+    }
+    if (!lua_istable(L, idx)) {
+        luaL_typeerror(L, idx, "table of integers or crescent.Ints");
+        return NULL;
+    }
+    v = cr_lints_new(L, (int64_t)luaL_len(L, idx));
+    fill_from_table(L, idx, v);
+    return v;
+}
+
+static int l_ints(lua_State *L) {
+    if (lua_istable(L, 1)) {
+        cr_lints_from_arg(L, 1);
+        return 1;
+    }
+    cr_lints_new(L, luaL_checkinteger(L, 1));
+    return 1;
+}
+
+static int v_get(lua_State *L) {
+    cr_ints *v = cr_lints_check(L, 1);
+    lua_pushinteger(L, v->data[check_index(L, 2, v->n, "vector")]);
+    return 1;
+}
+
+static int v_set(lua_State *L) {
+    cr_ints *v = cr_lints_check(L, 1);
+    v->data[check_index(L, 2, v->n, "vector")] = luaL_checkinteger(L, 3);
+    return 0;
+}
+
+static int v_len(lua_State *L) {
+    lua_pushinteger(L, cr_lints_check(L, 1)->n);
+    return 1;
+}
+
+static int v_totable(lua_State *L) {
+    cr_ints *v = cr_lints_check(L, 1);
+    lua_createtable(L, (int)v->n, 0);
+    for (int64_t i = 0; i < v->n; i++) {
+        lua_pushinteger(L, v->data[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+static int v_tostring(lua_State *L) {
+    lua_pushfstring(L, "crescent.Ints(%d)", (int)cr_lints_check(L, 1)->n);
+    return 1;
+}
+
 static int l_now(lua_State *L) { lua_pushnumber(L, cr_now()); return 1; }
 
 int cr_lopen_util(lua_State *L) {
@@ -142,7 +237,19 @@ int cr_lopen_util(lua_State *L) {
         lua_setfield(L, -2, "__tostring");
     }
     lua_pop(L, 1);
-    static const luaL_Reg fns[] = {{"matrix", l_matrix}, {"now", l_now}, {NULL, NULL}};
+    static const luaL_Reg vmethods[] = {
+        {"get", v_get}, {"set", v_set}, {"totable", v_totable}, {NULL, NULL}};
+    if (luaL_newmetatable(L, CR_INTS_MT)) {
+        luaL_newlib(L, vmethods);
+        lua_setfield(L, -2, "__index");
+        lua_pushcfunction(L, v_len);
+        lua_setfield(L, -2, "__len");
+        lua_pushcfunction(L, v_tostring);
+        lua_setfield(L, -2, "__tostring");
+    }
+    lua_pop(L, 1);
+    static const luaL_Reg fns[] = {
+        {"matrix", l_matrix}, {"ints", l_ints}, {"now", l_now}, {NULL, NULL}};
     luaL_newlib(L, fns);
     return 1;
 }

@@ -19,4 +19,24 @@ cr_mat *cr_lmat_check(lua_State *L, int idx);
 /* [-0, +0] The matrix at idx, or NULL. */
 cr_mat *cr_lmat_test(lua_State *L, int idx);
 
+/* "crescent.Ints": an int64 vector (keys for pull/push, ids from readers).
+ * Lua: util.ints(n) (zeros) or util.ints{1, 2, 3}; v:get(i), v:set(i, x)
+ * (1-based positions, values as stored), #v, v:totable(). */
+#define CR_INTS_MT "crescent.Ints"
+
+typedef struct cr_ints {
+    int64_t n;
+    int64_t *data; /* storage inside the userdata */
+} cr_ints;
+
+/* [-0, +1] Push a new zero-filled vector of n values. */
+cr_ints *cr_lints_new(lua_State *L, int64_t n);
+/* [-0, +0] The vector at idx; raises "bad argument" if it is not one. */
+cr_ints *cr_lints_check(lua_State *L, int idx);
+cr_ints *cr_lints_test(lua_State *L, int idx);
+/* [-0, +1] Keys argument at idx as an int64 array: an Ints userdata is used
+ * as is; a Lua table of integers is converted into a new Ints pushed on the
+ * stack (so it stays alive). Raises a clear error on a non-integer entry. */
+cr_ints *cr_lints_from_arg(lua_State *L, int idx);
+
 #endif

@@ -24,3 +24,18 @@ describe("crescent.core.util.matrix", function()
     assert.has_error(function() m:get(3, 1) end, "row index 3 out of range [1, 2]")
   end)
 end)
+
+describe("crescent.core.util.ints", function()
+  local util = require("crescent").core.util
+  it("round-trips integers", function()
+    local v = util.ints{5, -2, 9007199254740993}
+    assert.are.equal(3, #v)
+    assert.are.equal(9007199254740993, v:get(3))
+    v:set(1, 7)
+    assert.are.same({7, -2, 9007199254740993}, v:totable())
+    assert.are.equal(4, #util.ints(4))
+  end)
+  it("rejects non-integers", function()
+    assert.has_error(function() util.ints{1, 2.5} end, "entry 2: integer expected, got number")
+  end)
+end)
