@@ -77,7 +77,10 @@ asan:
 bench: deps all
 	@BUILD=$(BUILD) tests/bench/run.sh
 
+DATA_DEBS := wordnet-base dict-gcide
 data: deps all
+	@missing=""; for p in $(DATA_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
 	@BUILD=$(BUILD) tests/make_data.sh
 
 clean:

@@ -4,7 +4,7 @@
  * Each returns the process exit status: 0 ok, 1 runtime failure, 2 usage. */
 
 int cr_cli_run(int argc, char **argv);       /* cli_run.c: run, with --repl */
-int cr_cli_repl(int argc, char **argv);      /* cli_run.c */
+int cr_cli_repl(int argc, char **argv);      /* cli_repl.c */
 int cr_cli_node(int argc, char **argv);      /* cli_node.c */
 int cr_cli_data(int argc, char **argv);      /* cli_data.c */
 int cr_cli_partition(int argc, char **argv); /* cli_partition.c */

@@ -7,10 +7,3 @@ int cr_cli_run(int argc, char **argv) {
     fprintf(stderr, "crescent %s: not built yet\n", argv[0]);
     return 2;
 }
-
-int cr_cli_repl(int argc, char **argv) {
-    (void)argc;
-    fprintf(stderr, "crescent %s: not built yet\n", argv[0]);
-    return 2;
-}
-
