@@ -52,6 +52,16 @@ typedef int (*cr_part_fn)(const cr_bigraph *g, uint32_t k, const cr_part_opts *o
  * library is missing at run time (metis). */
 cr_part_fn cr_part_method(const char *name, int *available);
 
+/* The methods (one file each: cr_random.c, cr_parsa.c, cr_tsh.c, cr_mbp.c,
+ * cr_dppa.c, cr_metis.c). */
+int cr_part_random(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out, cr_err *e);
+int cr_part_parsa(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out, cr_err *e);
+int cr_part_tsh1(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out, cr_err *e);
+int cr_part_tsh2(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out, cr_err *e);
+int cr_part_mbp(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out, cr_err *e);
+int cr_part_dppa(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out, cr_err *e);
+int cr_part_metis(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out, cr_err *e);
+
 /* Per-machine and total costs of a placement (spec "The model"). */
 typedef struct cr_part_metrics {
     uint32_t k;
