@@ -1,7 +1,7 @@
 #ifndef CR_OUT_H
 #define CR_OUT_H
 /* An output file that appears only when complete: writes go to
- * "PATH.tmp.PID" through a large stdio buffer, cr_out_commit flushes,
+ * "PATH.tmp.XXXXXX" (mkstemp, mode 0644) through a large stdio buffer, cr_out_commit flushes,
  * fsyncs and renames it over PATH, cr_out_abort deletes it. Every writer
  * and generator in src/data writes through this, so an error half-way never
  * leaves a file that looks finished. */
