@@ -40,7 +40,7 @@ static void release(cr_out *o) {
 }
 
 int cr_out_commit(cr_out *o, cr_err *e) {
-    int bad = fflush(o->f) != 0 || ferror(o->f) || fsync(fileno(o->f)) != 0;
+    int bad = fflush(o->f) != 0 || ferror(o->f);
     int err = errno;
     if (fclose(o->f) != 0 && !bad) {
         bad = 1;
