@@ -448,24 +448,35 @@ static int l_write_triples(lua_State *L) {
 
 /* ---- text ---- */
 
-/* text(path [, {min_count = 1, sample = 0, power = 0.75, table_size = 1e6}])
+/* text(path [, {min_count = 1, sample = 0, power = 0.75, table_size = 1e6,
+ *               max_sentence = 0, vocab = Dict}])
  * -> {tokens = Ints, sentences = Ints (nsent+1 offsets into tokens), nsent,
  *     vocab = Dict (id 0 = most frequent), counts = Ints, words, total (kept
  *     tokens), raw (tokens read), table = Ints (negative sampling, count^power),
  *     keep = Matrix words x 1 (subsampling keep probability for t = sample)}
- * | nil, msg */
+ * | nil, msg. With vocab = another corpus's Dict (held-out text), words are
+ * mapped through it and unknown ones dropped; counts are this file's. */
 static int l_text(lua_State *L) {
-    static const char *const keys[] = {"min_count", "sample", "power", "table_size", NULL};
+    static const char *const keys[] = {"min_count", "sample", "power", "table_size", "max_sentence", "vocab", NULL};
     const char *path = luaL_checkstring(L, 1);
     check_keys(L, 2, keys);
-    int64_t min_count = opt_int(L, 2, "min_count", 1), tsize = opt_int(L, 2, "table_size", 1000000);
+    cr_text_opts o = {opt_int(L, 2, "min_count", 1), opt_int(L, 2, "max_sentence", 0), 0};
+    int64_t tsize = opt_int(L, 2, "table_size", 1000000);
     double sample = opt_num(L, 2, "sample", 0), power = opt_num(L, 2, "power", 0.75);
-    if (min_count < 1) return luaL_error(L, "option 'min_count' must be >= 1");
+    if (o.min_count < 1) return luaL_error(L, "option 'min_count' must be >= 1");
+    if (o.max_sentence < 0) return luaL_error(L, "option 'max_sentence' must be >= 0");
     if (tsize < 1 || tsize > ((int64_t)1 << 32)) return luaL_error(L, "option 'table_size' must be in 1..2^32");
-    ldict *voc = dict_new(L);
+    ldict *voc;
+    if (!lua_isnoneornil(L, 2) && lua_getfield(L, 2, "vocab") != LUA_TNIL) {
+        voc = luaL_testudata(L, -1, DICT_MT);
+        if (!voc) return luaL_error(L, "option 'vocab' must be a crescent.Dict");
+        o.fixed_vocab = 1;
+    } else {
+        voc = dict_new(L);
+    }
     cr_corpus c;
     cr_err e;
-    if (cr_text_load(path, min_count, &c, &voc->d, &e) != 0) return fail(L, &e);
+    if (cr_text_load(path, &o, &c, &voc->d, &e) != 0) return fail(L, &e);
     lua_createtable(L, 0, 12);
     lua_rotate(L, -2, 1);
     lua_setfield(L, -2, "vocab");
