@@ -4,6 +4,7 @@
  * that judges them all (spec/partitioning.md). Machine i runs worker i (holds
  * U_i) and server i (holds V_i). */
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/cr_err.h"
@@ -51,6 +52,12 @@ typedef int (*cr_part_fn)(const cr_bigraph *g, uint32_t k, const cr_part_opts *o
  * "metis"); NULL if unknown. *available is 0 when the method exists but its
  * library is missing at run time (metis). */
 cr_part_fn cr_part_method(const char *name, int *available);
+
+/* The i-th method name in the table (i = 0, 1, ...), NULL past the end. */
+const char *cr_part_method_name(size_t i);
+
+/* 1 if libmetis.so.5 can be loaded at run time (dlopen, tried once). */
+int cr_metis_available(void);
 
 /* The methods (one file each: cr_random.c, cr_parsa.c, cr_tsh.c, cr_mbp.c,
  * cr_dppa.c, cr_metis.c). */
