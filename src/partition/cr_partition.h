@@ -43,6 +43,15 @@ void cr_part_opts_default(cr_part_opts *o);
 cr_placement *cr_placement_new(uint32_t k, uint32_t nu, uint32_t nv);
 void cr_placement_destroy(cr_placement **pp);
 
+/* Write p as a placement text file (format in cr_placement_io.c and
+ * docs/partitioning.md), via a temp file renamed into place. comment (may be
+ * NULL) becomes one '#' line. Returns 0 or -1 with e filled. */
+int cr_placement_save(const char *path, const cr_placement *p, const char *comment, cr_err *e);
+
+/* Read a placement file; NULL with "file:line: reason" in e on bad input.
+ * Caller owns the result. */
+cr_placement *cr_placement_load(const char *path, cr_err *e);
+
 /* Signature shared by every method: fills out (allocated with
  * cr_placement_new for g->nu, g->nv, k). Returns 0, or -1 with e filled. */
 typedef int (*cr_part_fn)(const cr_bigraph *g, uint32_t k, const cr_part_opts *o,
