@@ -36,6 +36,14 @@ int cr_fm_init(cr_fm *fm, const cr_wgraph *g, uint32_t k, uint32_t *up, uint32_t
         }
     }
     for (uint32_t v = 0; v < g->nv; v++) fm->vload[vp[v]] += g->vw[v];
+    /* one unit of excess memory outweighs any T_sum change of one move */
+    int64_t maxdeg = 0;
+    for (uint32_t u = 0; u < g->nu; u++) {
+        int64_t d = 0;
+        for (uint64_t a = g->u_off[u]; a < g->u_off[u + 1]; a++) d += g->vw[g->u_adj[a]];
+        if (d > maxdeg) maxdeg = d;
+    }
+    fm->penalty = 4 * maxdeg + 2;
     return 0;
 }
 
@@ -104,29 +112,44 @@ void cr_fm_move_v(cr_fm *fm, uint32_t v, uint32_t b) {
     fm->vp[v] = b;
 }
 
+static int64_t excess(const cr_fm *fm, int64_t m) {
+    int64_t x = m - (int64_t)fm->mem_bound;
+    return x > 0 ? x : 0;
+}
+
 /* Best feasible move of u: target in *to, returns its gain (INT64_MIN when
- * no target is feasible). Ties: the lighter target, then the lower id. */
+ * no target keeps the balance bound). With a memory bound the gain is that
+ * of the penalised objective T_sum + penalty * sum_j max(0, mem_j - bound),
+ * so moves that shrink an overfull machine come first. Ties: the lighter
+ * target, then the lower id. */
 static int64_t best_u(const cr_fm *fm, uint32_t u, uint32_t *to) {
     const cr_wgraph *g = fm->g;
     uint32_t a = fm->up[u], k = fm->k;
     int64_t *addt = fm->scratch, *addm = fm->scratch + k; /* T increase, memory increase */
     memset(fm->scratch, 0, 2 * (size_t)k * sizeof *fm->scratch);
-    int64_t rel = 0;
+    int64_t rel = 0, relm = 0;
     for (uint64_t i = g->u_off[u]; i < g->u_off[u + 1]; i++) {
         uint32_t v = g->u_adj[i], s = fm->vp[v], w = g->vw[v];
         const uint32_t *c = &fm->cnt[(size_t)v * k];
-        if (c[a] == g->u_mul[i] && s != a) rel += w;
+        if (c[a] == g->u_mul[i]) {
+            relm += w;
+            if (s != a) rel += w;
+        }
         for (uint32_t b = 0; b < k; b++)
             if (c[b] == 0) {
                 addm[b] += w;
                 if (s != b) addt[b] += w;
             }
     }
-    int64_t best = INT64_MIN;
+    int64_t best = INT64_MIN, pen_a = 0;
+    if (fm->mem_bound)
+        pen_a = fm->penalty * (excess(fm, (int64_t)fm->mem[a]) - excess(fm, (int64_t)fm->mem[a] - relm));
     for (uint32_t b = 0; b < k; b++) {
         if (b == a || fm->uload[b] + g->uw[u] > fm->ubound) continue;
-        if (fm->mem_bound && addm[b] > 0 && fm->mem[b] + (uint64_t)addm[b] > fm->mem_bound) continue;
         int64_t gn = 2 * (rel - addt[b]);
+        if (fm->mem_bound)
+            gn += pen_a - fm->penalty * (excess(fm, (int64_t)fm->mem[b] + addm[b]) -
+                                         excess(fm, (int64_t)fm->mem[b]));
         if (gn > best || (gn == best && fm->uload[b] < fm->uload[*to])) best = gn, *to = b;
     }
     return best;

@@ -55,6 +55,7 @@ typedef struct cr_fm {
     uint64_t *mem;          /* k: weighted |N(U_j)| */
     uint64_t ubound;        /* balance bound on uload */
     uint64_t mem_bound;     /* 0 = none */
+    int64_t penalty;        /* weight of memory excess in the refined objective */
     int64_t *scratch;       /* 2k */
 } cr_fm;
 
@@ -76,7 +77,8 @@ void cr_fm_move_v(cr_fm *fm, uint32_t v, uint32_t b);
 
 /* Refinement passes: highest gain first (lazy max-heap, gains recomputed when
  * popped), each vertex moves at most once per pass, only moves that keep
- * uload <= ubound and (if set) mem <= mem_bound. When no positive move is
+ * uload <= ubound. With mem_bound set, the objective refined is
+ * T_sum + penalty * sum_j max(0, mem_j - mem_bound). When no positive move is
  * left a pass continues with the best non-positive U moves for at most
  * `stall` moves without a new best (stall = 1: no hill climbing), then rolls
  * back to the best prefix. Repeats passes until one gains nothing or
