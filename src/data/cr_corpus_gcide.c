@@ -46,11 +46,34 @@ static size_t accent_len(const char *s, size_t n, size_t i) {
     return (before || after) ? j - i + 1 : 0;
 }
 
+/* At the start of a body line: length of a sense label to drop ("1.",
+ * "(a)", "Syn:", "Note:") after the indentation, else 0. */
+static size_t label_len(const char *s, size_t n, size_t i) {
+    size_t j = i;
+    while (j < n && s[j] >= '0' && s[j] <= '9') j++;
+    if (j > i && j < n && s[j] == '.') return j + 1 - i;
+    if (i + 2 < n && s[i] == '(' && s[i + 1] >= 'a' && s[i + 1] <= 'z' && s[i + 2] == ')') return 3;
+    if (n - i >= 4 && !memcmp(s + i, "Syn:", 4)) return 4;
+    if (n - i >= 5 && !memcmp(s + i, "Note:", 5)) return 5;
+    return 0;
+}
+
 /* Body cleaner from s[i] on; depth = open [...] carried in. */
 static size_t clean_body(const char *s, size_t n, size_t i, int depth, char *dst, size_t k) {
     char buf[2];
+    int bol = 1;
     while (i < n) {
         char c = s[i];
+        if (c == '\n') bol = 1;
+        else if (bol && c != ' ' && c != '\t') {
+            bol = 0;
+            size_t ll = depth ? 0 : label_len(s, n, i);
+            if (ll) {
+                dst[k++] = ' ';
+                i += ll;
+                continue;
+            }
+        }
         if (c == '[') {
             size_t al = depth ? 0 : accent_len(s, n, i);
             if (al) {
@@ -90,6 +113,14 @@ static size_t clean_body(const char *s, size_t n, size_t i, int depth, char *dst
 
 size_t cr_gcide_clean(const char *s, size_t n, char *dst, char *headword, size_t hwcap, int *is_noun) {
     *is_noun = 0;
+    /* the head line is the first line starting in column 0 (a few entries
+     * begin with a stray quotation, indented, which is dropped) */
+    while (n > 0 && (s[0] == '\n' || s[0] == ' ' || s[0] == '\t')) {
+        const char *nl = memchr(s, '\n', n);
+        size_t skip = nl ? (size_t)(nl - s) + 1 : n;
+        s += skip;
+        n -= skip;
+    }
     /* headword: up to the first backslash (or the whole first line) */
     size_t eol = 0;
     while (eol < n && s[eol] != '\n') eol++;
@@ -313,7 +344,8 @@ typedef struct docs_ctx {
 static void docs_tok(void *ctx, const char *t, size_t n) {
     docs_ctx *c = ctx;
     if (c->pass == 1) {
-        cr_cdict_counts(c->dict)[cr_cdict_intern(c->dict, t, n)]++;
+        uint32_t id = cr_cdict_intern(c->dict, t, n); /* may move the counts array */
+        cr_cdict_counts(c->dict)[id]++;
         return;
     }
     uint32_t id = cr_cdict_find(c->dict, t, n);
