@@ -302,6 +302,11 @@ int cr_cli_corpus(int argc, char **argv) {
         for (size_t i = 0; i < NDATASETS; i++) fprintf(stderr, "  crescent data %s\n", datasets[i].usage);
         return 2;
     }
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: crescent data %s\n(see docs/datasets.md)\n", datasets[d].usage);
+            return 0;
+        }
     opts o;
     if (parse_opts(argc, argv, datasets[d].allowed, &o)) {
         fprintf(stderr, "usage: crescent data %s\n", datasets[d].usage);
