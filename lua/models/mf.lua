@@ -7,8 +7,9 @@
 --
 -- Data layout (NuPS): cell (i, j) belongs to the node that owns W key i; within
 -- a node the columns are dealt to its workers (by cell count). Each epoch a
--- worker walks its columns in a fresh random order, cut into batches of whole
--- columns. Per batch: pull the batch's W and H rows, ONE kernel call runs
+-- worker walks its columns in a fresh random order, in batches of whole columns
+-- (which columns share a batch is drawn once, at load; the order of batches and
+-- of the columns inside each is drawn every epoch). Per batch: pull the batch's W and H rows, ONE kernel call runs
 -- sequential per-cell SGD on those copies and turns them into gradient sums,
 -- push them (the owner applies w -= lr g: the same change). Lua never loops
 -- over cells.
@@ -28,7 +29,7 @@ local known = { train = true, test = true, lambda = true, batch = true, w = true
 
 local function load(ctx, path)
   local lo, hi = S.W:local_range()
-  local cells, err = K.mf_load(path, { row_lo = lo, row_hi = hi,
+  local cells, err = K.mf_load(path, { row_lo = lo, row_hi = hi, batch = S.batch, seed = ctx.seed,
                                        part = ctx.local_worker, parts = ctx.workers_per_node })
   if not cells then error(err, 0) end
   return cells
@@ -55,11 +56,11 @@ end
 function M.epoch(ctx, args)
   local lr = args and args.lr
   if type(lr) ~= "number" then error("mf: epoch needs args.lr (the tables' learning rate)", 0) end
-  local W, H, cells, lambda, batch = S.W, S.H, S.train, S.lambda, S.batch
+  local W, H, cells, lambda = S.W, S.H, S.train, S.lambda
   cells:shuffle(ctx.seed * 1000003 + ctx.worker * 7919 + (args.epoch or 0))
   local sse, reg, n = 0.0, 0.0, 0
   while true do
-    local wk, hk, nc = cells:next(batch)
+    local wk, hk, nc = cells:next()
     if not wk then break end
     local Wm, Hm = W:pull(wk), H:pull(hk)
     local a, b = K.mf_sgd(cells, Wm, Hm, lr, lambda)
@@ -77,7 +78,7 @@ function M.evaluate(ctx, args)
   local sse, n = 0.0, 0
   cells:rewind()
   while true do
-    local wk, hk = cells:next(S.batch)
+    local wk, hk = cells:next()
     if not wk then break end
     local a, b = K.mf_eval(cells, S.W:pull(wk), S.H:pull(hk))
     sse, n = sse + a, n + b

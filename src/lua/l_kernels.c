@@ -4,11 +4,14 @@
  *   kernels.mm_header(path)            -> {rows=, cols=, nnz=} | nil, msg
  *   kernels.mf_load(path, opts)        -> cells | nil, msg
  *       opts: row_lo, row_hi (0-based, [lo, hi); default all rows),
- *             part, parts (this worker's share of the node's columns; 0, 1)
+ *             part, parts (this worker's share of the node's columns; 0, 1),
+ *             batch (cells per batch, 100000), seed (grouping of columns, 0)
  *   cells:count(), cells:columns(), cells:shuffle(seed) (also restarts the walk),
  *   cells:rewind() (restart the walk in the same order), cells:close()
- *   cells:next(max_cells)              -> wkeys, hkeys, n | nil at the end of the walk
- *       wkeys/hkeys are crescent.Ints of the batch's unique W/H keys (0-based)
+ *   cells:batches()                    -> batches per epoch
+ *   cells:next()                       -> wkeys, hkeys, n | nil at the end of the walk
+ *       wkeys/hkeys are crescent.Ints of the batch's unique W/H keys (0-based);
+ *       the same objects every epoch (do not modify them)
  *   kernels.mf_sgd(cells, Wm, Hm, lr, lambda) -> sse, reg, n
  *       Wm, Hm: the pulled rows of wkeys/hkeys (crescent.Matrix). Runs SGD
  *       over the current batch on them, then turns them into gradient sums
@@ -65,7 +68,7 @@ static lua_Integer opt_int(lua_State *L, int t, const char *k, lua_Integer def) 
 }
 
 static void check_opts_keys(lua_State *L, int t) {
-    static const char *known[] = {"row_lo", "row_hi", "part", "parts", NULL};
+    static const char *known[] = {"row_lo", "row_hi", "part", "parts", "batch", "seed", NULL};
     lua_pushnil(L);
     while (lua_next(L, t)) {
         int found = 0;
@@ -87,8 +90,9 @@ static int l_mf_load(lua_State *L) {
         check_opts_keys(L, 2);
     }
     cr_mfcells_opts o = {opt_int(L, 2, "row_lo", 0), opt_int(L, 2, "row_hi", -1),
-                         (int)opt_int(L, 2, "part", 0), (int)opt_int(L, 2, "parts", 1)};
-    lcells *u = lua_newuserdatauv(L, sizeof *u, 0);
+                         (int)opt_int(L, 2, "part", 0), (int)opt_int(L, 2, "parts", 1),
+                         opt_int(L, 2, "batch", 100000), (uint64_t)opt_int(L, 2, "seed", 0)};
+    lcells *u = lua_newuserdatauv(L, sizeof *u, 1); /* user value: batch id -> {wkeys, hkeys} */
     memset(u, 0, sizeof *u);
     luaL_setmetatable(L, CELLS_MT);
     cr_err e;
@@ -98,6 +102,8 @@ static int l_mf_load(lua_State *L) {
         lua_pushstring(L, e.msg);
         return 2;
     }
+    lua_createtable(L, (int)cr_mfcells_batches(u->c), 0);
+    lua_setiuservalue(L, -2, 1);
     return 1;
 }
 
@@ -150,18 +156,33 @@ static void push_keys(lua_State *L, const int64_t *keys, int64_t n) {
     memcpy(v->data, keys, (size_t)n * sizeof *keys);
 }
 
-/* cells:next(max_cells) -> wkeys, hkeys, n | nil */
+static int cells_batches(lua_State *L) {
+    lua_pushinteger(L, cr_mfcells_batches(check_cells(L, 1)->c));
+    return 1;
+}
+
+/* cells:next() -> wkeys, hkeys, n | nil. The key vectors of a batch are made
+ * once and kept in the user value, so an epoch allocates nothing. */
 static int cells_next(lua_State *L) {
     lcells *u = check_cells(L, 1);
-    lua_Integer max = luaL_checkinteger(L, 2);
-    luaL_argcheck(L, max >= 1, 2, "batch size must be >= 1");
-    u->have = cr_mfcells_next(u->c, &u->pos, max, &u->b);
+    u->have = cr_mfcells_next(u->c, &u->pos, &u->b);
     if (!u->have) {
         lua_pushnil(L);
         return 1;
     }
-    push_keys(L, u->b.wkeys, u->b.nw);
-    push_keys(L, u->b.hkeys, u->b.nh);
+    lua_getiuservalue(L, 1, 1);
+    if (lua_rawgeti(L, -1, u->b.id + 1) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_createtable(L, 2, 0);
+        push_keys(L, u->b.wkeys, u->b.nw);
+        lua_rawseti(L, -2, 1);
+        push_keys(L, u->b.hkeys, u->b.nh);
+        lua_rawseti(L, -2, 2);
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, -3, u->b.id + 1);
+    }
+    lua_rawgeti(L, -1, 1);
+    lua_rawgeti(L, -2, 2);
     lua_pushinteger(L, u->b.cells.n);
     return 3;
 }
@@ -219,7 +240,7 @@ static int l_mf_eval(lua_State *L) {
 }
 
 static const luaL_Reg cells_methods[] = {
-    {"count", cells_count}, {"columns", cells_columns}, {"shuffle", cells_shuffle},
+    {"count", cells_count}, {"columns", cells_columns}, {"batches", cells_batches}, {"shuffle", cells_shuffle},
     {"next", cells_next},   {"rewind", cells_rewind},   {"close", cells_gc},        {NULL, NULL},
 };
 

@@ -31,7 +31,7 @@ static int walk(cr_mfcells *c, uint64_t seed, coo *out) {
     cr_mfcells_shuffle(c, seed);
     int64_t pos = 0, at = 0;
     cr_mfcells_batch b;
-    while (cr_mfcells_next(c, &pos, INT64_MAX, &b)) {
+    while (cr_mfcells_next(c, &pos, &b)) {
         for (int64_t s = 0; s < b.cells.n; s++, at++) {
             out->i[at] = (int32_t)b.wkeys[b.cells.wi[s]];
             out->j[at] = (int32_t)b.hkeys[b.cells.hj[s]];

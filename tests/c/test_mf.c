@@ -180,13 +180,13 @@ static void test_cells_partition_and_batches(void) {
     int64_t total = 0;
     double valsum = 0;
     for (int part = 0; part < 2; part++) {
-        cr_mfcells *c = cr_mfcells_load(path, &(cr_mfcells_opts){1, 5, part, 2}, &e);
+        cr_mfcells *c = cr_mfcells_load(path, &(cr_mfcells_opts){1, 5, part, 2, 2, 9}, &e);
         CR_CHECK(c);
         total += cr_mfcells_count(c);
         cr_mfcells_shuffle(c, 42 + (uint64_t)part);
         int64_t pos = 0, walked = 0;
         cr_mfcells_batch b;
-        while (cr_mfcells_next(c, &pos, 2, &b)) {
+        while (cr_mfcells_next(c, &pos, &b)) {
             CR_CHECK(cr_mf_check_batch(&b.cells, b.nw, b.nh) == 0);
             for (int64_t k = 0; k < b.nw; k++) {
                 CR_CHECK(b.wkeys[k] >= 1 && b.wkeys[k] < 5);
@@ -222,22 +222,55 @@ static void test_cells_partition_and_batches(void) {
     unlink(path);
 }
 
+/* Same seed, same walk; the walk covers every cell once; seeds differ. */
 static void test_cells_shuffle_deterministic(void) {
     char *path = write_tmp(SMALL);
     cr_err e;
-    cr_mfcells *a = cr_mfcells_load(path, NULL, &e), *b = cr_mfcells_load(path, NULL, &e);
+    cr_mfcells_opts o = {0, -1, 0, 1, 1, 3}; /* one column per batch */
+    cr_mfcells *a = cr_mfcells_load(path, &o, &e), *b = cr_mfcells_load(path, &o, &e);
     CR_CHECK(a && b && cr_mfcells_count(a) == 12 && cr_mfcells_columns(a) == 5);
-    cr_mfcells_shuffle(a, 5);
-    cr_mfcells_shuffle(b, 5);
-    int64_t pa = 0, pb = 0;
-    cr_mfcells_batch ba, bb;
-    while (cr_mfcells_next(a, &pa, 1, &ba)) {
-        CR_CHECK(cr_mfcells_next(b, &pb, 1, &bb));
-        CR_CHECK(ba.hkeys[0] == bb.hkeys[0] && ba.cells.n == bb.cells.n);
+    CR_CHECK(cr_mfcells_batches(a) == 5);
+    int differs = 0;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        cr_mfcells_shuffle(a, seed);
+        cr_mfcells_shuffle(b, seed);
+        int64_t pa = 0, pb = 0, cells = 0;
+        cr_mfcells_batch ba, bb;
+        int64_t first = -1;
+        while (cr_mfcells_next(a, &pa, &ba)) {
+            CR_CHECK(cr_mfcells_next(b, &pb, &bb));
+            CR_CHECK(ba.nh == 1 && ba.hkeys[0] == bb.hkeys[0] && ba.cells.n == bb.cells.n);
+            if (first < 0) first = ba.hkeys[0];
+            cells += ba.cells.n;
+        }
+        CR_CHECK(!cr_mfcells_next(b, &pb, &bb));
+        CR_CHECK(cells == 12);
+        static int64_t first1 = -1;
+        if (seed == 1) first1 = first;
+        else differs |= first != first1;
     }
-    CR_CHECK(!cr_mfcells_next(b, &pb, 1, &bb));
+    CR_CHECK(differs);
     cr_mfcells_destroy(&a);
     cr_mfcells_destroy(&b);
+    unlink(path);
+}
+
+/* Batches are whole columns with at least `batch` cells (but the last). */
+static void test_cells_batch_size(void) {
+    char *path = write_tmp(SMALL);
+    cr_err e;
+    cr_mfcells *c = cr_mfcells_load(path, &(cr_mfcells_opts){0, -1, 0, 1, 4, 1}, &e);
+    CR_CHECK(c);
+    int64_t pos = 0, total = 0, small = 0;
+    cr_mfcells_batch b;
+    while (cr_mfcells_next(c, &pos, &b)) {
+        total += b.cells.n;
+        small += b.cells.n < 4;
+    }
+    CR_CHECK(total == 12 && small <= 1 && cr_mfcells_batches(c) >= 2 && cr_mfcells_batches(c) <= 3);
+    cr_mfcells_destroy(&c);
+    CR_CHECK(cr_mfcells_load(path, &(cr_mfcells_opts){0, -1, 0, 1, 0, 1}, &e) == NULL);
+    CR_CHECK(strstr(e.msg, "batch size 0 must be >= 1") != NULL);
     unlink(path);
 }
 
@@ -279,6 +312,7 @@ int main(void) {
     CR_RUN(test_sgd_converges);
     CR_RUN(test_cells_partition_and_batches);
     CR_RUN(test_cells_shuffle_deterministic);
+    CR_RUN(test_cells_batch_size);
     CR_RUN(test_cells_bad_input);
     return cr_test_done();
 }

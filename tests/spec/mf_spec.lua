@@ -177,7 +177,7 @@ describe("crescent.core.kernels mf", function()
     assert.are.equal(3, c:count()); assert.are.equal(2, c:columns())
     assert.has_error(function() K.mf_sgd(c, util.matrix(2, 4), util.matrix(1, 4), 0.1, 0) end,
                      "no current batch (call cells:next first)")
-    local wk, hk, n = c:next(10)
+    local wk, hk, n = c:next()
     assert.are.equal(3, n); assert.are.equal(3, #wk); assert.are.equal(2, #hk)
     assert.has_error(function() K.mf_sgd(c, util.matrix(2, 4), util.matrix(2, 4), 0.1, 0) end,
                      "matrices have 2 and 2 rows, the batch has 3 W keys and 2 H keys")
@@ -191,7 +191,7 @@ describe("crescent.core.kernels mf", function()
     assert.is_true(math.abs(sse - (0.75 ^ 2 + (2 - 0.5 * 0.575) ^ 2 + 2.75 ^ 2)) < 1e-5)
     assert.are.equal(0, reg)
     assert.is_true(Wm:get(1, 1) < 0)  -- gradient of an under-predicted cell is negative
-    assert.is_nil(c:next(10))
+    assert.is_nil(c:next())
     c:close()
     assert.has_error(function() c:count() end, "mf cells are closed")
     os.remove(path)
