@@ -11,7 +11,7 @@
 #include "base/cr_rng.h"
 
 struct cr_mfcells {
-    cr_mm_header hdr;
+    cr_mf_shape hdr;
     int64_t n;        /* cells */
     int64_t ngroups;  /* distinct columns */
     int64_t nbatch;
@@ -40,7 +40,7 @@ typedef struct mm_reader {
     long line;
     char *buf;
     size_t cap;
-    cr_mm_header hdr;
+    cr_mf_shape hdr;
 } mm_reader;
 
 static int next_line(mm_reader *r) {
@@ -131,7 +131,7 @@ static int mm_entry(mm_reader *r, int64_t *seen, int32_t *i, int32_t *j, float *
     return 0;
 }
 
-int cr_mm_read_header(const char *path, cr_mm_header *h, cr_err *e) {
+int cr_mfcells_read_header(const char *path, cr_mf_shape *h, cr_err *e) {
     mm_reader r;
     int rc = mm_open(&r, path, e);
     if (rc == 0) *h = r.hdr;
@@ -213,7 +213,7 @@ cr_mfcells *cr_mfcells_load(const char *path, const cr_mfcells_opts *opts, cr_er
         xv[n] = x;
         n++;
     }
-    cr_mm_header hdr = r.hdr;
+    cr_mf_shape hdr = r.hdr;
     mm_close(&r);
     if (rc < 0) {
         free(ri);
@@ -336,7 +336,7 @@ void cr_mfcells_destroy(cr_mfcells **cp) {
 int64_t cr_mfcells_count(const cr_mfcells *c) { return c->n; }
 int64_t cr_mfcells_columns(const cr_mfcells *c) { return c->ngroups; }
 int64_t cr_mfcells_batches(const cr_mfcells *c) { return c->nbatch; }
-const cr_mm_header *cr_mfcells_header(const cr_mfcells *c) { return &c->hdr; }
+const cr_mf_shape *cr_mfcells_header(const cr_mfcells *c) { return &c->hdr; }
 
 void cr_mfcells_shuffle(cr_mfcells *c, uint64_t seed) {
     cr_rng r;

@@ -20,13 +20,13 @@
 #include "base/cr_err.h"
 #include "kernels/cr_mf.h"
 
-typedef struct cr_mm_header {
+typedef struct cr_mf_shape { /* size line of a MatrixMarket file */
     int64_t rows, cols, nnz;
-} cr_mm_header;
+} cr_mf_shape;
 
 /* Read only the banner and size line of a MatrixMarket coordinate file.
  * Errors ("path:line: what") for a missing file, bad banner or size line. */
-int cr_mm_read_header(const char *path, cr_mm_header *h, cr_err *e);
+int cr_mfcells_read_header(const char *path, cr_mf_shape *h, cr_err *e);
 
 typedef struct cr_mfcells_opts {
     int64_t row_lo, row_hi; /* keep rows in [row_lo, row_hi), 0-based; row_hi < 0: to the end */
@@ -49,7 +49,7 @@ void cr_mfcells_destroy(cr_mfcells **c);
 int64_t cr_mfcells_count(const cr_mfcells *c);   /* cells kept */
 int64_t cr_mfcells_columns(const cr_mfcells *c); /* distinct columns kept */
 int64_t cr_mfcells_batches(const cr_mfcells *c); /* batches per epoch */
-const cr_mm_header *cr_mfcells_header(const cr_mfcells *c);
+const cr_mf_shape *cr_mfcells_header(const cr_mfcells *c);
 
 /* Randomize the walk: batch order and column order within each batch
  * (deterministic for a seed). */

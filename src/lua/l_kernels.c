@@ -109,9 +109,9 @@ static int l_mf_load(lua_State *L) {
 
 static int l_mm_header(lua_State *L) {
     const char *path = luaL_checkstring(L, 1);
-    cr_mm_header h;
+    cr_mf_shape h;
     cr_err e;
-    if (cr_mm_read_header(path, &h, &e)) {
+    if (cr_mfcells_read_header(path, &h, &e)) {
         lua_pushnil(L);
         lua_pushstring(L, e.msg);
         return 2;

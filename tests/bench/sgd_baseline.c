@@ -85,7 +85,7 @@ int main(int argc, char **argv) {
     cr_err e;
     cr_mfcells *tc = cr_mfcells_load(train, NULL, &e);
     if (!tc) { fprintf(stderr, "sgd_baseline: %s\n", e.msg); return 1; }
-    const cr_mm_header *h = cr_mfcells_header(tc);
+    const cr_mf_shape *h = cr_mfcells_header(tc);
     int64_t R = h->rows, C = h->cols;
     coo tr = coo_alloc(cr_mfcells_count(tc)), te = {0, NULL, NULL, NULL};
     if (test) {

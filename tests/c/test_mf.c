@@ -172,8 +172,8 @@ static void test_cells_partition_and_batches(void) {
     char *path = write_tmp(SMALL);
     CR_CHECK(path);
     cr_err e;
-    cr_mm_header h;
-    CR_CHECK(cr_mm_read_header(path, &h, &e) == 0);
+    cr_mf_shape h;
+    CR_CHECK(cr_mfcells_read_header(path, &h, &e) == 0);
     CR_CHECK(h.rows == 6 && h.cols == 5 && h.nnz == 12);
     /* node owns rows [1, 5) (0-based), two workers */
     int colseen[5] = {0};
