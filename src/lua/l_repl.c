@@ -343,6 +343,91 @@ static void print_results(repl *r, int n) {
     fflush(stdout);
 }
 
+/* ------------------------------------------------------------ completion */
+
+/* Tab completion of names: globals, and fields after "a.b." or methods after
+ * "a.b:" (tables, and the __index tables of their metatables, which covers
+ * userdata such as job.W and strings). Resolving the path indexes values,
+ * as typing it would; errors end the completion quietly. */
+static const char COMPLETE_LUA[] =
+    "local KW = {'and','break','do','else','elseif','end','false','for','function','goto','if',\n"
+    "  'in','local','nil','not','or','repeat','return','then','true','until','while'}\n"
+    "return function(text)\n"
+    "  local path, sep, part = text:match('^(.-)([.:]?)([%w_]*)$')\n"
+    "  local obj, out, seen = _G, {}, {}\n"
+    "  if sep == '' and path ~= '' then return out end\n"
+    "  for name in path:gmatch('[^.:]+') do\n"
+    "    if not name:match('^[%a_][%w_]*$') or type(obj) ~= 'table' and type(obj) ~= 'userdata' then return out end\n"
+    "    obj = obj[name]\n"
+    "    if obj == nil then return out end\n"
+    "  end\n"
+    "  local function add(t, depth)\n"
+    "    if type(t) ~= 'table' or depth > 4 then return end\n"
+    "    for k, v in next, t do\n"
+    "      if type(k) == 'string' and not seen[k] and k:match('^[%a_][%w_]*$') and k:sub(1, #part) == part\n"
+    "         and (sep ~= ':' or type(v) == 'function') then\n"
+    "        seen[k] = true\n"
+    "        out[#out + 1] = path .. sep .. k\n"
+    "      end\n"
+    "    end\n"
+    "    local mt = getmetatable(t)\n"
+    "    if type(mt) == 'table' then add(rawget(mt, '__index'), depth + 1) end\n"
+    "  end\n"
+    "  if type(obj) == 'table' then add(obj, 0)\n"
+    "  else local mt = getmetatable(obj); if type(mt) == 'table' then add(rawget(mt, '__index'), 0) end end\n"
+    "  if path == '' then\n"
+    "    for _, k in ipairs(KW) do if k:sub(1, #part) == part then out[#out + 1] = k end end\n"
+    "  end\n"
+    "  table.sort(out)\n"
+    "  return out\n"
+    "end\n";
+
+static char **matches;
+static int nmatches, next_match;
+
+static void free_matches(void) {
+    for (int i = next_match; i < nmatches; i++) free(matches[i]);
+    free(matches);
+    matches = NULL;
+    nmatches = next_match = 0;
+}
+
+/* Fill `matches` with the completions of text (none on any error). */
+static void find_matches(lua_State *L, const char *text) {
+    free_matches();
+    int top = lua_gettop(L);
+    if (luaL_loadbuffer(L, COMPLETE_LUA, sizeof COMPLETE_LUA - 1, "=complete") == LUA_OK &&
+        lua_pcall(L, 0, 1, 0) == LUA_OK) {
+        lua_pushstring(L, text);
+        if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1)) {
+            int n = (int)luaL_len(L, -1);
+            matches = cr_xcalloc((size_t)n + 1, sizeof *matches);
+            for (int i = 1; i <= n; i++) {
+                lua_rawgeti(L, -1, i);
+                const char *m = lua_tostring(L, -1);
+                if (m) matches[nmatches++] = cr_xstrdup(m);
+                lua_pop(L, 1);
+            }
+        }
+    }
+    lua_settop(L, top);
+}
+
+static char *generator(const char *text, int state) {
+    if (state == 0) find_matches(cur->L, text);
+    if (next_match < nmatches) return matches[next_match++]; /* readline frees it */
+    free_matches();
+    return NULL;
+}
+
+static char **complete(const char *text, int start, int end) {
+    (void)start;
+    (void)end;
+    rl_attempted_completion_over = 1;        /* never fall back to file names */
+    rl_completion_append_character = '\0'; /* readline resets it to ' ' before each call */
+    return rl_completion_matches(text, generator);
+}
+
 /* ------------------------------------------------------- quit and history */
 
 static int l_quit(lua_State *L) {
@@ -409,6 +494,8 @@ int cr_repl_run(lua_State *L) {
     if (r.tty) {
         rl_catch_signals = 0;
         rl_readline_name = "crescent";
+        rl_attempted_completion_function = complete;
+        rl_basic_word_break_characters = " \t\n\"\\'`@$><=;|&{(,+-*/%^~#[]";
         history_open(&r);
         set_sigint(on_sigint_prompt);
         printf("crescent (%s): expressions print their value; quit() or Ctrl-D leaves\n", LUA_RELEASE);
