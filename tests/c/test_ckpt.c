@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -294,9 +295,53 @@ static void test_misuse(void) {
     CR_CHECK(strstr(e.msg, "/nonexistent-dir/x.ckpt.tmp: cannot create") != NULL);
 }
 
+static long max_rss_kb(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+/* An 80 MB table goes through a writer and a reader in 4096-row chunks while
+ * the process's peak memory grows by far less than the table. */
+static void test_bounded_memory(void) {
+    cr_err e;
+    const char *p = tmp_path("big.ckpt");
+    const int64_t keys = 1000000, chunk = 4096;
+    const int dim = 16, sd = 4;
+    float *v = malloc((size_t)chunk * dim * 4), *st = malloc((size_t)chunk * sd * 4);
+    long before = max_rss_kb();
+    cr_ckpt_writer *w = cr_ckpt_writer_open(p, &e);
+    CR_CHECK(w && cr_ckpt_put_table(w, "big", keys, dim, "adagrad", sd, &e) == 0);
+    for (int64_t k0 = 0; k0 < keys; k0 += chunk) {
+        int64_t m = keys - k0 < chunk ? keys - k0 : chunk;
+        for (int64_t i = 0; i < m * dim; i++) v[i] = (float)((k0 * dim + i) % 1009) * 0.25f;
+        for (int64_t i = 0; i < m * sd; i++) st[i] = (float)(k0 + i / sd);
+        CR_CHECK(cr_ckpt_put_rows(w, m, v, st, &e) == 0);
+    }
+    CR_CHECK(cr_ckpt_writer_commit(&w, &e) == 0);
+    cr_ckpt_reader *r = cr_ckpt_reader_open(p, &e);
+    cr_ckpt_table_info info;
+    CR_CHECK(r && cr_ckpt_next_table(r, &info, &e) == 1 && info.keys == keys);
+    int ok = 1;
+    for (int64_t k0 = 0; ok && k0 < keys; k0 += chunk) {
+        int64_t m = keys - k0 < chunk ? keys - k0 : chunk;
+        ok = cr_ckpt_get_rows(r, m, v, st, &e) == 0 && v[m * dim - 1] == (float)((k0 * dim + m * dim - 1) % 1009) * 0.25f &&
+             st[m * sd - 1] == (float)(k0 + m - 1);
+    }
+    cr_ckpt_reader_close(&r);
+    free(v);
+    free(st);
+    unlink(p);
+    CR_CHECK(ok);
+    long grew = max_rss_kb() - before;
+    if (getenv("CKPT_VERBOSE") || grew > 12 * 1024) printf("  peak memory grew by %ld kB for an 80 MB table\n", grew);
+    CR_CHECK(grew <= 12 * 1024);
+}
+
 int main(void) {
     snprintf(dir, sizeof dir, "/tmp/cr_test_ckpt.XXXXXX");
     if (!mkdtemp(dir)) return 1;
+    CR_RUN(test_bounded_memory); /* first: the peak must not include other tests */
     CR_RUN(test_round_trip);
     CR_RUN(test_skip_unread_rows);
     CR_RUN(test_meta_only);
