@@ -17,18 +17,15 @@ static void usage(FILE *f) {
                "  with one: same as crescent run JOB.lua --repl [run options]\n");
 }
 
-/* argv = {"repl", JOB.lua, opts...} -> {"run", JOB.lua, opts..., "--repl"} */
+/* argv = {"repl", JOB.lua, opts...} -> {"run", "--repl", JOB.lua, opts...}:
+ * --repl goes first, since what follows the run options belongs to the script. */
 static int run_with_repl(int argc, char **argv) {
     char **args = calloc((size_t)argc + 2, sizeof *args);
     if (!args) return 1;
     args[0] = "run";
-    for (int i = 1; i < argc; i++) args[i] = argv[i];
-    int n = argc;
-    int has = 0;
-    for (int i = 2; i < argc; i++) has |= strcmp(argv[i], "--repl") == 0;
-    if (!has) args[n++] = "--repl";
-    args[n] = NULL;
-    int rc = cr_cli_run(n, args);
+    args[1] = "--repl";
+    for (int i = 1; i < argc; i++) args[i + 1] = argv[i];
+    int rc = cr_cli_run(argc + 1, args);
     free(args);
     return rc;
 }
