@@ -10,7 +10,7 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werr
 OPT     ?= -O2 -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -fPIC $(OPT) $(WARN) -Isrc -I/usr/include/lua5.4 \
            -I/usr/include/x86_64-linux-gnu/openblas-pthread $(EXTRA_CFLAGS)
-LIBS    := -lzmq -lopenblas -lz -lmetis -lreadline -lpthread -lm
+LIBS    := -lzmq -lopenblas -lz -lreadline -lpthread -lm
 LUALIB  := -llua5.4
 BUILD   ?= build
 
