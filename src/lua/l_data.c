@@ -401,7 +401,7 @@ static int l_triples(lua_State *L) {
     ldict *rels = opt_dict(L, 2, "relations", &gr, &e);
     if (!rels) return fail(L, &e);
     int grow = opt_bool(L, 2, "grow", !(ge || gr));
-    cr_triples t;
+    cr_triple_cols t;
     int rc = ends_with(path, ".del") || ends_with(path, ".del.gz")
                  ? cr_triples_load_del(path, ents->d.n, rels->d.n, &t, &e)
                  : cr_triples_load(path, &ents->d, &rels->d, grow, &t, &e);
@@ -439,7 +439,7 @@ static int l_write_triples(lua_State *L) {
         if (s->data[i] < 0 || s->data[i] >= de->d.n || o->data[i] < 0 || o->data[i] >= de->d.n ||
             r->data[i] < 0 || r->data[i] >= dr->d.n)
             return luaL_error(L, "triple %d has an id outside the dictionaries", (int)i + 1);
-    cr_triples t = {s->n, s->data, r->data, o->data, 0, 0};
+    cr_triple_cols t = {s->n, s->data, r->data, o->data, 0, 0};
     cr_err e;
     if (cr_triples_write(path, &t, names ? &de->d : NULL, names ? &dr->d : NULL, &e) != 0) return fail(L, &e);
     lua_pushboolean(L, 1);
