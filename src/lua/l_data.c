@@ -50,14 +50,31 @@ typedef struct coo_ud {
     int base; /* stack top before the three arrays */
 } coo_ud;
 
-/* cr_coo_alloc: the arrays are userdata left on the Lua stack at base+1..3. */
+/* [-1, +3] Three arrays for n entries (run under lua_pcall: may raise). */
+static int make_coo_arrays(lua_State *L) {
+    int64_t n = lua_tointeger(L, 1);
+    cr_lints_new(L, n);
+    cr_lints_new(L, n);
+    cr_lmat_new(L, n, 1);
+    return 3;
+}
+
+/* cr_coo_alloc: the arrays are userdata left on the Lua stack at base+1..3.
+ * Created under lua_pcall, so an allocation failure becomes an error return
+ * instead of a longjmp through cr_mm_load (which holds an open file). */
 static int coo_alloc(void *p, cr_coo *m, cr_err *e) {
-    (void)e;
     coo_ud *u = p;
     lua_settop(u->L, u->base);
-    m->row = cr_lints_new(u->L, m->nnz)->data;
-    m->col = cr_lints_new(u->L, m->nnz)->data;
-    m->val = cr_lmat_new(u->L, m->nnz, 1)->data;
+    lua_pushcfunction(u->L, make_coo_arrays);
+    lua_pushinteger(u->L, m->nnz);
+    if (lua_pcall(u->L, 1, 3, 0) != LUA_OK) {
+        cr_errf(e, "cannot allocate %lld entries: %s", (long long)m->nnz, lua_tostring(u->L, -1));
+        lua_settop(u->L, u->base);
+        return -1;
+    }
+    m->row = cr_lints_check(u->L, -3)->data;
+    m->col = cr_lints_check(u->L, -2)->data;
+    m->val = cr_lmat_check(u->L, -1)->data;
     return 0;
 }
 
@@ -197,6 +214,20 @@ static cr_mat *field_mat(lua_State *L, int t, const char *k) {
     return m;
 }
 
+/* Convert a loaded C result into Lua values without leaking it: build runs
+ * under lua_pcall with the C object as a light userdata (plus nargs values
+ * from the stack top), the C object is freed either way, then an error is
+ * re-raised. [-nargs, +1] */
+static int build_then_free(lua_State *L, lua_CFunction build, void *obj, void (*free_fn)(void *), int nargs) {
+    lua_pushcfunction(L, build);
+    lua_pushlightuserdata(L, obj);
+    lua_rotate(L, -(nargs + 2), 2); /* build, obj below the nargs values */
+    int st = lua_pcall(L, nargs + 1, 1, 0);
+    free_fn(obj);
+    if (st != LUA_OK) return lua_error(L);
+    return 1;
+}
+
 /* ---- crescent.Dict: name <-> id dictionaries ---- */
 
 #define DICT_MT "crescent.Dict"
@@ -281,6 +312,25 @@ static int l_dict(lua_State *L) {
 
 /* ---- libsvm ---- */
 
+static void free_csr(void *m) { cr_csr_free(m); }
+
+static int build_libsvm(lua_State *L) {
+    const cr_csr *m = lua_touserdata(L, 1);
+    lua_createtable(L, 0, 8);
+    set_int(L, "rows", m->rows);
+    set_int(L, "cols", m->cols);
+    set_int(L, "nnz", m->nnz);
+    push_ints(L, m->ptr, m->rows + 1);
+    lua_setfield(L, -2, "ptr");
+    push_ints(L, m->idx, m->nnz);
+    lua_setfield(L, -2, "idx");
+    push_col(L, m->val, m->nnz);
+    lua_setfield(L, -2, "val");
+    push_col(L, m->label, m->rows);
+    lua_setfield(L, -2, "label");
+    return 1;
+}
+
 /* libsvm(path [, {features = N}]) -> {rows, cols, nnz, ptr = Ints (rows+1),
  * idx = Ints (0-based feature ids), val = Matrix nnz x 1, label = Matrix
  * rows x 1} | nil, msg */
@@ -292,20 +342,7 @@ static int l_libsvm(lua_State *L) {
     cr_csr m;
     cr_err e;
     if (cr_libsvm_load(path, features, &m, &e) != 0) return fail(L, &e);
-    lua_createtable(L, 0, 8);
-    set_int(L, "rows", m.rows);
-    set_int(L, "cols", m.cols);
-    set_int(L, "nnz", m.nnz);
-    push_ints(L, m.ptr, m.rows + 1);
-    lua_setfield(L, -2, "ptr");
-    push_ints(L, m.idx, m.nnz);
-    lua_setfield(L, -2, "idx");
-    push_col(L, m.val, m.nnz);
-    lua_setfield(L, -2, "val");
-    push_col(L, m.label, m.rows);
-    lua_setfield(L, -2, "label");
-    cr_csr_free(&m);
-    return 1;
+    return build_then_free(L, build_libsvm, &m, free_csr, 0);
 }
 
 /* write_libsvm(path, {ptr, idx, val, label}) -> true | nil, msg */
@@ -331,21 +368,27 @@ static int l_write_libsvm(lua_State *L) {
 
 /* ---- edges ---- */
 
+static void free_edges(void *g) { cr_edges_free(g); }
+
+static int build_edges(lua_State *L) {
+    const cr_edges *g = lua_touserdata(L, 1);
+    lua_createtable(L, 0, 4);
+    set_int(L, "n", g->n);
+    set_int(L, "m", g->m);
+    push_ints(L, g->src, g->m);
+    lua_setfield(L, -2, "src");
+    push_ints(L, g->dst, g->m);
+    lua_setfield(L, -2, "dst");
+    return 1;
+}
+
 /* edges(path) -> {n (nodes = max id + 1), m, src = Ints, dst = Ints} | nil, msg */
 static int l_edges(lua_State *L) {
     const char *path = luaL_checkstring(L, 1);
     cr_edges g;
     cr_err e;
     if (cr_edges_load(path, &g, &e) != 0) return fail(L, &e);
-    lua_createtable(L, 0, 4);
-    set_int(L, "n", g.n);
-    set_int(L, "m", g.m);
-    push_ints(L, g.src, g.m);
-    lua_setfield(L, -2, "src");
-    push_ints(L, g.dst, g.m);
-    lua_setfield(L, -2, "dst");
-    cr_edges_free(&g);
-    return 1;
+    return build_then_free(L, build_edges, &g, free_edges, 0);
 }
 
 static int l_write_edges(lua_State *L) {
@@ -385,6 +428,28 @@ static ldict *opt_dict(lua_State *L, int t, const char *key, int *given, cr_err 
     return u;
 }
 
+static void free_triples(void *t) { cr_triples_free(t); }
+
+/* [obj, ents, rels] -> result table holding both dictionaries */
+static int build_triples(lua_State *L) {
+    const cr_triple_cols *t = lua_touserdata(L, 1);
+    lua_createtable(L, 0, 8);
+    set_int(L, "n", t->n);
+    set_int(L, "n_ent", t->n_ent);
+    set_int(L, "n_rel", t->n_rel);
+    push_ints(L, t->s, t->n);
+    lua_setfield(L, -2, "s");
+    push_ints(L, t->r, t->n);
+    lua_setfield(L, -2, "r");
+    push_ints(L, t->o, t->n);
+    lua_setfield(L, -2, "o");
+    lua_pushvalue(L, 2);
+    lua_setfield(L, -2, "entities");
+    lua_pushvalue(L, 3);
+    lua_setfield(L, -2, "relations");
+    return 1;
+}
+
 /* triples(path [, {entities = Dict|path, relations = Dict|path, grow}])
  * -> {n, n_ent, n_rel, s, r, o = Ints, entities = Dict, relations = Dict}
  * | nil, msg. "*.del" files hold integer ids (bounded by the dictionaries'
@@ -406,21 +471,7 @@ static int l_triples(lua_State *L) {
                  ? cr_triples_load_del(path, ents->d.n, rels->d.n, &t, &e)
                  : cr_triples_load(path, &ents->d, &rels->d, grow, &t, &e);
     if (rc != 0) return fail(L, &e);
-    lua_createtable(L, 0, 8);
-    set_int(L, "n", t.n);
-    set_int(L, "n_ent", t.n_ent);
-    set_int(L, "n_rel", t.n_rel);
-    push_ints(L, t.s, t.n);
-    lua_setfield(L, -2, "s");
-    push_ints(L, t.r, t.n);
-    lua_setfield(L, -2, "r");
-    push_ints(L, t.o, t.n);
-    lua_setfield(L, -2, "o");
-    cr_triples_free(&t);
-    lua_rotate(L, -3, 1); /* ents rels tbl -> tbl ents rels */
-    lua_setfield(L, -3, "relations");
-    lua_setfield(L, -2, "entities");
-    return 1;
+    return build_then_free(L, build_triples, &t, free_triples, 2); /* with ents, rels */
 }
 
 /* write_triples(path, {s, r, o [, entities, relations]} [, {names = bool}])
@@ -448,6 +499,36 @@ static int l_write_triples(lua_State *L) {
 
 /* ---- text ---- */
 
+static void free_corpus(void *c) { cr_corpus_free(c); }
+
+/* [obj, vocab, table_size, power, sample] -> result table */
+static int build_text(lua_State *L) {
+    const cr_corpus *c = lua_touserdata(L, 1);
+    const ldict *voc = lua_touserdata(L, 2);
+    int64_t tsize = lua_tointeger(L, 3), words = voc->d.n;
+    double power = lua_tonumber(L, 4), sample = lua_tonumber(L, 5);
+    lua_createtable(L, 0, 12);
+    lua_pushvalue(L, 2);
+    lua_setfield(L, -2, "vocab");
+    set_int(L, "words", words);
+    set_int(L, "total", c->ntok);
+    set_int(L, "raw", c->raw);
+    set_int(L, "nsent", c->nsent);
+    push_ints(L, c->tok, c->ntok);
+    lua_setfield(L, -2, "tokens");
+    push_ints(L, c->sent, c->nsent + 1);
+    lua_setfield(L, -2, "sentences");
+    push_ints(L, c->count, words);
+    lua_setfield(L, -2, "counts");
+    cr_ints *table = cr_lints_new(L, tsize);
+    cr_vocab_unigram_table(c->count, words, power, table->data, tsize);
+    lua_setfield(L, -2, "table");
+    cr_mat *keep = cr_lmat_new(L, words, 1);
+    cr_vocab_keep_prob(c->count, words, c->ntok, sample, keep->data);
+    lua_setfield(L, -2, "keep");
+    return 1;
+}
+
 /* text(path [, {min_count = 1, sample = 0, power = 0.75, table_size = 1e6,
  *               max_sentence = 0, vocab = Dict}])
  * -> {tokens = Ints, sentences = Ints (nsent+1 offsets into tokens), nsent,
@@ -465,7 +546,7 @@ static int l_text(lua_State *L) {
     double sample = opt_num(L, 2, "sample", 0), power = opt_num(L, 2, "power", 0.75);
     if (o.min_count < 1) return luaL_error(L, "option 'min_count' must be >= 1");
     if (o.max_sentence < 0) return luaL_error(L, "option 'max_sentence' must be >= 0");
-    if (tsize < 1 || tsize > ((int64_t)1 << 32)) return luaL_error(L, "option 'table_size' must be in 1..2^32");
+    if (tsize < 1 || tsize > 1000000000) return luaL_error(L, "option 'table_size' must be in 1..1e9");
     ldict *voc;
     if (!lua_isnoneornil(L, 2) && lua_getfield(L, 2, "vocab") != LUA_TNIL) {
         voc = luaL_testudata(L, -1, DICT_MT);
@@ -477,27 +558,10 @@ static int l_text(lua_State *L) {
     cr_corpus c;
     cr_err e;
     if (cr_text_load(path, &o, &c, &voc->d, &e) != 0) return fail(L, &e);
-    lua_createtable(L, 0, 12);
-    lua_rotate(L, -2, 1);
-    lua_setfield(L, -2, "vocab");
-    set_int(L, "words", voc->d.n);
-    set_int(L, "total", c.ntok);
-    set_int(L, "raw", c.raw);
-    set_int(L, "nsent", c.nsent);
-    push_ints(L, c.tok, c.ntok);
-    lua_setfield(L, -2, "tokens");
-    push_ints(L, c.sent, c.nsent + 1);
-    lua_setfield(L, -2, "sentences");
-    push_ints(L, c.count, voc->d.n);
-    lua_setfield(L, -2, "counts");
-    cr_ints *table = cr_lints_new(L, tsize);
-    cr_vocab_unigram_table(c.count, voc->d.n, power, table->data, tsize);
-    lua_setfield(L, -2, "table");
-    cr_mat *keep = cr_lmat_new(L, voc->d.n, 1);
-    cr_vocab_keep_prob(c.count, voc->d.n, c.ntok, sample, keep->data);
-    lua_setfield(L, -2, "keep");
-    cr_corpus_free(&c);
-    return 1;
+    lua_pushinteger(L, tsize);
+    lua_pushnumber(L, power);
+    lua_pushnumber(L, sample);
+    return build_then_free(L, build_text, &c, free_corpus, 4); /* vocab, tsize, power, sample */
 }
 
 /* write_text(path, {tokens, sentences, vocab}) -> true | nil, msg */
