@@ -396,6 +396,6 @@ void cr_mm_writer_abort(cr_mm_writer **wp) {
 int cr_mm_write(const char *path, const cr_coo *m, int pattern, cr_err *e) {
     cr_mm_writer *w = cr_mm_writer_open(path, m->rows, m->cols, m->nnz, pattern, e);
     if (!w) return -1;
-    for (int64_t i = 0; i < m->nnz; i++) cr_mm_writer_add(w, m->row[i], m->col[i], m->val[i]);
+    for (int64_t i = 0; i < m->nnz; i++) cr_mm_writer_add(w, m->row[i], m->col[i], m->val ? m->val[i] : 1.0f);
     return cr_mm_writer_commit(&w, e);
 }

@@ -43,6 +43,16 @@ static void check_keys(lua_State *L, int t, const char *const *allowed) {
     }
 }
 
+/* Field k of table t as an integer (raises with the field's name). */
+static int64_t field_int(lua_State *L, int t, const char *k) {
+    lua_getfield(L, t, k);
+    int ok;
+    lua_Integer v = lua_tointegerx(L, -1, &ok);
+    if (!ok) luaL_error(L, "field '%s' must be an integer", k);
+    lua_pop(L, 1);
+    return v;
+}
+
 /* ---- matrix_market ---- */
 
 typedef struct coo_ud {
@@ -121,22 +131,22 @@ static int l_write_matrix_market(lua_State *L) {
     luaL_checktype(L, 2, LUA_TTABLE);
     int pattern = lua_toboolean(L, 3);
     cr_coo m;
-    lua_getfield(L, 2, "rows");
-    lua_getfield(L, 2, "cols");
-    m.rows = luaL_checkinteger(L, -2);
-    m.cols = luaL_checkinteger(L, -1);
+    m.rows = field_int(L, 2, "rows");
+    m.cols = field_int(L, 2, "cols");
     lua_getfield(L, 2, "row");
     lua_getfield(L, 2, "col");
     lua_getfield(L, 2, "val");
-    cr_ints *r = cr_lints_check(L, -3), *c = cr_lints_check(L, -2);
-    cr_mat *v = pattern && lua_isnil(L, -1) ? NULL : cr_lmat_check(L, -1);
+    cr_ints *r = cr_lints_test(L, -3), *c = cr_lints_test(L, -2);
+    cr_mat *v = cr_lmat_test(L, -1);
+    if (!r || !c) return luaL_error(L, "fields 'row' and 'col' must be crescent.Ints");
+    if (!v && !(pattern && lua_isnil(L, -1))) return luaL_error(L, "field 'val' must be a crescent.Matrix");
     m.nnz = r->n;
     if (c->n != m.nnz || (v && v->rows * v->cols != m.nnz))
         return luaL_error(L, "row, col and val must have the same length");
     for (int64_t i = 0; i < m.nnz; i++)
         if (r->data[i] < 0 || r->data[i] >= m.rows || c->data[i] < 0 || c->data[i] >= m.cols)
-            return luaL_error(L, "entry %d: (%d, %d) outside %d x %d", (int)i + 1, (int)r->data[i],
-                              (int)c->data[i], (int)m.rows, (int)m.cols);
+            return luaL_error(L, "entry %I: (%I, %I) outside %I x %I", (lua_Integer)i + 1, (lua_Integer)r->data[i],
+                              (lua_Integer)c->data[i], (lua_Integer)m.rows, (lua_Integer)m.cols);
     m.row = r->data;
     m.col = c->data;
     m.val = v ? v->data : NULL; /* NULL only when pattern: values are not written */

@@ -162,3 +162,23 @@ describe("text with a fixed vocabulary", function()
     assert.are.same({0, 4, 6}, sp.sentences:totable())
   end)
 end)
+
+describe("argument errors", function()
+  it("are positioned at the caller's line, not inside crescent", function()
+    local line = debug.getinfo(1, "l").currentline + 1
+    local msg = raised(function() local m = data.matrix_market(path("a.mmc"), { cahce = true }); return m end)
+    assert.are.equal(("data_spec.lua:%d: unknown option 'cahce'"):format(line), msg:match("data_spec%.lua:.*"))
+    local u = cr.core.util
+    msg = raised(data.write_matrix_market, path("x.mmc"), { rows = 2, cols = 2, row = u.ints{0, 5}, col = u.ints{0, 1} }, true)
+    assert.truthy(msg:find("entry 2: (5, 1) outside 2 x 2", 1, true))
+  end)
+
+  it("write_matrix_market writes a pattern file without values", function()
+    local u = cr.core.util
+    assert.is_true(data.write_matrix_market(path("p.mmc"), { rows = 2, cols = 3, row = u.ints{0, 1}, col = u.ints{2, 0} }, true))
+    local m = data.matrix_market(path("p.mmc"), { cache = false })
+    assert.are.same({2, 3, 2}, {m.rows, m.cols, m.nnz})
+    assert.are.same({2, 0}, m.col:totable())
+    assert.are.equal(1, m.val:get(2, 1))
+  end)
+end)
