@@ -367,8 +367,13 @@ static int l_write_libsvm(lua_State *L) {
         return luaL_error(L, "inconsistent CSR: ptr must have rows+1 entries from 0 to #idx, label rows entries");
     for (int64_t i = 0; i < rows; i++)
         if (ptr->data[i + 1] < ptr->data[i]) return luaL_error(L, "ptr must be non-decreasing");
-    for (int64_t k = 0; k < idx->n; k++)
-        if (idx->data[k] < 0 || idx->data[k] >= INT32_MAX) return luaL_error(L, "idx[%d] out of range", (int)k + 1);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t k = ptr->data[i]; k < ptr->data[i + 1]; k++) {
+            if (idx->data[k] < 0 || idx->data[k] >= INT32_MAX)
+                return luaL_error(L, "idx[%I] = %I out of range", (lua_Integer)k + 1, (lua_Integer)idx->data[k]);
+            if (k > ptr->data[i] && idx->data[k] <= idx->data[k - 1])
+                return luaL_error(L, "row %I: feature ids must increase", (lua_Integer)i + 1);
+        }
     cr_csr m = {rows, 0, idx->n, ptr->data, idx->data, val->data, label->data};
     cr_err e;
     if (cr_libsvm_write(path, &m, &e) != 0) return fail(L, &e);
@@ -406,6 +411,9 @@ static int l_write_edges(lua_State *L) {
     luaL_checktype(L, 2, LUA_TTABLE);
     cr_ints *a = field_ints(L, 2, "src"), *b = field_ints(L, 2, "dst");
     if (a->n != b->n) return luaL_error(L, "src and dst must have the same length");
+    for (int64_t i = 0; i < a->n; i++)
+        if (a->data[i] < 0 || a->data[i] > INT32_MAX || b->data[i] < 0 || b->data[i] > INT32_MAX)
+            return luaL_error(L, "edge %I has an id outside [0, 2147483647]", (lua_Integer)i + 1);
     cr_edges g = {0, a->n, a->data, b->data};
     cr_err e;
     if (cr_edges_write(path, &g, &e) != 0) return fail(L, &e);
@@ -499,7 +507,10 @@ static int l_write_triples(lua_State *L) {
     for (int64_t i = 0; names && i < s->n; i++)
         if (s->data[i] < 0 || s->data[i] >= de->d.n || o->data[i] < 0 || o->data[i] >= de->d.n ||
             r->data[i] < 0 || r->data[i] >= dr->d.n)
-            return luaL_error(L, "triple %d has an id outside the dictionaries", (int)i + 1);
+            return luaL_error(L, "triple %I has an id outside the dictionaries", (lua_Integer)i + 1);
+    for (int64_t i = 0; i < s->n; i++)
+        if (s->data[i] < 0 || r->data[i] < 0 || o->data[i] < 0)
+            return luaL_error(L, "triple %I has a negative id", (lua_Integer)i + 1);
     cr_triple_cols t = {s->n, s->data, r->data, o->data, 0, 0};
     cr_err e;
     if (cr_triples_write(path, &t, names ? &de->d : NULL, names ? &dr->d : NULL, &e) != 0) return fail(L, &e);
@@ -587,7 +598,7 @@ static int l_write_text(lua_State *L) {
     for (int64_t k = 0; k + 1 < sent->n; k++)
         if (sent->data[k + 1] < sent->data[k]) return luaL_error(L, "sentences must be non-decreasing");
     for (int64_t i = 0; i < tok->n; i++)
-        if (tok->data[i] < 0 || tok->data[i] >= v->d.n) return luaL_error(L, "token %d not in the vocabulary", (int)i + 1);
+        if (tok->data[i] < 0 || tok->data[i] >= v->d.n) return luaL_error(L, "token %I not in the vocabulary", (lua_Integer)i + 1);
     cr_corpus c = {tok->n, tok->data, sent->n - 1, sent->data, tok->n, NULL};
     cr_err e;
     if (cr_text_write(path, &c, &v->d, &e) != 0) return fail(L, &e);

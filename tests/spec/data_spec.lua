@@ -182,3 +182,20 @@ describe("argument errors", function()
     assert.are.equal(1, m.val:get(2, 1))
   end)
 end)
+
+describe("writers validate what they are given", function()
+  local u
+  setup(function() u = cr.core.util end)
+  it("rejects ids the readers would refuse", function()
+    assert.truthy(raised(data.write_edges, path("e.txt"), { src = u.ints{0, -1}, dst = u.ints{1, 2} })
+      :find("edge 2 has an id outside", 1, true))
+    assert.truthy(raised(data.write_triples, path("t.del"), { s = u.ints{0}, r = u.ints{-1}, o = u.ints{0} })
+      :find("triple 1 has a negative id", 1, true))
+    assert.truthy(raised(data.write_libsvm, path("l.svm"),
+      { ptr = u.ints{0, 2}, idx = u.ints{3, 1}, val = u.matrix(2, 1), label = u.matrix(1, 1) })
+      :find("row 1: feature ids must increase", 1, true))
+    assert.truthy(raised(data.write_libsvm, path("l.svm"),
+      { ptr = u.ints{0, 3}, idx = u.ints{1, 2}, val = u.matrix(2, 1), label = u.matrix(1, 1) })
+      :find("inconsistent CSR", 1, true))
+  end)
+end)
