@@ -326,6 +326,16 @@ static int bipartite_cells(const cr_bipartite_opts *o, uint64_t **out, int64_t *
             return cr_errf(e, "out of memory for %lld cells", (long long)want);
         }
         int64_t limit = 50 * want + 1000000;
+        cr_zipf zr; /* uniform rows, only for the feasibility estimate */
+        if (cr_zipf_init(&zr, o->rows, 0, e) != 0) {
+            free(k);
+            free(set.slot);
+            cr_zipf_free(&zc);
+            return -1;
+        }
+        double expect = expected_distinct(&zr, &zc, (double)limit);
+        cr_zipf_free(&zr);
+        if (expect < (double)want) limit = 0; /* reported below without drawing */
         while ((int64_t)n < want && *draws < limit) {
             uint64_t i = cr_rng_below(&r, (uint64_t)o->rows), j = (uint64_t)cr_zipf_draw(&zc, &r);
             (*draws)++;
@@ -335,8 +345,8 @@ static int bipartite_cells(const cr_bipartite_opts *o, uint64_t **out, int64_t *
         cr_zipf_free(&zc);
         if ((int64_t)n < want) {
             free(k);
-            return cr_errf(e, "only %zu distinct cells after %lld draws; lower --density or --zipf", n,
-                           (long long)*draws);
+            return cr_errf(e, "zipf(%g) columns give only about %.0f of the %lld distinct cells wanted; "
+                              "lower --density or --zipf", o->zipf, expect, (long long)want);
         }
         qsort(k, n, sizeof *k, cmp_u64);
     }
