@@ -51,6 +51,18 @@ for s in $sets; do
     echo
 done
 
+echo "# 1b. parsa parameter side: one Algorithm 2 sweep vs improving sweeps until converged (3 seeds)"
+for s in synthetic gcide; do
+    f=$(ls "$tmp/$s".* 2>/dev/null) || continue
+    for sw in 0 -1; do
+        r=$("$BIN" partition "$f" -k 16 --method parsa --seeds 3 --v-sweeps $sw --json)
+        printf "%-10s v_sweeps %-3s T_max %9.0f  T_sum %10.0f  T_max+ %5.0f%%  %.3f s\n" $s $sw \
+            "$(echo "$r" | field t_max)" "$(echo "$r" | field t_sum)" \
+            "$(echo "$r" | field t_max_impr | awk '{print 100 * $1}')" "$(echo "$r" | field seconds)"
+    done
+done
+echo
+
 echo "# 2. bars (bipartite sets; parsa and metis side by side in one run)"
 for s in synthetic gcide; do
     [ -f "$tmp/$s.json" ] || continue
@@ -97,7 +109,7 @@ done
 
 echo
 echo "# 5. parsa time against |E| (k = 16, b = 1, median of 5 seeds)"
-printf "%-10s %10s %12s %14s\n" examples edges seconds ns/(k*edge)
+printf "%-10s %10s %12s %14s\n" examples edges seconds "ns/(k*edge)"
 for n in 5000 10000 20000; do
     "$GEN" zipf $n 47000 $((n * 62)) 3 50 >"$tmp/s.libsvm"
     e=$("$BIN" partition "$tmp/s.libsvm" -k 16 --method parsa --seeds 5 | sed -n 's/.*|E| = \([0-9]*\).*/\1/p')
