@@ -25,11 +25,11 @@
 enum {
     O_OUT = 1 << 0, O_SEED = 1 << 1, O_VALID = 1 << 2, O_TEST = 1 << 3, O_RR = 1 << 4,
     O_WNDIR = 1 << 5, O_GCIDE = 1 << 6, O_GINDEX = 1 << 7, O_MINCOUNT = 1 << 8, O_VOCAB = 1 << 9,
-    O_QUESTIONS = 1 << 10, O_BROWN = 1 << 11, O_CACHE = 1 << 12,
+    O_QUESTIONS = 1 << 10, O_BROWN = 1 << 11, O_CACHE = 1 << 12, O_CORPUS = 1 << 13,
 };
 
 typedef struct opts {
-    const char *out, *wndir, *gcide, *gindex, *vocab, *brown_tgz, *cache;
+    const char *out, *wndir, *gcide, *gindex, *vocab, *corpus, *brown_tgz, *cache;
     uint64_t seed, valid, test, min_count, questions;
     int rr;
 } opts;
@@ -42,7 +42,7 @@ static const struct {
     {"--out", O_OUT, 1}, {"--seed", O_SEED, 1}, {"--valid", O_VALID, 1}, {"--test", O_TEST, 1},
     {"--rr", O_RR, 0}, {"--wordnet-dir", O_WNDIR, 1}, {"--gcide", O_GCIDE, 1}, {"--gcide-index", O_GINDEX, 1},
     {"--min-count", O_MINCOUNT, 1}, {"--vocab", O_VOCAB, 1}, {"--questions", O_QUESTIONS, 1},
-    {"--brown-tgz", O_BROWN, 1}, {"--cache", O_CACHE, 1},
+    {"--brown-tgz", O_BROWN, 1}, {"--cache", O_CACHE, 1}, {"--corpus", O_CORPUS, 1},
 };
 
 static const struct {
@@ -59,8 +59,9 @@ static const struct {
     {"brown", O_OUT | O_BROWN | O_CACHE, "brown --out FILE [--cache DIR | --brown-tgz FILE]"},
     {"gcide-brown", O_OUT | O_BROWN | O_CACHE | O_GCIDE | O_GINDEX,
      "gcide-brown --out FILE [--cache DIR | --brown-tgz FILE] [--gcide FILE] [--gcide-index FILE]"},
-    {"wordnet-synonyms", O_OUT | O_SEED | O_VOCAB | O_MINCOUNT | O_QUESTIONS | O_WNDIR,
-     "wordnet-synonyms --out FILE [--vocab FILE] [--min-count N] [--questions N] [--seed S] [--wordnet-dir DIR]"},
+    {"wordnet-synonyms", O_OUT | O_SEED | O_VOCAB | O_CORPUS | O_MINCOUNT | O_QUESTIONS | O_WNDIR,
+     "wordnet-synonyms --out FILE [--vocab FILE | --corpus TEXT] [--min-count N] [--questions N] [--seed S] "
+     "[--wordnet-dir DIR]"},
 };
 #define NDATASETS (sizeof datasets / sizeof datasets[0])
 
@@ -111,6 +112,7 @@ static int parse_opts(int argc, char **argv, int allowed, opts *o) {
         case O_QUESTIONS: bad = parse_u64(argv[i - 1], v, &o->questions); break;
         case O_BROWN: o->brown_tgz = v; break;
         case O_CACHE: o->cache = v; break;
+        case O_CORPUS: o->corpus = v; break;
         }
         if (bad) return -1;
     }
@@ -120,6 +122,10 @@ static int parse_opts(int argc, char **argv, int allowed, opts *o) {
     }
     if ((seen & O_BROWN) && (seen & O_CACHE)) {
         fprintf(stderr, "crescent data %s: give --cache or --brown-tgz, not both\n", argv[1]);
+        return -1;
+    }
+    if ((seen & O_VOCAB) && (seen & O_CORPUS)) {
+        fprintf(stderr, "crescent data %s: give --vocab or --corpus, not both\n", argv[1]);
         return -1;
     }
     return 0;
@@ -165,7 +171,7 @@ static int do_wordnet(const char *name, const opts *o) {
             printf("wordnet-graph: wrote %s: %llu nodes, %llu undirected edges; names in %s.nodes (%.2f s)\n", o->out,
                    (unsigned long long)nodes, (unsigned long long)edges, o->out, cr_now() - t0);
     } else {
-        cr_wn_syn_opts so = {o->seed, o->questions, o->min_count, o->vocab};
+        cr_wn_syn_opts so = {o->seed, o->questions, o->min_count, o->vocab, o->corpus};
         uint64_t n;
         rc = cr_wn_write_synonyms(wn, &so, o->out, &n, &e);
         if (!rc) {
