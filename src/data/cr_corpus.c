@@ -189,6 +189,12 @@ void cr_corpus_out_abort(cr_corpus_out *o) {
     out_release(o);
 }
 
+const char *cr_corpus_strip_path(const char *msg, const char *path) {
+    size_t n = strlen(path);
+    if (!strncmp(msg, path, n) && msg[n] == ':' && msg[n + 1] == ' ') return msg + n + 2;
+    return msg;
+}
+
 int cr_corpus_mkdir(const char *path, cr_err *e) {
     struct stat st;
     if (stat(path, &st) == 0) {

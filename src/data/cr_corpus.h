@@ -51,6 +51,9 @@ int cr_corpus_out_close(cr_corpus_out *o, cr_err *e);
 /* Removes the temp file without renaming (after another failure). */
 void cr_corpus_out_abort(cr_corpus_out *o);
 
+/* msg without a leading "path: " (zlib's gzerror repeats the file name). */
+const char *cr_corpus_strip_path(const char *msg, const char *path);
+
 /* Creates directory path (one level) if missing. */
 int cr_corpus_mkdir(const char *path, cr_err *e);
 
