@@ -13,6 +13,7 @@
 #include "base/cr_time.h"
 #include "cli/cli.h"
 #include "data/cr_corpus.h"
+#include "data/cr_out.h"
 #include "data/cr_corpus_brown.h"
 #include "data/cr_corpus_gcide.h"
 #include "data/cr_corpus_wordnet.h"
@@ -259,18 +260,18 @@ static int do_text(const char *name, const opts *o) {
     if (want_gcide && gcide_index(o, index, sizeof index)) return 2;
     if (want_brown && brown_tgz(o, tgz, sizeof tgz, &e)) return fail(name, &e);
     if (want_gcide) hint_missing(o->gcide, GCIDE_DICT, "dict-gcide");
-    cr_corpus_out out;
-    if (cr_corpus_out_open(&out, o->out, &e)) return fail(name, &e);
+    cr_out out;
+    if (cr_out_open(&out, o->out, &e)) return fail(name, &e);
     cr_brown_stats bs = {0};
     cr_gcide_stats gs = {0};
     int rc = 0;
     if (want_brown) rc = cr_brown_write_text(tgz, out.f, &bs, &e);
     if (!rc && want_gcide) rc = cr_gcide_write_text(o->gcide, index, out.f, &gs, &e);
     if (rc) {
-        cr_corpus_out_abort(&out);
+        cr_out_abort(&out);
         return fail(name, &e);
     }
-    if (cr_corpus_out_close(&out, &e)) return fail(name, &e);
+    if (cr_out_commit(&out, &e)) return fail(name, &e);
     if (want_brown)
         printf("brown: %llu files, %llu sentences, %llu tokens, %llu distinct words\n",
                (unsigned long long)bs.files, (unsigned long long)bs.sentences, (unsigned long long)bs.tokens,

@@ -7,6 +7,7 @@
 
 #include "base/cr_alloc.h"
 #include "data/cr_corpus.h"
+#include "data/cr_out.h"
 
 /* ---- markup ---- */
 
@@ -408,20 +409,20 @@ int cr_gcide_write_docs(const char *dict, const char *index, const char *path, u
     qsort_r(order, nf, sizeof *order, cmp_by_count, c.dict);
     c.feat = cr_xcalloc(nd + 1, sizeof *c.feat);
     for (uint32_t i = 0; i < nf; i++) c.feat[order[i]] = i + 1;
-    cr_corpus_out vo, doc;
+    cr_out vo, doc;
     char vpath[4096];
     snprintf(vpath, sizeof vpath, "%s.vocab", path);
-    if (!rc && !(rc = cr_corpus_out_open(&vo, vpath, e))) {
+    if (!rc && !(rc = cr_out_open(&vo, vpath, e))) {
         for (uint32_t i = 0; i < nf; i++)
             fprintf(vo.f, "%s\t%llu\n", cr_cdict_str(c.dict, order[i]), (unsigned long long)counts[order[i]]);
-        rc = cr_corpus_out_close(&vo, e);
+        rc = cr_out_commit(&vo, e);
     }
-    if (!rc && !(rc = cr_corpus_out_open(&doc, path, e))) {
+    if (!rc && !(rc = cr_out_open(&doc, path, e))) {
         c.f = doc.f;
         c.pass = 2;
         rc = cr_gcide_each(dict, index, docs_entry, &c, e);
-        if (rc) cr_corpus_out_abort(&doc);
-        else rc = cr_corpus_out_close(&doc, e);
+        if (rc) cr_out_abort(&doc);
+        else rc = cr_out_commit(&doc, e);
     }
     c.st->features = nf;
     c.st->vocab = nf;

@@ -8,6 +8,7 @@
 
 #include "base/cr_alloc.h"
 #include "base/cr_rng.h"
+#include "data/cr_out.h"
 
 /* Relation names follow WN18 (and NLTK) where WN18 has the relation. rr_drop
  * marks the member of each inverse pair that WN18RR removed; for pairs WN18
@@ -382,33 +383,33 @@ static int write_triples(const cr_wn *wn, const idmap *m, const cr_wn_edge *ed, 
     char p1[4096], p2[4096];
     snprintf(p1, sizeof p1, "%s/%s.tsv", dir, split);
     snprintf(p2, sizeof p2, "%s/%s.del", dir, split);
-    cr_corpus_out a, b;
-    if (cr_corpus_out_open(&a, p1, e)) return -1;
-    if (cr_corpus_out_open(&b, p2, e)) {
-        cr_corpus_out_abort(&a);
+    cr_out a, b;
+    if (cr_out_open(&a, p1, e)) return -1;
+    if (cr_out_open(&b, p2, e)) {
+        cr_out_abort(&a);
         return -1;
     }
     for (uint64_t i = 0; i < n; i++) {
         fprintf(a.f, "%s\t%s\t%s\n", syn_name(wn, ed[i].s), cr_wn_relations[ed[i].r].name, syn_name(wn, ed[i].o));
         fprintf(b.f, "%u\t%u\t%u\n", m->ent[ed[i].s], m->rel[ed[i].r], m->ent[ed[i].o]);
     }
-    int rc = cr_corpus_out_close(&a, e);
-    if (rc) cr_corpus_out_abort(&b);
-    else rc = cr_corpus_out_close(&b, e);
+    int rc = cr_out_commit(&a, e);
+    if (rc) cr_out_abort(&b);
+    else rc = cr_out_commit(&b, e);
     return rc;
 }
 
 static int write_ids(const cr_wn *wn, const idmap *m, const char *dir, cr_err *e) {
     char path[4096];
-    cr_corpus_out o;
+    cr_out o;
     snprintf(path, sizeof path, "%s/entities.tsv", dir);
-    if (cr_corpus_out_open(&o, path, e)) return -1;
+    if (cr_out_open(&o, path, e)) return -1;
     for (uint32_t i = 0; i < m->nent; i++) fprintf(o.f, "%u\t%s\n", i, syn_name(wn, m->ent_syn[i]));
-    if (cr_corpus_out_close(&o, e)) return -1;
+    if (cr_out_commit(&o, e)) return -1;
     snprintf(path, sizeof path, "%s/relations.tsv", dir);
-    if (cr_corpus_out_open(&o, path, e)) return -1;
+    if (cr_out_open(&o, path, e)) return -1;
     for (uint32_t i = 0; i < m->nrel; i++) fprintf(o.f, "%u\t%s\n", i, cr_wn_relations[m->rel_of[i]].name);
-    return cr_corpus_out_close(&o, e);
+    return cr_out_commit(&o, e);
 }
 
 /* A triple may be held out if train keeps every entity and the relation
@@ -489,8 +490,8 @@ int cr_wn_write_graph(const cr_wn *wn, const char *path, uint64_t *nodes, uint64
     uint64_t k = 0;
     for (uint64_t i = 0; i < n; i++)
         if (k == 0 || pairs[k - 1] != pairs[i]) pairs[k++] = pairs[i];
-    cr_corpus_out o;
-    int rc = cr_corpus_out_open(&o, path, e);
+    cr_out o;
+    int rc = cr_out_open(&o, path, e);
     if (!rc) {
         fprintf(o.f, "# WordNet synset graph (undirected, every pointer type): %u nodes, %llu edges\n", m.nent,
                 (unsigned long long)k);
@@ -498,15 +499,15 @@ int cr_wn_write_graph(const cr_wn *wn, const char *path, uint64_t *nodes, uint64
         for (uint64_t i = 0; i < k; i++)
             fprintf(o.f, "%llu %llu\n", (unsigned long long)(pairs[i] >> 32),
                     (unsigned long long)(pairs[i] & 0xffffffffu));
-        rc = cr_corpus_out_close(&o, e);
+        rc = cr_out_commit(&o, e);
     }
     if (!rc) {
         char np[4096];
         snprintf(np, sizeof np, "%s.nodes", path);
-        rc = cr_corpus_out_open(&o, np, e);
+        rc = cr_out_open(&o, np, e);
         if (!rc) {
             for (uint32_t i = 0; i < m.nent; i++) fprintf(o.f, "%u\t%s\n", i, syn_name(wn, m.ent_syn[i]));
-            rc = cr_corpus_out_close(&o, e);
+            rc = cr_out_commit(&o, e);
         }
     }
     if (!rc) {
@@ -717,8 +718,8 @@ int cr_wn_write_synonyms(const cr_wn *wn, const cr_wn_syn_opts *o, const char *p
     for (uint32_t s = 0; s < wn->nsyn; s++) order[s] = s;
     cr_rng_shuffle_u32(&rng, order, wn->nsyn);
     char *used = cr_xcalloc(nl + 1, 1);
-    cr_corpus_out out;
-    int rc = cr_corpus_out_open(&out, path, e);
+    cr_out out;
+    int rc = cr_out_open(&out, path, e);
     uint64_t nq = 0;
     for (uint32_t k = 0; !rc && k < wn->nsyn && nq < o->questions; k++) {
         uint32_t s = order[k], el[64], ne = eligible_of(&q, s, el);
@@ -745,7 +746,7 @@ int cr_wn_write_synonyms(const cr_wn *wn, const cr_wn_syn_opts *o, const char *p
                 ans + 1);
         nq++;
     }
-    if (!rc) rc = cr_corpus_out_close(&out, e);
+    if (!rc) rc = cr_out_commit(&out, e);
     if (!rc && written) *written = nq;
     free(used);
     free(order);
