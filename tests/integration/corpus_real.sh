@@ -73,6 +73,12 @@ local m = data.libsvm(T .. "/gcide.svm", { features = vocab })
 assert(m.rows == lines and m.cols == vocab, "libsvm " .. m.rows .. " x " .. m.cols)
 local c = data.text(T .. "/gcide.txt")
 assert(c.raw == tokens and c.nsent == lines, "text " .. c.raw .. " " .. c.nsent)
+-- the synonym file parses with the evaluator, and every question word is in the vocabulary it was built from
+local words = {}
+for line in io.lines(T .. "/gcide.svm.vocab") do words[#words + 1] = line:match("^[^\t]+") end
+local cr = require "crescent"
+local r = cr.eval.synonyms(cr.core.util.matrix(#words, 4), words, T .. "/syn.tsv")
+assert(r.questions == 200 and r.covered == 200, "synonyms " .. r.questions .. " " .. r.covered)
 print("shared readers: ok")
 LUA
 fi
