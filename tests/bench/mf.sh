@@ -28,7 +28,7 @@ run_base() {
         sed -n 's/.*cells_per_s=\([0-9.]*\).*/\1/p'
 }
 run_mf() { # nodes workers
-    "$BIN" run examples/mf.lua --nodes "$1" --workers "$2" --data "$DATA" $COMMON --eval 0 --quiet 1 \
+    "$BIN" run examples/mf.lua --nodes "$1" --workers "$2" -- --data "$DATA" $COMMON --eval 0 --quiet 1 \
         2>/dev/null | sed -n 's/^mf result: .*train_cells_per_s=\([0-9.]*\).*/\1/p'
 }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print 0}'; }
