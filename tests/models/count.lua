@@ -18,6 +18,7 @@ function M.epoch(ctx, args)
     local seen = 0
     for _ = 1, args.steps or 1 do
         if ctx.worker == slow then ctx:sleep(slow_sec) end
+        if args.sleep then ctx:sleep(args.sleep) end
         local rows = C:pull(keys)
         seen = seen + rows:get(1, 1)
         local id = C:push_async(keys, ones)
@@ -29,7 +30,7 @@ function M.epoch(ctx, args)
     end
     if args.fail and ctx.worker == args.fail then
         local t = nil
-        return t.boom -- runtime error on purpose (line 32)
+        return t.boom -- runtime error on purpose (line 33)
     end
     return { steps = args.steps or 1, seen = seen, worker = ctx.worker, node = ctx.node }
 end
