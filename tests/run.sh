@@ -43,7 +43,12 @@ spec)
     for s in tests/spec/*_spec.lua; do
         [ -f "$s" ] || continue
         name=$(basename "$s" .lua)
-        timeout 300 busted -o TAP "$s" >"$OUT/$name.log" 2>&1
+        if [ -n "${SANITIZE:-}" ]; then
+            LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
+            ASAN_OPTIONS=detect_leaks=0 timeout 300 busted -o TAP "$s" >"$OUT/$name.log" 2>&1
+        else
+            timeout 300 busted -o TAP "$s" >"$OUT/$name.log" 2>&1
+        fi
         rc=$?
         p=$(grep -cE '^ok ' "$OUT/$name.log"); f=$(grep -cE '^not ok ' "$OUT/$name.log")
         if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi

@@ -1,10 +1,261 @@
+/* crescent partition FILE -k K [--method a,b,...|all] [--seeds S] ...
+ * Loads the graph once, runs every method for S seeds (seed, seed+1, ...)
+ * beside the random baseline, and prints one row per method like table 2
+ * of the Parsa paper: metrics averaged over the seeds, improvement over
+ * random = (random - method) / method, partition time (loading excluded)
+ * as median with min-max. --json prints one object per line instead. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "base/cr_alloc.h"
+#include "base/cr_time.h"
 #include "cli/cli.h"
+#include "partition/cr_partition.h"
 
-int cr_cli_partition(int argc, char **argv) {
-    (void)argc;
-    fprintf(stderr, "crescent %s: not built yet\n", argv[0]);
-    return 2;
+#define MAX_METHODS 16
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: crescent partition FILE -k K [options]\n"
+            "  --method a,b,...|all  methods (default parsa; all = random parsa tsh1 tsh2 mbp dppa metis)\n"
+            "  --seeds S             seeds per method (default 3), starting at --seed (default 1)\n"
+            "  --format F            libsvm | mm | edges (default: from the file name, else libsvm)\n"
+            "  --out PATH            write the placement of the first seed (PATH.METHOD for several methods)\n"
+            "  --json                one JSON object per line per method\n"
+            "  method options: --blocks B --init-blocks A --global-sample F --select examples|neighbours\n"
+            "                  --v-sweeps N (-1 = until converged) --alpha A --beta B --sample\n"
+            "                  --epsilon E --mem-bound M --hash-bins M\n");
 }
 
+static int parse_long(const char *s, long lo, long hi, long *out) {
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (end == s || *end || errno || x < lo || x > hi) return -1;
+    *out = x;
+    return 0;
+}
+
+static int parse_double(const char *s, double *out) {
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (end == s || *end || errno) return -1;
+    *out = x;
+    return 0;
+}
+
+typedef struct row {
+    const char *name;
+    int available, failed;
+    char err[CR_ERR_MAX];
+    double m_max, t_max, t_sum, load, product; /* means over seeds */
+    double *secs;
+} row;
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Run one method for every seed; fills r. Returns 0, or -1 after a write
+ * failure of --out (a method error is recorded in r and is not fatal). */
+static int run_method(const cr_bigraph *g, uint32_t k, const cr_part_opts *base, int seeds, const char *out_path,
+                      row *r) {
+    int avail = 0;
+    cr_part_fn fn = cr_part_method(r->name, &avail);
+    r->available = avail;
+    r->secs = cr_xcalloc((size_t)seeds, sizeof *r->secs);
+    if (!avail) return 0;
+    for (int s = 0; s < seeds; s++) {
+        cr_part_opts o = *base;
+        o.seed = base->seed + (uint64_t)s;
+        cr_placement *p = cr_placement_new(k, g->nu, g->nv);
+        cr_err e;
+        double t0 = cr_now();
+        int rc = fn(g, k, &o, p, &e);
+        r->secs[s] = cr_now() - t0;
+        cr_part_metrics m = {0};
+        if (rc == 0) rc = cr_part_metrics_compute(g, p, &m, &e);
+        if (rc != 0) {
+            snprintf(r->err, sizeof r->err, "%s", e.msg);
+            r->failed = 1;
+            cr_placement_destroy(&p);
+            return 0;
+        }
+        r->m_max += (double)m.m_max / seeds, r->t_max += (double)m.t_max / seeds;
+        r->t_sum += (double)m.t_sum / seeds, r->load += (double)m.load / seeds;
+        r->product += m.product / seeds;
+        cr_part_metrics_free(&m);
+        if (s == 0 && out_path) {
+            char comment[256];
+            snprintf(comment, sizeof comment, "method=%s seed=%llu", r->name, (unsigned long long)o.seed);
+            if (cr_placement_save(out_path, p, comment, &e) != 0) {
+                fprintf(stderr, "crescent partition: %s\n", e.msg);
+                cr_placement_destroy(&p);
+                return -1;
+            }
+        }
+        cr_placement_destroy(&p);
+    }
+    qsort(r->secs, (size_t)seeds, sizeof *r->secs, cmp_double);
+    return 0;
+}
+
+static double impr(double rnd, double x) {
+    return x > 0 ? (rnd - x) / x : 0.0;
+}
+
+static void print_row(const row *r, const row *rnd, uint32_t k, int seeds, int json) {
+    double med = seeds % 2 ? r->secs[seeds / 2] : (r->secs[seeds / 2 - 1] + r->secs[seeds / 2]) / 2;
+    if (json) {
+        if (!r->available || r->failed) {
+            printf("{\"method\":\"%s\",\"k\":%u,\"available\":%s,\"error\":\"", r->name, k, r->available ? "true" : "false");
+            const char *msg = r->available ? r->err : "unavailable (libmetis not installed)";
+            for (const char *c = msg; *c; c++) {
+                if (*c == '"' || *c == '\\') putchar('\\');
+                if ((unsigned char)*c >= 0x20) putchar(*c);
+            }
+            printf("\"}\n");
+            return;
+        }
+        printf("{\"method\":\"%s\",\"k\":%u,\"available\":true,\"seeds\":%d,\"m_max\":%.1f,\"t_max\":%.1f,"
+               "\"t_sum\":%.1f,\"load\":%.1f,\"product\":%.1f,\"m_max_impr\":%.4f,\"t_max_impr\":%.4f,"
+               "\"t_sum_impr\":%.4f,\"seconds\":%.6f,\"seconds_min\":%.6f,\"seconds_max\":%.6f}\n",
+               r->name, k, seeds, r->m_max, r->t_max, r->t_sum, r->load, r->product,
+               impr(rnd->m_max, r->m_max), impr(rnd->t_max, r->t_max), impr(rnd->t_sum, r->t_sum), med,
+               r->secs[0], r->secs[seeds - 1]);
+        return;
+    }
+    if (!r->available) {
+        printf("%s: unavailable (libmetis not installed)\n", r->name);
+        return;
+    }
+    if (r->failed) {
+        printf("%s: failed: %s\n", r->name, r->err);
+        return;
+    }
+    printf("%-8s %10.0f %10.0f %12.0f %7.0f%% %7.0f%% %7.0f%%  %9.4f (%.4f-%.4f)\n", r->name, r->m_max, r->t_max,
+           r->t_sum, 100 * impr(rnd->m_max, r->m_max), 100 * impr(rnd->t_max, r->t_max),
+           100 * impr(rnd->t_sum, r->t_sum), med, r->secs[0], r->secs[seeds - 1]);
+}
+
+/* Split "a,b,c" (or "all") into names; returns the count or -1. */
+static int parse_methods(char *list, const char **names) {
+    int n = 0;
+    if (!strcmp(list, "all")) {
+        for (size_t i = 0; cr_part_method_name(i); i++) names[n++] = cr_part_method_name(i);
+        return n;
+    }
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        if (!cr_part_method(tok, NULL)) {
+            fprintf(stderr, "crescent partition: unknown method '%s' (random, parsa, tsh1, tsh2, mbp, dppa, metis)\n", tok);
+            return -1;
+        }
+        if (n == MAX_METHODS) return -1;
+        names[n++] = tok;
+    }
+    return n;
+}
+
+/* Parse options into o and the command settings. Returns 0, or 2 (usage). */
+typedef struct args {
+    const char *file, *out, *format;
+    char *methods;
+    long k, seeds;
+    int json;
+} args;
+
+static int parse_args(int argc, char **argv, args *a, cr_part_opts *o) {
+    for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i];
+        if (opt[0] != '-') {
+            if (a->file) return fprintf(stderr, "crescent partition: more than one input file ('%s')\n", opt), 2;
+            a->file = opt;
+            continue;
+        }
+        if (!strcmp(opt, "--json")) { a->json = 1; continue; }
+        if (!strcmp(opt, "--sample")) { o->sample = 1; continue; }
+        if (!strcmp(opt, "-h") || !strcmp(opt, "--help")) { usage(stdout); exit(0); }
+        if (i + 1 >= argc) return fprintf(stderr, "crescent partition: %s needs a value\n", opt), 2;
+        const char *val = argv[++i];
+        long x;
+        double d;
+        int bad = 0;
+        if (!strcmp(opt, "-k") || !strcmp(opt, "--k")) bad = parse_long(val, 1, 1 << 20, &a->k);
+        else if (!strcmp(opt, "--method")) a->methods = argv[i];
+        else if (!strcmp(opt, "--seeds")) bad = parse_long(val, 1, 1000, &a->seeds);
+        else if (!strcmp(opt, "--seed")) bad = parse_long(val, 0, 0x7fffffff, &x), o->seed = (uint64_t)x;
+        else if (!strcmp(opt, "--format")) a->format = val;
+        else if (!strcmp(opt, "--out")) a->out = val;
+        else if (!strcmp(opt, "--blocks")) bad = parse_long(val, 1, 1 << 20, &x), o->blocks = (uint32_t)x;
+        else if (!strcmp(opt, "--init-blocks")) bad = parse_long(val, 0, 1 << 20, &x), o->init_blocks = (uint32_t)x;
+        else if (!strcmp(opt, "--global-sample")) bad = parse_double(val, &o->global_sample) || o->global_sample < 0 || o->global_sample > 1;
+        else if (!strcmp(opt, "--select")) {
+            if (!strcmp(val, "neighbours") || !strcmp(val, "neighbors")) o->select_neighbours = 1;
+            else if (!strcmp(val, "examples")) o->select_neighbours = 0;
+            else bad = 1;
+        } else if (!strcmp(opt, "--v-sweeps")) bad = parse_long(val, -1, 1000, &x), o->v_sweeps = (int)x;
+        else if (!strcmp(opt, "--alpha")) bad = parse_long(val, 1, 2, &x), o->alpha = (uint32_t)x;
+        else if (!strcmp(opt, "--beta")) bad = parse_double(val, &o->beta);
+        else if (!strcmp(opt, "--epsilon")) bad = parse_double(val, &d) || d < 0, o->epsilon = d;
+        else if (!strcmp(opt, "--mem-bound")) bad = parse_long(val, 0, 0x7fffffff, &x), o->mem_bound = (uint64_t)x;
+        else if (!strcmp(opt, "--hash-bins")) bad = parse_long(val, 0, 0x7fffffff, &x), o->hash_bins = (uint32_t)x;
+        else return fprintf(stderr, "crescent partition: unknown option '%s'\n", opt), usage(stderr), 2;
+        if (bad) return fprintf(stderr, "crescent partition: bad value '%s' for %s\n", val, opt), 2;
+    }
+    if (!a->file || a->k == 0) return usage(stderr), 2;
+    return 0;
+}
+
+int cr_cli_partition(int argc, char **argv) {
+    args a = {.seeds = 3};
+    cr_part_opts o;
+    cr_part_opts_default(&o);
+    int rc = parse_args(argc, argv, &a, &o);
+    if (rc) return rc;
+    const char *names[MAX_METHODS + 1];
+    char def[] = "parsa";
+    int nm = parse_methods(a.methods ? a.methods : def, names);
+    if (nm <= 0) return 2;
+    cr_bigraph_format fmt = cr_bigraph_format_guess(a.file);
+    if (a.format && cr_bigraph_format_parse(a.format, &fmt) != 0)
+        return fprintf(stderr, "crescent partition: unknown format '%s' (libsvm, mm, edges)\n", a.format), 2;
+    cr_err e;
+    double t0 = cr_now();
+    cr_bigraph *g = cr_bigraph_load(a.file, fmt, &e);
+    if (!g) return fprintf(stderr, "crescent partition: %s\n", e.msg), 1;
+    double load_s = cr_now() - t0;
+    uint32_t k = (uint32_t)a.k;
+    int seeds = (int)a.seeds;
+    row rnd = {.name = "random"};
+    row *rows = cr_xcalloc((size_t)nm, sizeof *rows);
+    int status = 0;
+    if (!a.json)
+        printf("graph %s: |U| = %u, |V| = %u, |E| = %llu (loaded in %.2f s); k = %u, seeds = %d\n"
+               "%-8s %10s %10s %12s %8s %8s %8s  %s\n",
+               a.file, g->nu, g->nv, (unsigned long long)g->ne, load_s, k, seeds, "method", "M_max", "T_max",
+               "T_sum", "M_max+", "T_max+", "T_sum+", "seconds median (min-max)");
+    if (run_method(g, k, &o, seeds, NULL, &rnd) != 0) status = 1;
+    for (int i = 0; i < nm && status == 0; i++) {
+        rows[i].name = names[i];
+        char path[4096];
+        const char *out = NULL;
+        if (a.out) {
+            snprintf(path, sizeof path, nm > 1 ? "%s.%s" : "%s", a.out, names[i]);
+            out = path;
+        }
+        if (run_method(g, k, &o, seeds, out, &rows[i]) != 0) status = 1;
+        else print_row(&rows[i], &rnd, k, seeds, a.json);
+        fflush(stdout);
+        if (rows[i].failed) status = 1;
+        if (!rows[i].available && nm == 1) status = 1;
+    }
+    for (int i = 0; i < nm; i++) free(rows[i].secs);
+    free(rows);
+    free(rnd.secs);
+    cr_bigraph_destroy(&g);
+    return status;
+}

@@ -1,9 +1,546 @@
-/* crescent.core.data (placeholder: filled in by the data work). */
+/* crescent.core.data: readers and generators as Lua functions.
+ *
+ * Convention: every reader here returns its result, or nil plus a one-line
+ * message ("file:line: what is wrong") for expected failures (missing file,
+ * bad line, truncated gzip). Wrong argument types raise. lua/crescent/data.lua
+ * wraps these and re-raises with error(msg, 2), so a user's script sees the
+ * message with its own file:line in front. Results are plain tables holding
+ * crescent.Ints / crescent.Matrix userdata: never one Lua value per element. */
+#include <lauxlib.h>
 #include <lua.h>
+#include <string.h>
 
+#include "data/cr_dict.h"
+#include "data/cr_gen.h"
+#include "data/cr_graph.h"
+#include "data/cr_libsvm.h"
+#include "data/cr_mm.h"
+#include "data/cr_text.h"
 #include "lua/l_modules.h"
+#include "lua/l_util.h"
+
+/* Option t[key] as a boolean, with default dflt; raises on a non-boolean. */
+static int opt_bool(lua_State *L, int t, const char *key, int dflt) {
+    if (lua_isnoneornil(L, t)) return dflt;
+    int ty = lua_getfield(L, t, key);
+    int v = ty == LUA_TNIL ? dflt : lua_toboolean(L, -1);
+    if (ty != LUA_TNIL && ty != LUA_TBOOLEAN) luaL_error(L, "option '%s' must be a boolean", key);
+    lua_pop(L, 1);
+    return v;
+}
+
+/* Reject keys of the options table t that are not in allowed (NULL-ended). */
+static void check_keys(lua_State *L, int t, const char *const *allowed) {
+    if (lua_isnoneornil(L, t)) return;
+    luaL_checktype(L, t, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        lua_pop(L, 1);
+        int ok = 0;
+        if (lua_type(L, -1) == LUA_TSTRING)
+            for (int i = 0; allowed[i]; i++) ok |= !strcmp(lua_tostring(L, -1), allowed[i]);
+        if (!ok) luaL_error(L, "unknown option '%s'", luaL_tolstring(L, -1, NULL));
+    }
+}
+
+/* ---- matrix_market ---- */
+
+typedef struct coo_ud {
+    lua_State *L;
+    int base; /* stack top before the three arrays */
+} coo_ud;
+
+/* cr_coo_alloc: the arrays are userdata left on the Lua stack at base+1..3. */
+static int coo_alloc(void *p, cr_coo *m, cr_err *e) {
+    (void)e;
+    coo_ud *u = p;
+    lua_settop(u->L, u->base);
+    m->row = cr_lints_new(u->L, m->nnz)->data;
+    m->col = cr_lints_new(u->L, m->nnz)->data;
+    m->val = cr_lmat_new(u->L, m->nnz, 1)->data;
+    return 0;
+}
+
+/* matrix_market(path [, {cache=true, rebuild=false}]) -> {rows, cols, nnz,
+ * row = Ints, col = Ints (0-based), val = Matrix nnz x 1, cached = bool}
+ * | nil, msg */
+static int l_matrix_market(lua_State *L) {
+    static const char *const keys[] = {"cache", "rebuild", NULL};
+    const char *path = luaL_checkstring(L, 1);
+    check_keys(L, 2, keys);
+    int flags = (opt_bool(L, 2, "cache", 1) ? 0 : CR_MM_NO_CACHE) | (opt_bool(L, 2, "rebuild", 0) ? CR_MM_REBUILD : 0);
+    coo_ud u = {L, lua_gettop(L)};
+    cr_coo m;
+    cr_err e;
+    int cached;
+    if (cr_mm_load(path, flags, coo_alloc, &u, &m, &cached, &e) != 0) {
+        lua_settop(L, u.base);
+        luaL_pushfail(L);
+        lua_pushstring(L, e.msg);
+        return 2;
+    }
+    lua_createtable(L, 0, 8);
+    lua_rotate(L, u.base + 1, 1); /* result table below the three arrays */
+    lua_setfield(L, u.base + 1, "val");
+    lua_setfield(L, u.base + 1, "col");
+    lua_setfield(L, u.base + 1, "row");
+    lua_pushinteger(L, m.rows);
+    lua_setfield(L, -2, "rows");
+    lua_pushinteger(L, m.cols);
+    lua_setfield(L, -2, "cols");
+    lua_pushinteger(L, m.nnz);
+    lua_setfield(L, -2, "nnz");
+    lua_pushboolean(L, cached);
+    lua_setfield(L, -2, "cached");
+    lua_pushstring(L, path);
+    lua_setfield(L, -2, "path");
+    return 1;
+}
+
+/* write_matrix_market(path, {rows=, cols=, row=Ints, col=Ints, val=Matrix}
+ * [, pattern]) -> true | nil, msg */
+static int l_write_matrix_market(lua_State *L) {
+    const char *path = luaL_checkstring(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    int pattern = lua_toboolean(L, 3);
+    cr_coo m;
+    lua_getfield(L, 2, "rows");
+    lua_getfield(L, 2, "cols");
+    m.rows = luaL_checkinteger(L, -2);
+    m.cols = luaL_checkinteger(L, -1);
+    lua_getfield(L, 2, "row");
+    lua_getfield(L, 2, "col");
+    lua_getfield(L, 2, "val");
+    cr_ints *r = cr_lints_check(L, -3), *c = cr_lints_check(L, -2);
+    cr_mat *v = pattern && lua_isnil(L, -1) ? NULL : cr_lmat_check(L, -1);
+    m.nnz = r->n;
+    if (c->n != m.nnz || (v && v->rows * v->cols != m.nnz))
+        return luaL_error(L, "row, col and val must have the same length");
+    for (int64_t i = 0; i < m.nnz; i++)
+        if (r->data[i] < 0 || r->data[i] >= m.rows || c->data[i] < 0 || c->data[i] >= m.cols)
+            return luaL_error(L, "entry %d: (%d, %d) outside %d x %d", (int)i + 1, (int)r->data[i],
+                              (int)c->data[i], (int)m.rows, (int)m.cols);
+    m.row = r->data;
+    m.col = c->data;
+    m.val = v ? v->data : NULL; /* NULL only when pattern: values are not written */
+    cr_err e;
+    if (cr_mm_write(path, &m, pattern, &e) != 0) {
+        luaL_pushfail(L);
+        lua_pushstring(L, e.msg);
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* ---- shared helpers ---- */
+
+/* [-0, +1] A new Ints holding a copy of a[0..n). */
+static cr_ints *push_ints(lua_State *L, const int64_t *a, int64_t n) {
+    cr_ints *v = cr_lints_new(L, n);
+    if (n) memcpy(v->data, a, (size_t)n * sizeof *a);
+    return v;
+}
+
+/* [-0, +1] A new n x 1 Matrix holding a copy of a[0..n). */
+static void push_col(lua_State *L, const float *a, int64_t n) {
+    cr_mat *m = cr_lmat_new(L, n, 1);
+    if (n) memcpy(m->data, a, (size_t)n * sizeof *a);
+}
+
+static void set_int(lua_State *L, const char *k, int64_t v) {
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, k);
+}
+
+/* [-0, +2] nil, msg: the expected-failure return of every reader. */
+static int fail(lua_State *L, const cr_err *e) {
+    luaL_pushfail(L);
+    lua_pushstring(L, e->msg);
+    return 2;
+}
+
+static int64_t opt_int(lua_State *L, int t, const char *key, int64_t dflt) {
+    if (lua_isnoneornil(L, t)) return dflt;
+    lua_getfield(L, t, key);
+    int ok;
+    lua_Integer v = lua_tointegerx(L, -1, &ok);
+    if (!ok && !lua_isnil(L, -1)) luaL_error(L, "option '%s' must be an integer", key);
+    lua_pop(L, 1);
+    return ok ? v : dflt;
+}
+
+static double opt_num(lua_State *L, int t, const char *key, double dflt) {
+    if (lua_isnoneornil(L, t)) return dflt;
+    lua_getfield(L, t, key);
+    int ok;
+    lua_Number v = lua_tonumberx(L, -1, &ok);
+    if (!ok && !lua_isnil(L, -1)) luaL_error(L, "option '%s' must be a number", key);
+    lua_pop(L, 1);
+    return ok ? v : dflt;
+}
+
+/* Field k of table t as an Ints / Matrix (raises with the field's name). */
+static cr_ints *field_ints(lua_State *L, int t, const char *k) {
+    lua_getfield(L, t, k);
+    cr_ints *v = cr_lints_test(L, -1);
+    if (!v) luaL_error(L, "field '%s' must be a crescent.Ints", k);
+    lua_pop(L, 1); /* still referenced by the table */
+    return v;
+}
+
+static cr_mat *field_mat(lua_State *L, int t, const char *k) {
+    lua_getfield(L, t, k);
+    cr_mat *m = cr_lmat_test(L, -1);
+    if (!m) luaL_error(L, "field '%s' must be a crescent.Matrix", k);
+    lua_pop(L, 1);
+    return m;
+}
+
+/* ---- crescent.Dict: name <-> id dictionaries ---- */
+
+#define DICT_MT "crescent.Dict"
+
+typedef struct ldict {
+    cr_dict d;
+    int live;
+} ldict;
+
+/* [-0, +1] A new empty dictionary (never raises after allocation). */
+static ldict *dict_new(lua_State *L) {
+    ldict *u = lua_newuserdatauv(L, sizeof *u, 0);
+    u->live = 0;
+    luaL_setmetatable(L, DICT_MT);
+    cr_dict_init(&u->d);
+    u->live = 1;
+    return u;
+}
+
+static ldict *dict_check(lua_State *L, int i) { return luaL_checkudata(L, i, DICT_MT); }
+
+static int d_gc(lua_State *L) {
+    ldict *u = dict_check(L, 1);
+    if (u->live) cr_dict_free(&u->d);
+    u->live = 0;
+    return 0;
+}
+
+static int d_len(lua_State *L) {
+    lua_pushinteger(L, dict_check(L, 1)->d.n);
+    return 1;
+}
+
+/* d:id(name) -> 0-based id | nil */
+static int d_id(lua_State *L) {
+    ldict *u = dict_check(L, 1);
+    size_t n;
+    const char *s = luaL_checklstring(L, 2, &n);
+    int64_t id = cr_dict_find(&u->d, s, n);
+    if (id < 0) luaL_pushfail(L);
+    else lua_pushinteger(L, id);
+    return 1;
+}
+
+/* d:name(id) -> string | nil (ids are 0-based, as in the data arrays) */
+static int d_name(lua_State *L) {
+    ldict *u = dict_check(L, 1);
+    lua_Integer id = luaL_checkinteger(L, 2);
+    if (id < 0 || id >= u->d.n) luaL_pushfail(L);
+    else lua_pushstring(L, cr_dict_name(&u->d, id));
+    return 1;
+}
+
+/* d:names() -> {name_of_id_0, ...} (a Lua array: 1-based positions) */
+static int d_names(lua_State *L) {
+    ldict *u = dict_check(L, 1);
+    lua_createtable(L, (int)u->d.n, 0);
+    for (int64_t i = 0; i < u->d.n; i++) {
+        lua_pushstring(L, cr_dict_name(&u->d, i));
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+/* d:write(path) -> true | nil, msg   ("ID<TAB>NAME" lines) */
+static int d_write(lua_State *L) {
+    ldict *u = dict_check(L, 1);
+    cr_err e;
+    if (cr_dict_write(&u->d, luaL_checkstring(L, 2), &e) != 0) return fail(L, &e);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* dict(path) -> Dict | nil, msg   (reads "ID<TAB>NAME" lines) */
+static int l_dict(lua_State *L) {
+    const char *path = luaL_checkstring(L, 1);
+    ldict *u = dict_new(L);
+    cr_err e;
+    if (cr_dict_load(&u->d, path, &e) != 0) return fail(L, &e);
+    return 1;
+}
+
+/* ---- libsvm ---- */
+
+/* libsvm(path [, {features = N}]) -> {rows, cols, nnz, ptr = Ints (rows+1),
+ * idx = Ints (0-based feature ids), val = Matrix nnz x 1, label = Matrix
+ * rows x 1} | nil, msg */
+static int l_libsvm(lua_State *L) {
+    static const char *const keys[] = {"features", NULL};
+    const char *path = luaL_checkstring(L, 1);
+    check_keys(L, 2, keys);
+    int64_t features = opt_int(L, 2, "features", 0);
+    cr_csr m;
+    cr_err e;
+    if (cr_libsvm_load(path, features, &m, &e) != 0) return fail(L, &e);
+    lua_createtable(L, 0, 8);
+    set_int(L, "rows", m.rows);
+    set_int(L, "cols", m.cols);
+    set_int(L, "nnz", m.nnz);
+    push_ints(L, m.ptr, m.rows + 1);
+    lua_setfield(L, -2, "ptr");
+    push_ints(L, m.idx, m.nnz);
+    lua_setfield(L, -2, "idx");
+    push_col(L, m.val, m.nnz);
+    lua_setfield(L, -2, "val");
+    push_col(L, m.label, m.rows);
+    lua_setfield(L, -2, "label");
+    cr_csr_free(&m);
+    return 1;
+}
+
+/* write_libsvm(path, {ptr, idx, val, label}) -> true | nil, msg */
+static int l_write_libsvm(lua_State *L) {
+    const char *path = luaL_checkstring(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    cr_ints *ptr = field_ints(L, 2, "ptr"), *idx = field_ints(L, 2, "idx");
+    cr_mat *val = field_mat(L, 2, "val"), *label = field_mat(L, 2, "label");
+    int64_t rows = ptr->n - 1;
+    if (rows < 0 || label->rows * label->cols != rows || val->rows * val->cols != idx->n ||
+        ptr->data[0] != 0 || ptr->data[rows] != idx->n)
+        return luaL_error(L, "inconsistent CSR: ptr must have rows+1 entries from 0 to #idx, label rows entries");
+    for (int64_t i = 0; i < rows; i++)
+        if (ptr->data[i + 1] < ptr->data[i]) return luaL_error(L, "ptr must be non-decreasing");
+    for (int64_t k = 0; k < idx->n; k++)
+        if (idx->data[k] < 0 || idx->data[k] >= INT32_MAX) return luaL_error(L, "idx[%d] out of range", (int)k + 1);
+    cr_csr m = {rows, 0, idx->n, ptr->data, idx->data, val->data, label->data};
+    cr_err e;
+    if (cr_libsvm_write(path, &m, &e) != 0) return fail(L, &e);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* ---- edges ---- */
+
+/* edges(path) -> {n (nodes = max id + 1), m, src = Ints, dst = Ints} | nil, msg */
+static int l_edges(lua_State *L) {
+    const char *path = luaL_checkstring(L, 1);
+    cr_edges g;
+    cr_err e;
+    if (cr_edges_load(path, &g, &e) != 0) return fail(L, &e);
+    lua_createtable(L, 0, 4);
+    set_int(L, "n", g.n);
+    set_int(L, "m", g.m);
+    push_ints(L, g.src, g.m);
+    lua_setfield(L, -2, "src");
+    push_ints(L, g.dst, g.m);
+    lua_setfield(L, -2, "dst");
+    cr_edges_free(&g);
+    return 1;
+}
+
+static int l_write_edges(lua_State *L) {
+    const char *path = luaL_checkstring(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    cr_ints *a = field_ints(L, 2, "src"), *b = field_ints(L, 2, "dst");
+    if (a->n != b->n) return luaL_error(L, "src and dst must have the same length");
+    cr_edges g = {0, a->n, a->data, b->data};
+    cr_err e;
+    if (cr_edges_write(path, &g, &e) != 0) return fail(L, &e);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* ---- triples ---- */
+
+static int ends_with(const char *s, const char *suf) {
+    size_t n = strlen(s), k = strlen(suf);
+    return n >= k && !strcmp(s + n - k, suf);
+}
+
+/* Option t[key]: a Dict (used as is), a path of an ID<TAB>NAME file (loaded),
+ * or nil (a new empty Dict). Pushes the Dict; returns it, or NULL with e set. */
+static ldict *opt_dict(lua_State *L, int t, const char *key, int *given, cr_err *e) {
+    int ty = lua_isnoneornil(L, t) ? LUA_TNIL : lua_getfield(L, t, key);
+    if (!lua_isnoneornil(L, t) && ty == LUA_TNIL) lua_pop(L, 1);
+    *given = ty != LUA_TNIL;
+    if (ty == LUA_TNIL) return dict_new(L);
+    if (ty == LUA_TSTRING) {
+        const char *p = lua_tostring(L, -1);
+        ldict *u = dict_new(L);
+        lua_remove(L, -2);
+        return cr_dict_load(&u->d, p, e) == 0 ? u : NULL;
+    }
+    ldict *u = luaL_testudata(L, -1, DICT_MT);
+    if (!u) luaL_error(L, "option '%s' must be a crescent.Dict or a path", key);
+    return u;
+}
+
+/* triples(path [, {entities = Dict|path, relations = Dict|path, grow}])
+ * -> {n, n_ent, n_rel, s, r, o = Ints, entities = Dict, relations = Dict}
+ * | nil, msg. "*.del" files hold integer ids (bounded by the dictionaries'
+ * sizes when given); other files hold names. With dictionaries given, a
+ * name they do not know is an error unless grow = true. */
+static int l_triples(lua_State *L) {
+    static const char *const keys[] = {"entities", "relations", "grow", NULL};
+    const char *path = luaL_checkstring(L, 1);
+    check_keys(L, 2, keys);
+    cr_err e;
+    int ge, gr;
+    ldict *ents = opt_dict(L, 2, "entities", &ge, &e);
+    if (!ents) return fail(L, &e);
+    ldict *rels = opt_dict(L, 2, "relations", &gr, &e);
+    if (!rels) return fail(L, &e);
+    int grow = opt_bool(L, 2, "grow", !(ge || gr));
+    cr_triples t;
+    int rc = ends_with(path, ".del") || ends_with(path, ".del.gz")
+                 ? cr_triples_load_del(path, ents->d.n, rels->d.n, &t, &e)
+                 : cr_triples_load(path, &ents->d, &rels->d, grow, &t, &e);
+    if (rc != 0) return fail(L, &e);
+    lua_createtable(L, 0, 8);
+    set_int(L, "n", t.n);
+    set_int(L, "n_ent", t.n_ent);
+    set_int(L, "n_rel", t.n_rel);
+    push_ints(L, t.s, t.n);
+    lua_setfield(L, -2, "s");
+    push_ints(L, t.r, t.n);
+    lua_setfield(L, -2, "r");
+    push_ints(L, t.o, t.n);
+    lua_setfield(L, -2, "o");
+    cr_triples_free(&t);
+    lua_rotate(L, -3, 1); /* ents rels tbl -> tbl ents rels */
+    lua_setfield(L, -3, "relations");
+    lua_setfield(L, -2, "entities");
+    return 1;
+}
+
+/* write_triples(path, {s, r, o [, entities, relations]} [, {names = bool}])
+ * names defaults to true when both dictionaries are present. */
+static int l_write_triples(lua_State *L) {
+    const char *path = luaL_checkstring(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    cr_ints *s = field_ints(L, 2, "s"), *r = field_ints(L, 2, "r"), *o = field_ints(L, 2, "o");
+    if (r->n != s->n || o->n != s->n) return luaL_error(L, "s, r and o must have the same length");
+    lua_getfield(L, 2, "entities");
+    lua_getfield(L, 2, "relations");
+    ldict *de = luaL_testudata(L, -2, DICT_MT), *dr = luaL_testudata(L, -1, DICT_MT);
+    int names = opt_bool(L, 3, "names", de && dr);
+    if (names && !(de && dr)) return luaL_error(L, "names = true needs entities and relations dictionaries");
+    for (int64_t i = 0; names && i < s->n; i++)
+        if (s->data[i] < 0 || s->data[i] >= de->d.n || o->data[i] < 0 || o->data[i] >= de->d.n ||
+            r->data[i] < 0 || r->data[i] >= dr->d.n)
+            return luaL_error(L, "triple %d has an id outside the dictionaries", (int)i + 1);
+    cr_triples t = {s->n, s->data, r->data, o->data, 0, 0};
+    cr_err e;
+    if (cr_triples_write(path, &t, names ? &de->d : NULL, names ? &dr->d : NULL, &e) != 0) return fail(L, &e);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* ---- text ---- */
+
+/* text(path [, {min_count = 1, sample = 0, power = 0.75, table_size = 1e6}])
+ * -> {tokens = Ints, sentences = Ints (nsent+1 offsets into tokens), nsent,
+ *     vocab = Dict (id 0 = most frequent), counts = Ints, words, total (kept
+ *     tokens), raw (tokens read), table = Ints (negative sampling, count^power),
+ *     keep = Matrix words x 1 (subsampling keep probability for t = sample)}
+ * | nil, msg */
+static int l_text(lua_State *L) {
+    static const char *const keys[] = {"min_count", "sample", "power", "table_size", NULL};
+    const char *path = luaL_checkstring(L, 1);
+    check_keys(L, 2, keys);
+    int64_t min_count = opt_int(L, 2, "min_count", 1), tsize = opt_int(L, 2, "table_size", 1000000);
+    double sample = opt_num(L, 2, "sample", 0), power = opt_num(L, 2, "power", 0.75);
+    if (min_count < 1) return luaL_error(L, "option 'min_count' must be >= 1");
+    if (tsize < 1 || tsize > ((int64_t)1 << 32)) return luaL_error(L, "option 'table_size' must be in 1..2^32");
+    ldict *voc = dict_new(L);
+    cr_corpus c;
+    cr_err e;
+    if (cr_text_load(path, min_count, &c, &voc->d, &e) != 0) return fail(L, &e);
+    lua_createtable(L, 0, 12);
+    lua_rotate(L, -2, 1);
+    lua_setfield(L, -2, "vocab");
+    set_int(L, "words", voc->d.n);
+    set_int(L, "total", c.ntok);
+    set_int(L, "raw", c.raw);
+    set_int(L, "nsent", c.nsent);
+    push_ints(L, c.tok, c.ntok);
+    lua_setfield(L, -2, "tokens");
+    push_ints(L, c.sent, c.nsent + 1);
+    lua_setfield(L, -2, "sentences");
+    push_ints(L, c.count, voc->d.n);
+    lua_setfield(L, -2, "counts");
+    cr_ints *table = cr_lints_new(L, tsize);
+    cr_vocab_unigram_table(c.count, voc->d.n, power, table->data, tsize);
+    lua_setfield(L, -2, "table");
+    cr_mat *keep = cr_lmat_new(L, voc->d.n, 1);
+    cr_vocab_keep_prob(c.count, voc->d.n, c.ntok, sample, keep->data);
+    lua_setfield(L, -2, "keep");
+    cr_corpus_free(&c);
+    return 1;
+}
+
+/* write_text(path, {tokens, sentences, vocab}) -> true | nil, msg */
+static int l_write_text(lua_State *L) {
+    const char *path = luaL_checkstring(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    cr_ints *tok = field_ints(L, 2, "tokens"), *sent = field_ints(L, 2, "sentences");
+    lua_getfield(L, 2, "vocab");
+    ldict *v = luaL_testudata(L, -1, DICT_MT);
+    if (!v) return luaL_error(L, "field 'vocab' must be a crescent.Dict");
+    if (sent->n < 1 || sent->data[0] != 0 || sent->data[sent->n - 1] != tok->n)
+        return luaL_error(L, "sentences must be offsets from 0 to #tokens");
+    for (int64_t k = 0; k + 1 < sent->n; k++)
+        if (sent->data[k + 1] < sent->data[k]) return luaL_error(L, "sentences must be non-decreasing");
+    for (int64_t i = 0; i < tok->n; i++)
+        if (tok->data[i] < 0 || tok->data[i] >= v->d.n) return luaL_error(L, "token %d not in the vocabulary", (int)i + 1);
+    cr_corpus c = {tok->n, tok->data, sent->n - 1, sent->data, tok->n, NULL};
+    cr_err e;
+    if (cr_text_write(path, &c, &v->d, &e) != 0) return fail(L, &e);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+static const luaL_Reg dict_methods[] = {
+    {"id", d_id}, {"name", d_name}, {"names", d_names}, {"write", d_write}, {NULL, NULL},
+};
+
+static const luaL_Reg funcs[] = {
+    {"matrix_market", l_matrix_market},
+    {"write_matrix_market", l_write_matrix_market},
+    {"libsvm", l_libsvm},
+    {"write_libsvm", l_write_libsvm},
+    {"edges", l_edges},
+    {"write_edges", l_write_edges},
+    {"triples", l_triples},
+    {"write_triples", l_write_triples},
+    {"text", l_text},
+    {"write_text", l_write_text},
+    {"dict", l_dict},
+    {NULL, NULL},
+};
 
 int cr_lopen_data(lua_State *L) {
-    lua_newtable(L);
+    if (luaL_newmetatable(L, DICT_MT)) {
+        lua_pushcfunction(L, d_gc);
+        lua_setfield(L, -2, "__gc");
+        lua_pushcfunction(L, d_gc);
+        lua_setfield(L, -2, "__close");
+        lua_pushcfunction(L, d_len);
+        lua_setfield(L, -2, "__len");
+        luaL_newlib(L, dict_methods);
+        lua_setfield(L, -2, "__index");
+    }
+    lua_pop(L, 1);
+    luaL_newlib(L, funcs);
     return 1;
 }

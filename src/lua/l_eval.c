@@ -1,9 +1,485 @@
-/* crescent.core.eval (placeholder: filled in by the eval work). */
+/* crescent.core.eval: bindings of the evaluators in src/eval.
+ *
+ *   link_prediction{model=, entities=M, relations=R, test=T, filter={T, ...},
+ *                   naive=, block=, ranks=}          -> {mrr=, mr=, hits1=, ...}
+ *   analogy(M, words, path [, {restrict=, naive=, block=}]) -> {total=, ...}
+ *   synonyms(M, words, path [, {restrict=}])         -> {accuracy=, coverage=, ...}
+ *   rmse(pred, truth), logloss(p, y), accuracy(score, y [, threshold]), auc(score, y)
+ *   lda_loglik{n_wk=, n_dk=, n_k=, alpha=, beta=}     -> {per_token=, ...}
+ *   lda_perplexity{n_wk=, n_k=, alpha=, beta=, docs= | tokens=, offsets=,
+ *                  iters=, burnin=, seed=}            -> {perplexity=, ...}
+ *
+ * M is a crescent.Matrix; triples T are 0-based ids (row indices of the
+ * entity and relation matrices), given as a flat crescent.Ints or table
+ * {s1, r1, o1, s2, ...}, a table of {s, r, o} tables, or a table
+ * {s = ids, r = ids, o = ids} of three equal-length columns. Number arrays
+ * are Matrices (all cells, row-major) or tables of numbers. Expected
+ * failures (unreadable or malformed question file) return nil, msg; wrong
+ * types, sizes, ids and options raise. lua/crescent/eval.lua turns both into
+ * errors at the caller's line. Temporary arrays live in userdata on the
+ * stack, so raising never leaks. */
+#include <lauxlib.h>
 #include <lua.h>
+#include <stdio.h>
+#include <string.h>
 
+#include "eval/cr_lda_eval.h"
+#include "eval/cr_linkpred.h"
+#include "eval/cr_metrics.h"
+#include "eval/cr_wordvec.h"
 #include "lua/l_modules.h"
+#include "lua/l_util.h"
+
+/* ---- argument helpers */
+
+/* Raise if the options table at idx has a key not in allowed (NULL-ended). */
+static void check_keys(lua_State *L, int idx, const char *fn, const char *const *allowed) {
+    idx = lua_absindex(L, idx);
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        int ok = 0;
+        if (lua_type(L, -1) == LUA_TSTRING)
+            for (const char *const *a = allowed; *a; a++) ok |= strcmp(lua_tostring(L, -1), *a) == 0;
+        if (!ok) luaL_error(L, "%s: unknown option '%s'", fn, luaL_tolstring(L, -1, NULL));
+    }
+}
+
+static int opt_bool(lua_State *L, int t, const char *k) {
+    int v = lua_getfield(L, t, k) != LUA_TNIL && lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
+static lua_Integer opt_int(lua_State *L, int t, const char *k, lua_Integer dflt) {
+    lua_Integer v = dflt;
+    if (lua_getfield(L, t, k) != LUA_TNIL) {
+        int ok;
+        v = lua_tointegerx(L, -1, &ok);
+        if (!ok) luaL_error(L, "option '%s': integer expected, got %s", k, luaL_typename(L, -1));
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
+static double opt_num(lua_State *L, int t, const char *k, int required, double dflt) {
+    double v = dflt;
+    int ty = lua_getfield(L, t, k);
+    if (ty == LUA_TNIL && required) luaL_error(L, "option '%s' is required", k);
+    if (ty != LUA_TNIL) {
+        int ok;
+        v = lua_tonumberx(L, -1, &ok);
+        if (!ok) luaL_error(L, "option '%s': number expected, got %s", k, luaL_typename(L, -1));
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
+/* The matrix in field k of table t (required), left on the stack top. */
+static cr_mat *field_mat(lua_State *L, int t, const char *k) {
+    lua_getfield(L, t, k);
+    cr_mat *m = cr_lmat_test(L, -1);
+    if (!m) luaL_error(L, "option '%s': crescent.Matrix expected, got %s", k, luaL_typename(L, -1));
+    return m;
+}
+
+/* Float array at idx: a Matrix (all cells) or a table of numbers, which is
+ * copied into a new 1 x n Matrix pushed on the stack. Sets *n. */
+static const float *float_array(lua_State *L, int idx, const char *what, int64_t *n) {
+    idx = lua_absindex(L, idx);
+    cr_mat *m = cr_lmat_test(L, idx);
+    if (m) {
+        *n = m->rows * m->cols;
+        return m->data;
+    }
+    if (!lua_istable(L, idx)) luaL_error(L, "%s: crescent.Matrix or table of numbers expected, got %s", what, luaL_typename(L, idx));
+    lua_Integer len = luaL_len(L, idx);
+    m = cr_lmat_new(L, 1, len);
+    for (lua_Integer i = 1; i <= len; i++) {
+        int ok;
+        lua_geti(L, idx, i);
+        m->data[i - 1] = (float)lua_tonumberx(L, -1, &ok);
+        if (!ok) luaL_error(L, "%s[%d]: number expected, got %s", what, (int)i, luaL_typename(L, -1));
+        lua_pop(L, 1);
+    }
+    *n = len;
+    return m->data;
+}
+
+/* Integer at stack top (popped), raising with `what` and position i. */
+static int64_t pop_id(lua_State *L, const char *what, lua_Integer i) {
+    int ok;
+    lua_Integer v = lua_tointegerx(L, -1, &ok);
+    if (!ok) luaL_error(L, "%s: entry %d: integer expected, got %s", what, (int)i, luaL_typename(L, -1));
+    lua_pop(L, 1);
+    return v;
+}
+
+/* Triples at idx in any of the forms listed at the top; pushes the flat
+ * Ints that holds them (or the argument itself) and fills t. */
+static void triples_arg(lua_State *L, int idx, const char *what, cr_triples *t) {
+    idx = lua_absindex(L, idx);
+    int base = lua_gettop(L);
+    cr_ints *v = cr_lints_test(L, idx);
+    if (v) {
+        lua_pushvalue(L, idx);
+    } else if (!lua_istable(L, idx)) {
+        luaL_error(L, "%s: triples expected (crescent.Ints or table), got %s", what, luaL_typename(L, idx));
+    } else if (lua_getfield(L, idx, "s") != LUA_TNIL) { /* columns s, r, o */
+        cr_ints *c[3];
+        c[0] = cr_lints_from_arg(L, -1);
+        lua_getfield(L, idx, "r");
+        c[1] = cr_lints_from_arg(L, -1);
+        lua_getfield(L, idx, "o");
+        c[2] = cr_lints_from_arg(L, -1);
+        if (c[1]->n != c[0]->n || c[2]->n != c[0]->n) luaL_error(L, "%s: columns s, r, o differ in length", what);
+        v = cr_lints_new(L, 3 * c[0]->n);
+        for (int64_t i = 0; i < c[0]->n; i++)
+            for (int k = 0; k < 3; k++) v->data[3 * i + k] = c[k]->data[i];
+        lua_replace(L, base + 1);
+        lua_settop(L, base + 1);
+    } else {
+        lua_pop(L, 1);
+        lua_Integer len = luaL_len(L, idx);
+        lua_geti(L, idx, 1);
+        int nested = lua_istable(L, -1);
+        lua_pop(L, 1);
+        v = cr_lints_new(L, nested ? 3 * len : len);
+        for (lua_Integer i = 1; i <= len; i++) {
+            lua_geti(L, idx, i);
+            if (!nested) {
+                v->data[i - 1] = pop_id(L, what, i);
+                continue;
+            }
+            if (!lua_istable(L, -1) || luaL_len(L, -1) != 3)
+                luaL_error(L, "%s: entry %d: {s, r, o} expected", what, (int)i);
+            for (int k = 0; k < 3; k++) {
+                lua_geti(L, -1, k + 1);
+                v->data[3 * (i - 1) + k] = pop_id(L, what, i);
+            }
+            lua_pop(L, 1);
+        }
+    }
+    if (v->n % 3) luaL_error(L, "%s: %d ids is not a whole number of (s, r, o) triples", what, (int)v->n);
+    t->spo = v->data;
+    t->n = v->n / 3;
+}
+
+/* Is the filter option at idx a list of triple lists (rather than one
+ * list)? Yes if its first entry is an Ints, a column table {s=...}, a table
+ * of tables, or a flat table whose length is not 3. */
+static int is_list_of_lists(lua_State *L, int idx) {
+    if (cr_lints_test(L, idx) || !lua_istable(L, idx)) return 0;
+    if (lua_getfield(L, idx, "s") != LUA_TNIL) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    lua_pop(L, 1);
+    lua_geti(L, idx, 1);
+    int yes = cr_lints_test(L, -1) != NULL;
+    if (!yes && lua_istable(L, -1)) {
+        lua_getfield(L, -1, "s");
+        lua_geti(L, -2, 1);
+        yes = !lua_isnil(L, -2) || lua_istable(L, -1) || luaL_len(L, -3) != 3;
+        lua_pop(L, 2);
+    }
+    lua_pop(L, 1);
+    return yes;
+}
+
+/* Words at idx (a table of strings, or a table with field `words`): a
+ * char* array in a userdata pushed on the stack; the strings stay owned by
+ * the table, which must stay alive (it is an argument). */
+static const char **words_arg(lua_State *L, int idx, int64_t *n) {
+    idx = lua_absindex(L, idx);
+    luaL_checktype(L, idx, LUA_TTABLE);
+    if (lua_getfield(L, idx, "words") == LUA_TTABLE) idx = lua_absindex(L, -1); /* kept on the stack */
+    else lua_pop(L, 1);
+    lua_Integer len = luaL_len(L, idx);
+    const char **w = lua_newuserdatauv(L, (size_t)(len > 0 ? len : 1) * sizeof(char *), 0);
+    for (lua_Integer i = 1; i <= len; i++) {
+        if (lua_geti(L, idx, i) != LUA_TSTRING) luaL_error(L, "words[%d]: string expected, got %s", (int)i, luaL_typename(L, -1));
+        w[i - 1] = lua_tostring(L, -1);
+        lua_pop(L, 1); /* the table keeps the string alive */
+    }
+    *n = len;
+    return w;
+}
+
+static void set_num(lua_State *L, const char *k, double v) {
+    lua_pushnumber(L, v);
+    lua_setfield(L, -2, k);
+}
+
+static void set_int(lua_State *L, const char *k, int64_t v) {
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, k);
+}
+
+/* ---- link prediction */
+
+static int l_link_prediction(lua_State *L) {
+    static const char *const keys[] = {"model", "entities", "relations", "test", "filter", "naive", "block", "ranks", NULL};
+    luaL_checktype(L, 1, LUA_TTABLE);
+    check_keys(L, 1, "link_prediction", keys);
+    lua_getfield(L, 1, "model");
+    const char *name = lua_tostring(L, -1);
+    if (!name) luaL_error(L, "option 'model' is required (complex, distmult, transe_l1, transe_l2, rescal)");
+    cr_kge_model model;
+    cr_err e;
+    if (cr_kge_model_parse(name, &model, &e)) luaL_error(L, "%s", e.msg);
+    cr_mat *ent = field_mat(L, 1, "entities"), *rel = field_mat(L, 1, "relations");
+    lua_getfield(L, 1, "test");
+    if (lua_isnil(L, -1)) luaL_error(L, "option 'test' is required");
+    cr_triples test;
+    triples_arg(L, -1, "test", &test);
+    cr_triples filt[16];
+    int nf = 0;
+    if (lua_getfield(L, 1, "filter") != LUA_TNIL) {
+        int fi = lua_gettop(L);
+        if (!is_list_of_lists(L, fi)) {
+            triples_arg(L, fi, "filter", &filt[nf++]);
+        } else {
+            lua_Integer len = luaL_len(L, fi);
+            if (len > 16) luaL_error(L, "filter: at most 16 triple lists");
+            for (lua_Integer i = 1; i <= len; i++) {
+                char what[32];
+                snprintf(what, sizeof what, "filter[%d]", (int)i);
+                lua_geti(L, fi, i);
+                triples_arg(L, -1, what, &filt[nf++]);
+            }
+        }
+    }
+    cr_lp_opts o = {opt_bool(L, 1, "naive"), opt_int(L, 1, "block", 0)};
+    if (o.block < 0) luaL_error(L, "option 'block' must be positive");
+    double *ranks = NULL;
+    cr_mat *rk = NULL;
+    int want_ranks = opt_bool(L, 1, "ranks");
+    if (want_ranks) ranks = lua_newuserdatauv(L, (size_t)(2 * test.n > 0 ? 2 * test.n : 1) * sizeof(double), 0);
+    cr_lp_result r;
+    if (cr_linkpred_eval(model, ent, rel, &test, filt, nf, &o, &r, ranks, &e)) luaL_error(L, "%s", e.msg);
+    lua_createtable(L, 0, 10);
+    set_num(L, "mrr", r.mrr);
+    set_num(L, "mr", r.mr);
+    set_num(L, "hits1", r.hits1);
+    set_num(L, "hits3", r.hits3);
+    set_num(L, "hits10", r.hits10);
+    set_num(L, "mrr_tail", r.mrr_tail);
+    set_num(L, "mrr_head", r.mrr_head);
+    set_int(L, "queries", r.queries);
+    if (want_ranks) { /* row 1: (s, r, ?) ranks, row 2: (?, r, o) ranks */
+        rk = cr_lmat_new(L, 2, test.n);
+        for (int64_t i = 0; i < 2 * test.n; i++) rk->data[i] = (float)ranks[i];
+        lua_setfield(L, -2, "ranks");
+    }
+    return 1;
+}
+
+/* ---- word vectors */
+
+static int l_analogy(lua_State *L) {
+    static const char *const keys[] = {"restrict", "naive", "block", NULL};
+    lua_settop(L, 4);
+    cr_mat *v = cr_lmat_check(L, 1);
+    int64_t nw;
+    const char **words = words_arg(L, 2, &nw);
+    const char *path = luaL_checkstring(L, 3);
+    cr_analogy_opts o = {0, 0, 0};
+    if (!lua_isnoneornil(L, 4)) {
+        luaL_checktype(L, 4, LUA_TTABLE);
+        check_keys(L, 4, "analogy", keys);
+        o.restrict_n = opt_int(L, 4, "restrict", 0);
+        o.naive = opt_bool(L, 4, "naive");
+        o.block = opt_int(L, 4, "block", 0);
+        if (o.restrict_n < 0 || o.block < 0) luaL_error(L, "analogy: restrict and block must be positive");
+    }
+    if (v->rows != nw) luaL_error(L, "analogy: vectors have %d rows but there are %d words", (int)v->rows, (int)nw);
+    cr_analogy_result r;
+    cr_err e;
+    if (cr_analogy_eval(v, words, nw, path, &o, &r, &e)) {
+        lua_pushnil(L);
+        lua_pushstring(L, e.msg);
+        return 2;
+    }
+    lua_createtable(L, 0, 12);
+    set_num(L, "total", r.acc);
+    set_num(L, "semantic", r.sem_acc);
+    set_num(L, "syntactic", r.syn_acc);
+    set_num(L, "coverage", r.coverage);
+    set_int(L, "questions", r.sem_total + r.syn_total);
+    set_int(L, "seen", r.sem_seen + r.syn_seen);
+    set_int(L, "correct", r.sem_correct + r.syn_correct);
+    set_int(L, "semantic_questions", r.sem_total);
+    set_int(L, "semantic_seen", r.sem_seen);
+    set_int(L, "semantic_correct", r.sem_correct);
+    set_int(L, "syntactic_questions", r.syn_total);
+    set_int(L, "syntactic_seen", r.syn_seen);
+    set_int(L, "syntactic_correct", r.syn_correct);
+    return 1;
+}
+
+static int l_synonyms(lua_State *L) {
+    static const char *const keys[] = {"restrict", NULL};
+    lua_settop(L, 4);
+    cr_mat *v = cr_lmat_check(L, 1);
+    int64_t nw;
+    const char **words = words_arg(L, 2, &nw);
+    const char *path = luaL_checkstring(L, 3);
+    int64_t restrict_n = 0;
+    if (!lua_isnoneornil(L, 4)) {
+        luaL_checktype(L, 4, LUA_TTABLE);
+        check_keys(L, 4, "synonyms", keys);
+        restrict_n = opt_int(L, 4, "restrict", 0);
+        if (restrict_n < 0) luaL_error(L, "synonyms: restrict must be positive");
+    }
+    if (v->rows != nw) luaL_error(L, "synonyms: vectors have %d rows but there are %d words", (int)v->rows, (int)nw);
+    cr_synonym_result r;
+    cr_err e;
+    if (cr_synonyms_eval(v, words, nw, path, restrict_n, &r, &e)) {
+        lua_pushnil(L);
+        lua_pushstring(L, e.msg);
+        return 2;
+    }
+    lua_createtable(L, 0, 5);
+    set_num(L, "accuracy", r.accuracy);
+    set_num(L, "coverage", r.coverage);
+    set_int(L, "questions", r.total);
+    set_int(L, "covered", r.covered);
+    set_int(L, "correct", r.correct);
+    return 1;
+}
+
+/* ---- point metrics: (a, b) arrays of equal length */
+
+typedef int (*pair_metric)(const float *, const float *, int64_t, double *, cr_err *);
+
+static int pair(lua_State *L, const char *name, const char *a_name, const char *b_name, pair_metric f,
+                double threshold) {
+    int64_t na, nb;
+    const float *a = float_array(L, 1, a_name, &na), *b = float_array(L, 2, b_name, &nb);
+    if (na != nb) luaL_error(L, "%s: %s has %d values, %s has %d", name, a_name, (int)na, b_name, (int)nb);
+    double v;
+    cr_err e;
+    int rc = f ? f(a, b, na, &v, &e) : cr_metric_accuracy(a, b, na, threshold, &v, &e);
+    if (rc) luaL_error(L, "%s: %s", name, e.msg);
+    lua_pushnumber(L, v);
+    return 1;
+}
+
+static int l_rmse(lua_State *L) { lua_settop(L, 2); return pair(L, "rmse", "prediction", "truth", cr_metric_rmse, 0); }
+static int l_logloss(lua_State *L) { lua_settop(L, 2); return pair(L, "logloss", "probability", "label", cr_metric_logloss, 0); }
+static int l_auc(lua_State *L) { lua_settop(L, 2); return pair(L, "auc", "score", "label", cr_metric_auc, 0); }
+static int l_accuracy(lua_State *L) {
+    double t = luaL_optnumber(L, 3, 0.5);
+    lua_settop(L, 2);
+    return pair(L, "accuracy", "score", "label", NULL, t);
+}
+
+/* ---- LDA */
+
+/* n_k from field "n_k" of table t (Matrix or table of numbers), or NULL when
+ * absent; its length must be K. May push a temporary. */
+static const float *topic_totals_arg(lua_State *L, int t, int64_t K) {
+    if (lua_getfield(L, t, "n_k") == LUA_TNIL) {
+        lua_pop(L, 1);
+        return NULL;
+    }
+    int64_t n;
+    const float *nk = float_array(L, -1, "n_k", &n);
+    if (n != K) luaL_error(L, "n_k has %d values, n_wk has %d topics", (int)n, (int)K);
+    return nk;
+}
+
+static int l_lda_loglik(lua_State *L) {
+    static const char *const keys[] = {"n_wk", "n_dk", "n_k", "alpha", "beta", NULL};
+    luaL_checktype(L, 1, LUA_TTABLE);
+    check_keys(L, 1, "lda_loglik", keys);
+    cr_mat *nwk = field_mat(L, 1, "n_wk"), *ndk = NULL;
+    if (lua_getfield(L, 1, "n_dk") != LUA_TNIL) ndk = field_mat(L, 1, "n_dk");
+    const float *nk = topic_totals_arg(L, 1, nwk->cols);
+    double alpha = opt_num(L, 1, "alpha", 1, 0), beta = opt_num(L, 1, "beta", 1, 0);
+    cr_lda_ll r;
+    cr_err e;
+    if (cr_lda_loglik(ndk, nwk, nk, alpha, beta, &r, &e)) luaL_error(L, "lda_loglik: %s", e.msg);
+    lua_createtable(L, 0, 5);
+    set_num(L, "per_token", r.per_token);
+    set_num(L, "total", r.total);
+    set_num(L, "word", r.word_ll);
+    set_num(L, "doc", r.doc_ll);
+    set_num(L, "tokens", r.tokens);
+    return 1;
+}
+
+/* Documents from field "docs" (a table of Ints / tables of word ids) or
+ * from fields "tokens" and "offsets" (Ints, 0-based, offsets has D+1
+ * entries). Pushes what holds them; sets *tok, *off, *nd. */
+static void docs_arg(lua_State *L, int t, const int64_t **tok, const int64_t **off, int64_t *nd) {
+    if (lua_getfield(L, t, "docs") != LUA_TNIL) {
+        int di = lua_gettop(L);
+        luaL_checktype(L, di, LUA_TTABLE);
+        lua_Integer D = luaL_len(L, di);
+        cr_ints *o = cr_lints_new(L, D + 1);
+        for (lua_Integer d = 1; d <= D; d++) {
+            lua_geti(L, di, d);
+            o->data[d] = o->data[d - 1] + (int64_t)luaL_len(L, -1);
+            lua_pop(L, 1);
+        }
+        cr_ints *all = cr_lints_new(L, o->data[D]);
+        for (lua_Integer d = 1; d <= D; d++) {
+            lua_geti(L, di, d);
+            cr_ints *x = cr_lints_from_arg(L, -1);
+            memcpy(all->data + o->data[d - 1], x->data, (size_t)x->n * sizeof(int64_t));
+            lua_pop(L, 2);
+        }
+        *tok = all->data;
+        *off = o->data;
+        *nd = D;
+        return;
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, t, "tokens");
+    cr_ints *tk = cr_lints_from_arg(L, -1);
+    lua_getfield(L, t, "offsets");
+    cr_ints *of = cr_lints_from_arg(L, -1);
+    if (of->n < 2) luaL_error(L, "lda_perplexity: offsets needs at least 2 entries");
+    if (of->data[of->n - 1] != tk->n)
+        luaL_error(L, "lda_perplexity: last offset %d differs from the token count %d", (int)of->data[of->n - 1], (int)tk->n);
+    *tok = tk->data;
+    *off = of->data;
+    *nd = of->n - 1;
+}
+
+static int l_lda_perplexity(lua_State *L) {
+    static const char *const keys[] = {"n_wk", "n_k", "alpha", "beta", "docs", "tokens", "offsets",
+                                       "iters", "burnin", "seed", NULL};
+    luaL_checktype(L, 1, LUA_TTABLE);
+    check_keys(L, 1, "lda_perplexity", keys);
+    cr_mat *nwk = field_mat(L, 1, "n_wk");
+    const float *nk = topic_totals_arg(L, 1, nwk->cols);
+    double alpha = opt_num(L, 1, "alpha", 1, 0), beta = opt_num(L, 1, "beta", 1, 0);
+    cr_lda_perp_opts o = {(int)opt_int(L, 1, "iters", 20), (int)opt_int(L, 1, "burnin", -1),
+                          (uint64_t)opt_int(L, 1, "seed", 1)};
+    if (o.iters <= 0) luaL_error(L, "lda_perplexity: iters must be positive");
+    const int64_t *tok, *off;
+    int64_t nd;
+    docs_arg(L, 1, &tok, &off, &nd);
+    cr_lda_perp_result r;
+    cr_err e;
+    if (cr_lda_perplexity(nwk, nk, alpha, beta, tok, off, nd, &o, &r, &e)) luaL_error(L, "lda_perplexity: %s", e.msg);
+    lua_createtable(L, 0, 4);
+    set_num(L, "perplexity", r.perplexity);
+    set_num(L, "loglik", r.loglik);
+    set_int(L, "tokens", r.eval_tokens);
+    set_int(L, "docs", r.docs);
+    return 1;
+}
 
 int cr_lopen_eval(lua_State *L) {
-    lua_newtable(L);
+    static const luaL_Reg fns[] = {
+        {"link_prediction", l_link_prediction}, {"analogy", l_analogy}, {"synonyms", l_synonyms},
+        {"rmse", l_rmse},                       {"logloss", l_logloss}, {"accuracy", l_accuracy},
+        {"auc", l_auc},                         {"lda_loglik", l_lda_loglik},
+        {"lda_perplexity", l_lda_perplexity},   {NULL, NULL}};
+    luaL_newlib(L, fns);
     return 1;
 }

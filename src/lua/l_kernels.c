@@ -1,9 +1,264 @@
-/* crescent.core.kernels (placeholder: filled in by the kernels work). */
+/* crescent.core.kernels: model math called from Lua, one call per batch.
+ *
+ * Matrix factorization (lua/models/mf.lua):
+ *   kernels.mm_header(path)            -> {rows=, cols=, nnz=} | nil, msg
+ *   kernels.mf_load(path, opts)        -> cells | nil, msg
+ *       opts: row_lo, row_hi (0-based, [lo, hi); default all rows),
+ *             part, parts (this worker's share of the node's columns; 0, 1),
+ *             batch (cells per batch, 100000), seed (grouping of columns, 0)
+ *   cells:count(), cells:columns(), cells:shuffle(seed) (also restarts the walk),
+ *   cells:rewind() (restart the walk in the same order), cells:close()
+ *   cells:batches()                    -> batches per epoch
+ *   cells:next()                       -> wkeys, hkeys, n | nil at the end of the walk
+ *       wkeys/hkeys are crescent.Ints of the batch's unique W/H keys (0-based);
+ *       the same objects every epoch (do not modify them)
+ *   kernels.mf_sgd(cells, Wm, Hm, lr, lambda) -> sse, reg, n
+ *       Wm, Hm: the pulled rows of wkeys/hkeys (crescent.Matrix). Runs SGD
+ *       over the current batch on them, then turns them into gradient sums
+ *       (so that pushing them to an sgd table with the same lr applies the
+ *       same change).
+ *   kernels.mf_eval(cells, Wm, Hm)     -> sse, n (current batch, no update)
+ * Expected failures (missing or malformed file) return nil, "file:line: msg";
+ * misuse (wrong shapes, no current batch) raises. */
+#include <lauxlib.h>
 #include <lua.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "base/cr_alloc.h"
+#include "kernels/cr_mf.h"
+#include "kernels/cr_mfcells.h"
 #include "lua/l_modules.h"
+#include "lua/l_util.h"
+
+#define CELLS_MT "crescent.MFCells"
+
+typedef struct {
+    cr_mfcells *c; /* NULL when closed */
+    int64_t pos;
+    int have;
+    cr_mfcells_batch b;
+    float *scratch;
+    int64_t scap;
+} lcells;
+
+static lcells *check_cells(lua_State *L, int idx) {
+    lcells *u = luaL_checkudata(L, idx, CELLS_MT);
+    if (!u->c) luaL_error(L, "mf cells are closed");
+    return u;
+}
+
+static int cells_gc(lua_State *L) {
+    lcells *u = luaL_checkudata(L, 1, CELLS_MT);
+    cr_mfcells_destroy(&u->c);
+    free(u->scratch);
+    u->scratch = NULL;
+    u->have = 0;
+    return 0;
+}
+
+static lua_Integer opt_int(lua_State *L, int t, const char *k, lua_Integer def) {
+    if (lua_isnoneornil(L, t)) return def;
+    lua_getfield(L, t, k);
+    int ok;
+    lua_Integer v = lua_tointegerx(L, -1, &ok);
+    if (!ok && !lua_isnil(L, -1)) luaL_error(L, "mf_load: option '%s' must be an integer", k);
+    lua_pop(L, 1);
+    return ok ? v : def;
+}
+
+static void check_opts_keys(lua_State *L, int t) {
+    static const char *known[] = {"row_lo", "row_hi", "part", "parts", "batch", "seed", NULL};
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        int found = 0;
+        if (lua_type(L, -2) == LUA_TSTRING)
+            for (const char **k = known; *k; k++) found |= strcmp(*k, lua_tostring(L, -2)) == 0;
+        if (!found) {
+            lua_pop(L, 1);
+            luaL_error(L, "mf_load: unknown option '%s'", luaL_tolstring(L, -1, NULL));
+        }
+        lua_pop(L, 1);
+    }
+}
+
+/* mf_load(path [, opts]) -> cells | nil, msg */
+static int l_mf_load(lua_State *L) {
+    const char *path = luaL_checkstring(L, 1);
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        check_opts_keys(L, 2);
+    }
+    cr_mfcells_opts o = {opt_int(L, 2, "row_lo", 0), opt_int(L, 2, "row_hi", -1),
+                         (int)opt_int(L, 2, "part", 0), (int)opt_int(L, 2, "parts", 1),
+                         opt_int(L, 2, "batch", 100000), (uint64_t)opt_int(L, 2, "seed", 0)};
+    lcells *u = lua_newuserdatauv(L, sizeof *u, 1); /* user value: batch id -> {wkeys, hkeys} */
+    memset(u, 0, sizeof *u);
+    luaL_setmetatable(L, CELLS_MT);
+    cr_err e;
+    u->c = cr_mfcells_load(path, &o, &e);
+    if (!u->c) {
+        lua_pushnil(L);
+        lua_pushstring(L, e.msg);
+        return 2;
+    }
+    lua_createtable(L, (int)cr_mfcells_batches(u->c), 0);
+    lua_setiuservalue(L, -2, 1);
+    return 1;
+}
+
+static int l_mm_header(lua_State *L) {
+    const char *path = luaL_checkstring(L, 1);
+    cr_mf_shape h;
+    cr_err e;
+    if (cr_mfcells_read_header(path, &h, &e)) {
+        lua_pushnil(L);
+        lua_pushstring(L, e.msg);
+        return 2;
+    }
+    lua_createtable(L, 0, 3);
+    lua_pushinteger(L, h.rows);
+    lua_setfield(L, -2, "rows");
+    lua_pushinteger(L, h.cols);
+    lua_setfield(L, -2, "cols");
+    lua_pushinteger(L, h.nnz);
+    lua_setfield(L, -2, "nnz");
+    return 1;
+}
+
+static int cells_count(lua_State *L) {
+    lua_pushinteger(L, cr_mfcells_count(check_cells(L, 1)->c));
+    return 1;
+}
+
+static int cells_columns(lua_State *L) {
+    lua_pushinteger(L, cr_mfcells_columns(check_cells(L, 1)->c));
+    return 1;
+}
+
+static int cells_shuffle(lua_State *L) {
+    lcells *u = check_cells(L, 1);
+    cr_mfcells_shuffle(u->c, (uint64_t)luaL_checkinteger(L, 2));
+    u->pos = 0;
+    u->have = 0;
+    return 0;
+}
+
+static int cells_rewind(lua_State *L) {
+    lcells *u = check_cells(L, 1);
+    u->pos = 0;
+    u->have = 0;
+    return 0;
+}
+
+static void push_keys(lua_State *L, const int64_t *keys, int64_t n) {
+    cr_ints *v = cr_lints_new(L, n);
+    memcpy(v->data, keys, (size_t)n * sizeof *keys);
+}
+
+static int cells_batches(lua_State *L) {
+    lua_pushinteger(L, cr_mfcells_batches(check_cells(L, 1)->c));
+    return 1;
+}
+
+/* cells:next() -> wkeys, hkeys, n | nil. The key vectors of a batch are made
+ * once and kept in the user value, so an epoch allocates nothing. */
+static int cells_next(lua_State *L) {
+    lcells *u = check_cells(L, 1);
+    u->have = cr_mfcells_next(u->c, &u->pos, &u->b);
+    if (!u->have) {
+        lua_pushnil(L);
+        return 1;
+    }
+    lua_getiuservalue(L, 1, 1);
+    if (lua_rawgeti(L, -1, u->b.id + 1) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_createtable(L, 2, 0);
+        push_keys(L, u->b.wkeys, u->b.nw);
+        lua_rawseti(L, -2, 1);
+        push_keys(L, u->b.hkeys, u->b.nh);
+        lua_rawseti(L, -2, 2);
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, -3, u->b.id + 1);
+    }
+    lua_rawgeti(L, -1, 1);
+    lua_rawgeti(L, -2, 2);
+    lua_pushinteger(L, u->b.cells.n);
+    return 3;
+}
+
+/* The current batch and its two matrices, shapes checked. */
+static lcells *batch_args(lua_State *L, cr_mat **W, cr_mat **H) {
+    lcells *u = check_cells(L, 1);
+    *W = cr_lmat_check(L, 2);
+    *H = cr_lmat_check(L, 3);
+    if (!u->have) luaL_error(L, "no current batch (call cells:next first)");
+    if ((*W)->rows != u->b.nw || (*H)->rows != u->b.nh)
+        luaL_error(L, "matrices have %d and %d rows, the batch has %d W keys and %d H keys",
+                   (int)(*W)->rows, (int)(*H)->rows, (int)u->b.nw, (int)u->b.nh);
+    if ((*W)->cols != (*H)->cols || (*W)->cols < 1)
+        luaL_error(L, "W and H rows must have the same dimension (got %d and %d)", (int)(*W)->cols,
+                   (int)(*H)->cols);
+    return u;
+}
+
+/* mf_sgd(cells, Wm, Hm, lr, lambda) -> sse, reg, n */
+static int l_mf_sgd(lua_State *L) {
+    cr_mat *W, *H;
+    lcells *u = batch_args(L, &W, &H);
+    float lr = (float)luaL_checknumber(L, 4), lambda = (float)luaL_checknumber(L, 5);
+    luaL_argcheck(L, lr >= 0, 4, "learning rate must be >= 0");
+    luaL_argcheck(L, lambda >= 0, 5, "lambda must be >= 0");
+    int64_t need = (W->rows + H->rows) * W->cols;
+    if (need > u->scap) {
+        free(u->scratch);
+        u->scap = need;
+        u->scratch = cr_xmalloc((size_t)need * sizeof(float));
+    }
+    size_t wn = (size_t)(W->rows * W->cols);
+    memcpy(u->scratch, W->data, wn * sizeof(float));
+    memcpy(u->scratch + wn, H->data, (size_t)(H->rows * H->cols) * sizeof(float));
+    cr_mf_stats st = {0, 0, 0};
+    cr_mf_sgd(&u->b.cells, W, H, lr, lambda, &st);
+    cr_mf_delta_to_grad(W, u->scratch, lr);
+    cr_mf_delta_to_grad(H, u->scratch + wn, lr);
+    lua_pushnumber(L, st.sse);
+    lua_pushnumber(L, st.reg);
+    lua_pushinteger(L, st.n);
+    return 3;
+}
+
+/* mf_eval(cells, Wm, Hm) -> sse, n */
+static int l_mf_eval(lua_State *L) {
+    cr_mat *W, *H;
+    lcells *u = batch_args(L, &W, &H);
+    cr_mf_stats st = {0, 0, 0};
+    cr_mf_eval(&u->b.cells, W, H, &st);
+    lua_pushnumber(L, st.sse);
+    lua_pushinteger(L, st.n);
+    return 2;
+}
+
+static const luaL_Reg cells_methods[] = {
+    {"count", cells_count}, {"columns", cells_columns}, {"batches", cells_batches}, {"shuffle", cells_shuffle},
+    {"next", cells_next},   {"rewind", cells_rewind},   {"close", cells_gc},        {NULL, NULL},
+};
+
+static const luaL_Reg funcs[] = {
+    {"mm_header", l_mm_header}, {"mf_load", l_mf_load}, {"mf_sgd", l_mf_sgd},
+    {"mf_eval", l_mf_eval},     {NULL, NULL},
+};
 
 int cr_lopen_kernels(lua_State *L) {
-    lua_newtable(L);
+    if (luaL_newmetatable(L, CELLS_MT)) {
+        luaL_newlib(L, cells_methods);
+        lua_setfield(L, -2, "__index");
+        lua_pushcfunction(L, cells_gc);
+        lua_setfield(L, -2, "__gc");
+        lua_pushcfunction(L, cells_gc);
+        lua_setfield(L, -2, "__close");
+    }
+    lua_pop(L, 1);
+    luaL_newlib(L, funcs);
     return 1;
 }

@@ -30,6 +30,12 @@ cr_bigraph *cr_bigraph_from_edges(const uint32_t *u, const uint32_t *v, uint64_t
  * name "file:line: reason". Caller owns the result. */
 cr_bigraph *cr_bigraph_load(const char *path, cr_bigraph_format fmt, cr_err *e);
 
+/* Format by name ("libsvm", "mm", "edges"); -1 if unknown. */
+int cr_bigraph_format_parse(const char *name, cr_bigraph_format *out);
+/* Format from a file name: .mtx/.mm/.mmc -> MM, .edges/.el/.tsv -> EDGES,
+ * anything else LIBSVM. */
+cr_bigraph_format cr_bigraph_format_guess(const char *path);
+
 /* Free g and set *gp to NULL; accepts NULL. */
 void cr_bigraph_destroy(cr_bigraph **gp);
 

@@ -4,6 +4,7 @@
  * that judges them all (spec/partitioning.md). Machine i runs worker i (holds
  * U_i) and server i (holds V_i). */
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/cr_err.h"
@@ -42,6 +43,15 @@ void cr_part_opts_default(cr_part_opts *o);
 cr_placement *cr_placement_new(uint32_t k, uint32_t nu, uint32_t nv);
 void cr_placement_destroy(cr_placement **pp);
 
+/* Write p as a placement text file (format in cr_placement_io.c and
+ * docs/partitioning.md), via a temp file renamed into place. comment (may be
+ * NULL) becomes one '#' line. Returns 0 or -1 with e filled. */
+int cr_placement_save(const char *path, const cr_placement *p, const char *comment, cr_err *e);
+
+/* Read a placement file; NULL with "file:line: reason" in e on bad input.
+ * Caller owns the result. */
+cr_placement *cr_placement_load(const char *path, cr_err *e);
+
 /* Signature shared by every method: fills out (allocated with
  * cr_placement_new for g->nu, g->nv, k). Returns 0, or -1 with e filled. */
 typedef int (*cr_part_fn)(const cr_bigraph *g, uint32_t k, const cr_part_opts *o,
@@ -51,6 +61,12 @@ typedef int (*cr_part_fn)(const cr_bigraph *g, uint32_t k, const cr_part_opts *o
  * "metis"); NULL if unknown. *available is 0 when the method exists but its
  * library is missing at run time (metis). */
 cr_part_fn cr_part_method(const char *name, int *available);
+
+/* The i-th method name in the table (i = 0, 1, ...), NULL past the end. */
+const char *cr_part_method_name(size_t i);
+
+/* 1 if libmetis.so.5 can be loaded at run time (dlopen, tried once). */
+int cr_metis_available(void);
 
 /* The methods (one file each: cr_random.c, cr_parsa.c, cr_tsh.c, cr_mbp.c,
  * cr_dppa.c, cr_metis.c). */

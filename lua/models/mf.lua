@@ -1,0 +1,89 @@
+-- Matrix factorization (NuPS section 5.1), run by every worker.
+--
+-- Loss: sum over revealed cells of (x_ij - w_i.h_j)^2 + lambda (|w_i|^2 + |h_j|^2),
+-- plain SGD with the regularizer applied per update. Tables: W (one row per
+-- matrix row) and H (one row per column), both with an sgd optimizer whose
+-- learning rate the job script sets (bold driver) and passes as args.lr.
+--
+-- Data layout (NuPS): cell (i, j) belongs to the node that owns W key i; within
+-- a node the columns are dealt to its workers (by cell count). Each epoch a
+-- worker walks its columns in a fresh random order, in batches of whole columns
+-- (which columns share a batch is drawn once, at load; the order of batches and
+-- of the columns inside each is drawn every epoch). Per batch: pull the batch's W and H rows, ONE kernel call runs
+-- sequential per-cell SGD on those copies and turns them into gradient sums,
+-- push them (the owner applies w -= lr g: the same change). Lua never loops
+-- over cells.
+--
+-- opts (job:model("mf", opts)): train = path (required), test = path,
+--   lambda = 0.02, batch = 100000 (cells per batch), w = "W", h = "H" (table names).
+-- M.epoch args: lr (required: the tables' current lr), epoch (number, seeds the walk).
+-- M.epoch returns { loss, sse, reg, cells }; M.evaluate{ set = "test"|"train" }
+-- returns { sse, n } (RMSE = sqrt(sum sse / sum n) at the scheduler).
+
+local K = cr.core.kernels
+
+local M = {}
+local S = {} -- this worker's state
+
+local known = { train = true, test = true, lambda = true, batch = true, w = true, h = true }
+
+local function load(ctx, path)
+  local lo, hi = S.W:local_range()
+  local cells, err = K.mf_load(path, { row_lo = lo, row_hi = hi, batch = S.batch, seed = ctx.seed,
+                                       part = ctx.local_worker, parts = ctx.workers_per_node })
+  if not cells then error(err, 0) end
+  return cells
+end
+
+function M.init(ctx, opts)
+  opts = opts or {}
+  for k in pairs(opts) do
+    if not known[k] then error("mf: unknown option '" .. tostring(k) .. "'", 0) end
+  end
+  if type(opts.train) ~= "string" then error("mf: option 'train' (path of train.mmc) is required", 0) end
+  S.lambda = opts.lambda or 0.02
+  S.batch = math.tointeger(opts.batch or 100000)
+  if not S.batch or S.batch < 1 then error("mf: option 'batch' must be a positive integer", 0) end
+  if type(S.lambda) ~= "number" or S.lambda < 0 then error("mf: option 'lambda' must be a number >= 0", 0) end
+  S.W = ctx.tables[opts.w or "W"] or error("mf: no table '" .. (opts.w or "W") .. "'", 0)
+  S.H = ctx.tables[opts.h or "H"] or error("mf: no table '" .. (opts.h or "H") .. "'", 0)
+  if S.W.dim ~= S.H.dim then error("mf: tables W and H must have the same dim", 0) end
+  S.train = load(ctx, opts.train)
+  if opts.test then S.test = load(ctx, opts.test) end
+  return { cells = S.train:count(), test_cells = S.test and S.test:count() or 0 }
+end
+
+function M.epoch(ctx, args)
+  local lr = args and args.lr
+  if type(lr) ~= "number" then error("mf: epoch needs args.lr (the tables' learning rate)", 0) end
+  local W, H, cells, lambda = S.W, S.H, S.train, S.lambda
+  cells:shuffle(ctx.seed * 1000003 + ctx.worker * 7919 + (args.epoch or 0))
+  local sse, reg, n = 0.0, 0.0, 0
+  while true do
+    local wk, hk, nc = cells:next()
+    if not wk then break end
+    local Wm, Hm = W:pull(wk), H:pull(hk)
+    local a, b = K.mf_sgd(cells, Wm, Hm, lr, lambda)
+    W:push(wk, Wm)
+    H:push(hk, Hm)
+    sse, reg, n = sse + a, reg + b, n + nc
+    ctx:progress(nc)
+  end
+  return { loss = sse + reg, sse = sse, reg = reg, cells = n }
+end
+
+function M.evaluate(ctx, args)
+  local cells = (args and args.set == "train") and S.train or S.test
+  if not cells then error("mf: no test set loaded (pass opts.test)", 0) end
+  local sse, n = 0.0, 0
+  cells:rewind()
+  while true do
+    local wk, hk = cells:next()
+    if not wk then break end
+    local a, b = K.mf_eval(cells, S.W:pull(wk), S.H:pull(hk))
+    sse, n = sse + a, n + b
+  end
+  return { sse = sse, n = n }
+end
+
+return M

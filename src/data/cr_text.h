@@ -1,0 +1,39 @@
+#ifndef CR_TEXT_H
+#define CR_TEXT_H
+/* Whitespace-tokenized text with a vocabulary, as word2vec and LDA read it.
+ * One line is one sentence (or document). Words are counted, words seen
+ * fewer than min_count times are dropped (from the vocabulary and the token
+ * stream, as the original word2vec does), and ids are assigned by descending
+ * count (ties: first appearance first), so id 0 is the most frequent word. */
+
+#include <stdint.h>
+
+#include "base/cr_err.h"
+#include "data/cr_dict.h"
+
+typedef struct cr_corpus {
+    int64_t ntok;    /* tokens kept */
+    int64_t *tok;    /* ntok word ids */
+    int64_t nsent;   /* non-empty sentences */
+    int64_t *sent;   /* nsent + 1 offsets into tok */
+    int64_t raw;     /* tokens read, before min_count */
+    int64_t *count;  /* vocab.n counts, descending */
+} cr_corpus;
+
+/* Read path (plain or gzip) into *c and vocab (caller-initialized with
+ * cr_dict_init, must be empty; it receives the final words). min_count >= 1.
+ * Errors: missing file, "file: empty file (no words)", nothing left after
+ * min_count, I/O, truncated gzip, a line over 256 MiB. */
+int cr_text_load(const char *path, int64_t min_count, cr_corpus *c, cr_dict *vocab, cr_err *e);
+void cr_corpus_free(cr_corpus *c);
+/* Write the kept tokens back as text, one sentence per line (atomically). */
+int cr_text_write(const char *path, const cr_corpus *c, const cr_dict *vocab, cr_err *e);
+
+/* word2vec's negative-sampling table: size slots filled with word ids in
+ * proportion to count^power (power 0.75 in word2vec). */
+void cr_vocab_unigram_table(const int64_t *count, int64_t nwords, double power, int64_t *table, int64_t size);
+/* word2vec's subsampling: probability of keeping each word,
+ * min(1, (sqrt(c/(t*total)) + 1) * t*total / c); t <= 0 keeps everything. */
+void cr_vocab_keep_prob(const int64_t *count, int64_t nwords, int64_t total, double t, float *keep);
+
+#endif

@@ -1,0 +1,523 @@
+/* The scheduler's interactive prompt. Modelled on lua.c 5.4 (loadline,
+ * multiline, docall, l_print), with readline's callback interface so that
+ * waiting for input can poll (idle hook, Ctrl-C) instead of blocking. */
+#include "lua/l_repl.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+#include <readline/history.h>
+#include <readline/readline.h>
+
+#include "base/cr_alloc.h"
+
+#define PROMPT "> "
+#define PROMPT2 ">> "
+#define CHUNKNAME "=stdin"
+#define IDLE_MS 100
+
+typedef struct idle_hook {
+    void (*fn)(lua_State *L, void *ud);
+    void *ud;
+} idle_hook;
+
+static const char IDLE_KEY = 'i'; /* registry key: address of this byte */
+
+/* Full userdata (upvalue of quit/exit) so a saved `quit` never dangles. */
+typedef struct quit_state {
+    int quit, code;
+} quit_state;
+
+typedef struct repl {
+    lua_State *L;
+    int tty;
+    quit_state *qs;
+    char hist[1024];   /* history file, "" = none */
+    /* plain (non-tty) input buffer */
+    char *buf;
+    size_t len, cap;
+    int eof;
+    /* readline callback result */
+    char *line;
+    int got_line;
+    struct sigaction old_int; /* the caller's SIGINT action, restored at the end */
+} repl;
+
+/* Signal handlers and readline's line callback have no user-data slot: they
+ * reach the one REPL running in this process through these. */
+static repl *cur;
+static lua_State *volatile sig_L;
+static volatile sig_atomic_t sig_int;
+
+/* ---------------------------------------------------------------- signals */
+
+static void lstop(lua_State *L, lua_Debug *ar) {
+    (void)ar;
+    lua_sethook(L, NULL, 0, 0);
+    luaL_error(L, "interrupted!");
+}
+
+/* Ctrl-C while a chunk runs: stop it at the next Lua instruction (as lua.c).
+ * A second Ctrl-C gets the default action, for code stuck in C. */
+static void on_sigint_run(int sig) {
+    signal(sig, SIG_DFL);
+    lua_sethook(sig_L, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+static void on_sigint_prompt(int sig) {
+    (void)sig;
+    sig_int = 1;
+}
+
+/* Install h for SIGINT without SA_RESTART, so poll() returns EINTR. */
+static void set_sigint(void (*h)(int)) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = h;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+}
+
+/* ------------------------------------------------------------------ input */
+
+static void run_idle(lua_State *L) {
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &IDLE_KEY);
+    idle_hook *h = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (h && h->fn) h->fn(L, h->ud);
+}
+
+static int has_idle(lua_State *L) {
+    int t = lua_rawgetp(L, LUA_REGISTRYINDEX, &IDLE_KEY);
+    lua_pop(L, 1);
+    return t == LUA_TUSERDATA;
+}
+
+/* Wait until fd 0 is readable. Returns 1 readable, 0 interrupted by Ctrl-C. */
+static int wait_input(repl *r) {
+    for (;;) {
+        struct pollfd p = {0, POLLIN, 0};
+        int n = poll(&p, 1, has_idle(r->L) ? IDLE_MS : -1);
+        if (n > 0) return 1;
+        if (n == 0) run_idle(r->L);
+        else if (errno == EINTR && sig_int) {
+            sig_int = 0;
+            return 0;
+        }
+    }
+}
+
+/* Next line from a pipe or file, without its newline; malloc'd, NULL at end. */
+static char *plain_line(repl *r) {
+    for (;;) {
+        char *nl = r->len ? memchr(r->buf, '\n', r->len) : NULL;
+        if (nl || (r->eof && r->len)) {
+            size_t n = nl ? (size_t)(nl - r->buf) : r->len;
+            char *line = cr_xmalloc(n + 1);
+            memcpy(line, r->buf, n);
+            line[n] = '\0';
+            size_t used = nl ? n + 1 : n;
+            memmove(r->buf, r->buf + used, r->len - used);
+            r->len -= used;
+            return line;
+        }
+        if (r->eof) return NULL;
+        if (!wait_input(r)) continue;
+        if (r->cap - r->len < 4096) {
+            r->cap = r->cap ? r->cap * 2 : 8192;
+            r->buf = cr_xrealloc(r->buf, r->cap);
+        }
+        ssize_t got = read(0, r->buf + r->len, r->cap - r->len);
+        if (got > 0) r->len += (size_t)got;
+        else if (got == 0 || errno != EINTR) r->eof = 1;
+    }
+}
+
+static void on_line(char *line) {
+    cur->line = line;
+    cur->got_line = 1;
+    rl_callback_handler_remove(); /* no prompt until we ask for one */
+}
+
+/* Next line from the terminal; NULL at end (Ctrl-D); *cancel set on Ctrl-C. */
+static char *tty_line(repl *r, const char *prompt, int *cancel) {
+    r->line = NULL;
+    r->got_line = 0;
+    *cancel = 0;
+    rl_callback_handler_install(prompt, on_line);
+    while (!r->got_line) {
+        if (wait_input(r)) {
+            rl_callback_read_char();
+            continue;
+        }
+        /* Ctrl-C: drop the line (and any incomplete chunk) */
+        rl_free_line_state();
+        rl_callback_sigcleanup();
+        rl_callback_handler_remove();
+        fputs("^C\n", stdout);
+        fflush(stdout);
+        *cancel = 1;
+        return cr_xstrdup("");
+    }
+    if (!r->line) fputc('\n', stdout);
+    return r->line;
+}
+
+static char *read_line(repl *r, int first, int *cancel) {
+    *cancel = 0;
+    if (!r->tty) return plain_line(r);
+    return tty_line(r, first ? PROMPT : PROMPT2, cancel);
+}
+
+/* ------------------------------------------------------------- compiling */
+
+/* lua.c's test: a syntax error that ends at "<eof>" means "keep typing".
+ * Pops the message when the chunk is incomplete. */
+static int incomplete(lua_State *L, int status) {
+    if (status == LUA_ERRSYNTAX) {
+        size_t lmsg;
+        const char *msg = lua_tolstring(L, -1, &lmsg);
+        if (lmsg >= 5 && strcmp(msg + lmsg - 5, "<eof>") == 0) {
+            lua_pop(L, 1);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void save_history(repl *r, const char *chunk) {
+    if (r->tty && chunk[0]) add_history(chunk);
+}
+
+/* Read and compile one chunk: pushes the function (LUA_OK) or an error
+ * message (other status). Returns -1 at end of input (nothing pushed) and
+ * -2 when the user cancelled with Ctrl-C (nothing pushed). */
+static int load_chunk(repl *r) {
+    lua_State *L = r->L;
+    int cancel;
+    char *chunk = read_line(r, 1, &cancel);
+    if (!chunk) return -1;
+    if (cancel) {
+        free(chunk);
+        return -2;
+    }
+    size_t n = strlen(chunk);
+    if (n && chunk[n - 1] == '\r') chunk[--n] = '\0';
+    const char *ret = lua_pushfstring(L, "return %s;", chunk);
+    int status = luaL_loadbuffer(L, ret, strlen(ret), CHUNKNAME);
+    lua_remove(L, -2);
+    if (status == LUA_OK) {
+        save_history(r, chunk);
+        free(chunk);
+        return LUA_OK;
+    }
+    lua_pop(L, 1);
+    for (;;) {
+        status = luaL_loadbuffer(L, chunk, n, CHUNKNAME);
+        if (!incomplete(L, status)) break;
+        char *more = read_line(r, 0, &cancel);
+        if (cancel || !more) {
+            if (!more) { /* end of input inside a chunk: report why */
+                luaL_loadbuffer(L, chunk, n, CHUNKNAME);
+                save_history(r, chunk);
+            }
+            free(more);
+            free(chunk);
+            return more ? -2 : LUA_ERRSYNTAX;
+        }
+        size_t m = strlen(more);
+        if (m && more[m - 1] == '\r') more[--m] = '\0';
+        chunk = cr_xrealloc(chunk, n + m + 2);
+        chunk[n] = '\n';
+        memcpy(chunk + n + 1, more, m + 1);
+        n += m + 1;
+        free(more);
+    }
+    save_history(r, chunk);
+    free(chunk);
+    return status;
+}
+
+/* ------------------------------------------------------------- running */
+
+/* Message handler: the message plus a traceback (as lua.c). */
+static int msghandler(lua_State *L) {
+    const char *msg = lua_tostring(L, 1);
+    if (msg == NULL) {
+        if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+static int docall(repl *r, int narg, int nres) {
+    lua_State *L = r->L;
+    int base = lua_gettop(L) - narg;
+    lua_pushcfunction(L, msghandler);
+    lua_insert(L, base);
+    sig_L = L;
+    set_sigint(on_sigint_run);
+    int status = lua_pcall(L, narg, nres, base);
+    lua_sethook(L, NULL, 0, 0); /* a Ctrl-C that came after the last instruction */
+    if (r->tty) set_sigint(on_sigint_prompt);
+    else sigaction(SIGINT, &r->old_int, NULL);
+    lua_remove(L, base);
+    return status;
+}
+
+static void report(lua_State *L, int status) {
+    if (status != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        fflush(stdout);
+        fprintf(stderr, "%s\n", msg ? msg : "(error object is not a string)");
+        fflush(stderr);
+        lua_pop(L, 1);
+    }
+}
+
+/* Pretty printer for results: plain tables are shown as Lua literals
+ * (bounded depth and length), float numbers inside them with 7 significant
+ * digits (float32 rows), everything else as `print` shows it. */
+static const char SHOW_LUA[] =
+    "local fmt, MAXN, MAXD = string.format, 40, 3\n"
+    "local show\n"
+    "local function key(k)\n"
+    "  if type(k) == 'string' and k:match('^[%a_][%w_]*$') then return k end\n"
+    "  return '[' .. show(k, MAXD, {}) .. ']'\n"
+    "end\n"
+    "function show(v, d, seen)\n"
+    "  local t = type(v)\n"
+    "  if t == 'string' then return fmt('%q', v) end\n"
+    "  if math.type(v) == 'float' then return fmt('%.7g', v) end\n"
+    "  if t ~= 'table' or getmetatable(v) ~= nil then return tostring(v) end\n"
+    "  if seen[v] then return '<cycle>' end\n"
+    "  if d >= MAXD then return '{...}' end\n"
+    "  seen[v] = true\n"
+    "  local parts, n = {}, #v\n"
+    "  for i = 1, math.min(n, MAXN) do parts[#parts + 1] = show(v[i], d + 1, seen) end\n"
+    "  local keys = {}\n"
+    "  for k in pairs(v) do\n"
+    "    if not (math.type(k) == 'integer' and k >= 1 and k <= n) then keys[#keys + 1] = k end\n"
+    "  end\n"
+    "  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)\n"
+    "  for _, k in ipairs(keys) do\n"
+    "    if #parts >= MAXN then break end\n"
+    "    parts[#parts + 1] = key(k) .. ' = ' .. show(v[k], d + 1, seen)\n"
+    "  end\n"
+    "  local more = n + #keys - #parts\n"
+    "  if more > 0 then parts[#parts + 1] = fmt('... (%d more)', more) end\n"
+    "  seen[v] = nil\n"
+    "  return '{' .. table.concat(parts, ', ') .. '}'\n"
+    "end\n"
+    "return function(...)\n"
+    "  local out = {}\n"
+    "  for i = 1, select('#', ...) do\n"
+    "    local v = select(i, ...)\n"
+    "    out[i] = (type(v) == 'table' and getmetatable(v) == nil) and show(v, 0, {}) or v\n"
+    "  end\n"
+    "  print(table.unpack(out, 1, select('#', ...)))\n"
+    "end\n";
+
+/* Print the n values on top of the stack (and pop them). */
+static void print_results(repl *r, int n) {
+    lua_State *L = r->L;
+    if (n <= 0) return;
+    luaL_checkstack(L, LUA_MINSTACK, "too many results to print");
+    if (luaL_loadbuffer(L, SHOW_LUA, sizeof SHOW_LUA - 1, "=repl") != LUA_OK ||
+        lua_pcall(L, 0, 1, 0) != LUA_OK) {
+        lua_pop(L, 1);
+        lua_getglobal(L, "print");
+    }
+    lua_insert(L, -n - 1);
+    if (lua_pcall(L, n, 0, 0) != LUA_OK) {
+        fprintf(stderr, "error printing results (%s)\n", lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+    fflush(stdout);
+}
+
+/* ------------------------------------------------------------ completion */
+
+/* Tab completion of names: globals, and fields after "a.b." or methods after
+ * "a.b:" (tables, and the __index tables of their metatables, which covers
+ * userdata such as job.W and strings). Resolving the path indexes values,
+ * as typing it would; errors end the completion quietly. */
+static const char COMPLETE_LUA[] =
+    "local KW = {'and','break','do','else','elseif','end','false','for','function','goto','if',\n"
+    "  'in','local','nil','not','or','repeat','return','then','true','until','while'}\n"
+    "return function(text)\n"
+    "  local path, sep, part = text:match('^(.-)([.:]?)([%w_]*)$')\n"
+    "  local obj, out, seen = _G, {}, {}\n"
+    "  if sep == '' and path ~= '' then return out end\n"
+    "  for name in path:gmatch('[^.:]+') do\n"
+    "    if not name:match('^[%a_][%w_]*$') or type(obj) ~= 'table' and type(obj) ~= 'userdata' then return out end\n"
+    "    obj = obj[name]\n"
+    "    if obj == nil then return out end\n"
+    "  end\n"
+    "  local function add(t, depth)\n"
+    "    if type(t) ~= 'table' or depth > 4 then return end\n"
+    "    for k, v in next, t do\n"
+    "      if type(k) == 'string' and not seen[k] and k:match('^[%a_][%w_]*$') and k:sub(1, #part) == part\n"
+    "         and (sep ~= ':' or type(v) == 'function') then\n"
+    "        seen[k] = true\n"
+    "        out[#out + 1] = path .. sep .. k\n"
+    "      end\n"
+    "    end\n"
+    "    local mt = getmetatable(t)\n"
+    "    if type(mt) == 'table' then add(rawget(mt, '__index'), depth + 1) end\n"
+    "  end\n"
+    "  if type(obj) == 'table' then add(obj, 0)\n"
+    "  else local mt = getmetatable(obj); if type(mt) == 'table' then add(rawget(mt, '__index'), 0) end end\n"
+    "  if path == '' then\n"
+    "    for _, k in ipairs(KW) do if k:sub(1, #part) == part then out[#out + 1] = k end end\n"
+    "  end\n"
+    "  table.sort(out)\n"
+    "  return out\n"
+    "end\n";
+
+static char **matches;
+static int nmatches, next_match;
+
+static void free_matches(void) {
+    for (int i = next_match; i < nmatches; i++) free(matches[i]);
+    free(matches);
+    matches = NULL;
+    nmatches = next_match = 0;
+}
+
+/* Fill `matches` with the completions of text (none on any error). */
+static void find_matches(lua_State *L, const char *text) {
+    free_matches();
+    int top = lua_gettop(L);
+    if (luaL_loadbuffer(L, COMPLETE_LUA, sizeof COMPLETE_LUA - 1, "=complete") == LUA_OK &&
+        lua_pcall(L, 0, 1, 0) == LUA_OK) {
+        lua_pushstring(L, text);
+        if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1)) {
+            int n = (int)luaL_len(L, -1);
+            matches = cr_xcalloc((size_t)n + 1, sizeof *matches);
+            for (int i = 1; i <= n; i++) {
+                lua_rawgeti(L, -1, i);
+                const char *m = lua_tostring(L, -1);
+                if (m) matches[nmatches++] = cr_xstrdup(m);
+                lua_pop(L, 1);
+            }
+        }
+    }
+    lua_settop(L, top);
+}
+
+static char *generator(const char *text, int state) {
+    if (state == 0) find_matches(cur->L, text);
+    if (next_match < nmatches) return matches[next_match++]; /* readline frees it */
+    free_matches();
+    return NULL;
+}
+
+static char **complete(const char *text, int start, int end) {
+    (void)start;
+    (void)end;
+    rl_attempted_completion_over = 1;        /* never fall back to file names */
+    rl_completion_append_character = '\0'; /* readline resets it to ' ' before each call */
+    return rl_completion_matches(text, generator);
+}
+
+/* ------------------------------------------------------- quit and history */
+
+static int l_quit(lua_State *L) {
+    quit_state *qs = lua_touserdata(L, lua_upvalueindex(1));
+    qs->quit = 1;
+    qs->code = (int)luaL_optinteger(L, 1, 0);
+    return 0;
+}
+
+static void history_path(repl *r) {
+    const char *env = getenv("CRESCENT_HISTORY"), *home = getenv("HOME");
+    r->hist[0] = '\0';
+    if (env) snprintf(r->hist, sizeof r->hist, "%s", env);
+    else if (home && home[0]) snprintf(r->hist, sizeof r->hist, "%s/.crescent_history", home);
+}
+
+static void history_open(repl *r) {
+    history_path(r);
+    using_history();
+    stifle_history(CR_REPL_HISTORY);
+    if (r->hist[0]) read_history(r->hist);
+}
+
+static void history_close(repl *r) {
+    if (r->hist[0] && write_history(r->hist) == 0) history_truncate_file(r->hist, CR_REPL_HISTORY);
+    clear_history();
+}
+
+void cr_repl_on_idle(lua_State *L, void (*fn)(lua_State *L, void *ud), void *ud) {
+    if (!fn) {
+        lua_pushnil(L);
+    } else {
+        idle_hook *h = lua_newuserdatauv(L, sizeof *h, 0);
+        h->fn = fn;
+        h->ud = ud;
+    }
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &IDLE_KEY);
+}
+
+/* Set globals quit and exit to the closure on top; the old values are kept
+ * at stack slots old, old+1. */
+static void install_quit(lua_State *L) {
+    lua_getglobal(L, "quit");
+    lua_getglobal(L, "exit");
+    lua_pushvalue(L, -3);
+    lua_setglobal(L, "quit");
+    lua_pushvalue(L, -3);
+    lua_setglobal(L, "exit");
+}
+
+int cr_repl_run(lua_State *L) {
+    int top = lua_gettop(L);
+    repl r;
+    memset(&r, 0, sizeof r);
+    r.L = L;
+    r.tty = isatty(0) && isatty(1);
+    r.qs = lua_newuserdatauv(L, sizeof *r.qs, 0);
+    memset(r.qs, 0, sizeof *r.qs);
+    lua_pushcclosure(L, l_quit, 1);
+    install_quit(L); /* stack: quit, old quit, old exit */
+    repl *saved = cur;
+    cur = &r;
+    sigaction(SIGINT, NULL, &r.old_int);
+    if (r.tty) {
+        rl_catch_signals = 0;
+        rl_readline_name = "crescent";
+        rl_attempted_completion_function = complete;
+        rl_basic_word_break_characters = " \t\n\"\\'`@$><=;|&{(,+-*/%^~#[]";
+        history_open(&r);
+        set_sigint(on_sigint_prompt);
+        printf("crescent (%s): expressions print their value; quit() or Ctrl-D leaves\n", LUA_RELEASE);
+    }
+    while (!r.qs->quit) {
+        int status = load_chunk(&r);
+        if (status == -1) break;
+        if (status == -2) continue;
+        int base = lua_gettop(L);
+        if (status == LUA_OK) status = docall(&r, 0, LUA_MULTRET);
+        if (status == LUA_OK) print_results(&r, lua_gettop(L) - base + 1);
+        else report(L, status);
+        lua_settop(L, top + 3);
+    }
+    int code = r.qs->quit ? r.qs->code : 0;
+    if (r.tty) history_close(&r);
+    sigaction(SIGINT, &r.old_int, NULL);
+    cur = saved;
+    free(r.buf);
+    lua_setglobal(L, "exit"); /* restore the old values */
+    lua_setglobal(L, "quit");
+    lua_settop(L, top);
+    fflush(stdout);
+    return code;
+}

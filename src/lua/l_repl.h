@@ -1,0 +1,34 @@
+#ifndef CR_L_REPL_H
+#define CR_L_REPL_H
+/* The interactive Lua prompt of the scheduler (`crescent repl`,
+ * `crescent run JOB.lua --repl`).
+ *
+ * On a terminal: readline line editing, history in ~/.crescent_history
+ * (bounded to CR_REPL_HISTORY entries), prompt "> ", and ">> " while a chunk
+ * is incomplete. When stdin is not a terminal, lines are read plainly and no
+ * prompt or banner is printed, so commands can be piped in.
+ *
+ * Each input is compiled first as "return <line>" (so expressions print their
+ * values, as in lua.c 5.4), else as a statement; a chunk whose syntax error
+ * ends in "<eof>" is incomplete and continues on the next line. Results are
+ * printed with the state's global `print`; an error in typed code prints the
+ * message and a traceback to stderr and the prompt stays alive. Ctrl-C while
+ * a chunk runs interrupts it at the next Lua instruction ("interrupted!");
+ * at the prompt it clears the line. */
+
+#include <lua.h>
+
+#define CR_REPL_HISTORY 1000
+
+/* Run the prompt on L until quit(), exit() or end of input. Installs the
+ * globals `quit` and `exit` for the duration (previous values are restored).
+ * `quit(n)` returns n (an integer), otherwise the result is 0. The stack of L
+ * is left as it was. L stays the caller's. */
+int cr_repl_run(lua_State *L);
+
+/* Optional: call fn(L, ud) about every 100 ms while the prompt waits for
+ * input (e.g. to answer heartbeats on a single-threaded scheduler). NULL
+ * removes it. Stored in L's registry; fn must not raise. */
+void cr_repl_on_idle(lua_State *L, void (*fn)(lua_State *L, void *ud), void *ud);
+
+#endif

@@ -1,0 +1,110 @@
+/* Placement files: the text format written by `crescent partition --out`
+ * and read back by cr.partition.load (docs/partitioning.md):
+ *
+ *   # crescent placement 1          <- required first line
+ *   # any further comment lines
+ *   k 16                            <- machines
+ *   examples 20000                  <- |U|
+ *   keys 47000                      <- |V|
+ *   u 0 3                           <- example 0 -> worker 3 (one per example)
+ *   v 0 5                           <- key 0 -> server 5 (one per key)
+ *
+ * Every example and key must appear exactly once, ids below the counts and
+ * machines below k. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cr_alloc.h"
+#include "partition/cr_partition.h"
+
+#define MAGIC "# crescent placement 1"
+
+int cr_placement_save(const char *path, const cr_placement *p, const char *comment, cr_err *e) {
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) return cr_errf(e, "%s: path too long", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return cr_errf(e, "%s: %s", tmp, strerror(errno));
+    fprintf(f, "%s\n", MAGIC);
+    if (comment && *comment) fprintf(f, "# %s\n", comment);
+    fprintf(f, "k %u\nexamples %u\nkeys %u\n", p->k, p->nu, p->nv);
+    for (uint32_t u = 0; u < p->nu; u++) fprintf(f, "u %u %u\n", u, p->u_part[u]);
+    for (uint32_t v = 0; v < p->nv; v++) fprintf(f, "v %u %u\n", v, p->v_part[v]);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        remove(tmp);
+        return cr_errf(e, "%s: write failed", path);
+    }
+    if (rename(tmp, path) != 0) {
+        int er = errno;
+        remove(tmp);
+        return cr_errf(e, "%s: %s", path, strerror(er));
+    }
+    return 0;
+}
+
+static int parse_u32(const char *s, uint32_t *out) {
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (end == s || *s == '-' || errno || x >= UINT32_MAX) return -1;
+    *out = (uint32_t)x;
+    return 0;
+}
+
+/* Parses "name value" header lines and "u|v id machine" lines. */
+cr_placement *cr_placement_load(const char *path, cr_err *e) {
+    FILE *f = fopen(path, "r");
+    if (!f) return cr_errf(e, "%s: %s", path, strerror(errno)), NULL;
+    char *line = NULL;
+    size_t cap = 0;
+    long ln = 0;
+    uint32_t k = 0, nu = 0, nv = 0;
+    int have = 0, rc = 0;
+    cr_placement *p = NULL;
+    uint8_t *seen_u = NULL, *seen_v = NULL;
+    uint64_t nseen = 0;
+    while (rc == 0 && getline(&line, &cap, f) != -1) {
+        ln++;
+        line[strcspn(line, "\r\n")] = '\0';
+        if (ln == 1 && strcmp(line, MAGIC) != 0) { rc = cr_errf_at(e, path, ln, "not a crescent placement file (expected '%s')", MAGIC); break; }
+        if (line[0] == '#' || line[0] == '\0') continue;
+        char a[16], b[32], c[32], extra[2];
+        int nf = sscanf(line, "%15s %31s %31s %1s", a, b, c, extra);
+        if (have < 3) {
+            uint32_t x;
+            if (nf != 2 || parse_u32(b, &x) != 0) { rc = cr_errf_at(e, path, ln, "expected 'k N', 'examples N' or 'keys N'"); break; }
+            if (!strcmp(a, "k") && have == 0 && x > 0) k = x;
+            else if (!strcmp(a, "examples") && have == 1) nu = x;
+            else if (!strcmp(a, "keys") && have == 2) nv = x;
+            else { rc = cr_errf_at(e, path, ln, "expected header lines 'k N' (N > 0), 'examples N', 'keys N' in this order"); break; }
+            if (++have == 3) {
+                p = cr_placement_new(k, nu, nv);
+                seen_u = cr_xcalloc((size_t)nu + 1, 1);
+                seen_v = cr_xcalloc((size_t)nv + 1, 1);
+            }
+            continue;
+        }
+        uint32_t id, m;
+        if (nf != 3 || (strcmp(a, "u") && strcmp(a, "v")) || parse_u32(b, &id) || parse_u32(c, &m)) {
+            rc = cr_errf_at(e, path, ln, "expected 'u EXAMPLE WORKER' or 'v KEY SERVER'");
+            break;
+        }
+        int is_u = a[0] == 'u';
+        if (id >= (is_u ? nu : nv)) { rc = cr_errf_at(e, path, ln, "%s %u out of range (%u %s)", is_u ? "example" : "key", id, is_u ? nu : nv, is_u ? "examples" : "keys"); break; }
+        if (m >= k) { rc = cr_errf_at(e, path, ln, "machine %u out of range (k = %u)", m, k); break; }
+        uint8_t *seen = is_u ? seen_u : seen_v;
+        if (seen[id]) { rc = cr_errf_at(e, path, ln, "%s %u assigned twice", is_u ? "example" : "key", id); break; }
+        seen[id] = 1, nseen++;
+        (is_u ? p->u_part : p->v_part)[id] = m;
+    }
+    if (rc == 0 && have < 3) rc = cr_errf_at(e, path, ln, "missing header lines 'k', 'examples', 'keys'");
+    if (rc == 0 && nseen != (uint64_t)nu + nv)
+        rc = cr_errf_at(e, path, ln, "%llu of %llu examples and keys assigned", (unsigned long long)nseen,
+                        (unsigned long long)nu + nv);
+    free(line), free(seen_u), free(seen_v);
+    fclose(f);
+    if (rc != 0) cr_placement_destroy(&p);
+    return p;
+}

@@ -1,0 +1,103 @@
+#ifndef CR_CKPT_H
+#define CR_CKPT_H
+/* Checkpoint files: every parameter table (values and optimizer state) plus
+ * metadata strings, zlib-compressed and crc32-checked, written atomically.
+ *
+ * Layout (all integers little-endian, floats IEEE-754 binary32 little-endian):
+ *
+ *   header   "CRCKPT\r\n"  u32 version (=1)  u32 flags (=0)
+ *   blocks   u32 type  u32 raw_len  u32 comp_len  u32 crc  comp_len bytes
+ *            crc = crc32 over (type, raw_len, comp_len) then the compressed
+ *            bytes; the payload is zlib data that inflates to raw_len bytes.
+ *            types: META (u32 klen, u32 vlen, key, value), TABLE (name[64],
+ *            i64 keys, i32 dim, optimizer[32], i32 state_dim), ROWS (i64 first
+ *            key, i64 n, n*dim values, then n*state_dim state), END (empty).
+ *   footer   u64 body_len  u32 crc32 of the body  "CKND"
+ *            (body = header + blocks, i.e. everything before the footer)
+ *
+ * Meta blocks come first, then each table's TABLE block followed by ROWS
+ * blocks covering its keys [0, keys) in ascending order, then END.
+ * Blocks hold about 1 MiB of rows, so neither side ever holds a whole table:
+ * memory is bounded by one block whatever the table size.
+ *
+ * Writing goes to PATH.tmp; commit fflushes, fsyncs, renames it to PATH and
+ * fsyncs the directory, so PATH is either the old file or the complete new
+ * one. Opening a reader checks the whole file once (structure, every block's
+ * crc and the whole-file crc) before anything is returned, so a caller never
+ * loads half a checkpoint: a truncated or corrupted file is refused at open
+ * with "PATH: truncated", "PATH: checksum mismatch in table W",
+ * "PATH: not a crescent checkpoint", "PATH: version N not supported". */
+
+#include <stdint.h>
+
+#include "base/cr_err.h"
+
+#define CR_CKPT_VERSION 1
+
+typedef struct cr_ckpt_writer cr_ckpt_writer;
+typedef struct cr_ckpt_reader cr_ckpt_reader;
+
+typedef struct cr_ckpt_table_info {
+    char name[64];      /* NUL-terminated, at most 63 bytes */
+    int64_t keys;       /* rows, keys [0, keys) */
+    int32_t dim;        /* floats per row of values (>= 1) */
+    char optimizer[32]; /* e.g. "sgd", "adagrad"; "" if none */
+    int32_t state_dim;  /* floats per row of optimizer state (>= 0) */
+} cr_ckpt_table_info;
+
+/* Create PATH.tmp (truncating an old one) and write the header. Returns a
+ * writer owned by the caller (end it with commit or abort), or NULL with
+ * e set ("PATH.tmp: cannot create: reason"). */
+cr_ckpt_writer *cr_ckpt_writer_open(const char *path, cr_err *e);
+
+/* Add one metadata entry (clocks, policy, learning curve, RNG state, as
+ * text). Must come before the first table. key: 1..255 bytes; value: up to
+ * 16 MiB. A later entry with the same key overrides an earlier one. */
+int cr_ckpt_put_meta(cr_ckpt_writer *w, const char *key, const char *value, cr_err *e);
+
+/* Start a table. The previous table must have received all its rows.
+ * name: 1..63 bytes, unique in the file; optimizer: 0..31 bytes (NULL = "");
+ * keys >= 0; dim >= 1; state_dim >= 0. */
+int cr_ckpt_put_table(cr_ckpt_writer *w, const char *name, int64_t keys, int32_t dim,
+                      const char *optimizer, int32_t state_dim, cr_err *e);
+
+/* Append the next `count` rows of the current table, in key order: values
+ * is count*dim floats, state count*state_dim floats (may be NULL only when
+ * state_dim is 0). The arrays stay the caller's. Fails if the table would get
+ * more than `keys` rows. Any failure leaves the writer unusable except for
+ * abort. */
+int cr_ckpt_put_rows(cr_ckpt_writer *w, int64_t count, const float *values, const float *state,
+                     cr_err *e);
+
+/* Check the last table is complete, write END and the footer, fsync, rename
+ * PATH.tmp to PATH and fsync the directory. Frees *w and sets it to NULL
+ * whatever the outcome; on failure PATH.tmp is removed and PATH untouched. */
+int cr_ckpt_writer_commit(cr_ckpt_writer **w, cr_err *e);
+
+/* Discard: close and remove PATH.tmp, free *w, set it to NULL. Accepts NULL
+ * and *w == NULL. */
+void cr_ckpt_writer_abort(cr_ckpt_writer **w);
+
+/* Open PATH and validate all of it (magic, version, structure, every block
+ * crc, whole-file crc); reads all metadata. Memory stays bounded by one
+ * block. Returns a reader owned by the caller (close it with
+ * cr_ckpt_reader_close) or NULL with e set. */
+cr_ckpt_reader *cr_ckpt_reader_open(const char *path, cr_err *e);
+
+/* Advance to the next table and fill *info. Rows of the previous table that
+ * were not read are skipped. Returns 1 for a table, 0 at the end, -1 on error. */
+int cr_ckpt_next_table(cr_ckpt_reader *r, cr_ckpt_table_info *info, cr_err *e);
+
+/* Read the next `count` rows of the current table into values (count*dim
+ * floats) and state (count*state_dim floats; NULL discards the state).
+ * Fails if fewer than `count` rows remain. */
+int cr_ckpt_get_rows(cr_ckpt_reader *r, int64_t count, float *values, float *state, cr_err *e);
+
+/* Value of metadata `key`, or NULL if absent. The string is owned by the
+ * reader and valid until it is closed. */
+const char *cr_ckpt_get_meta(cr_ckpt_reader *r, const char *key);
+
+/* Close and free; sets *r to NULL. Accepts NULL and *r == NULL. */
+void cr_ckpt_reader_close(cr_ckpt_reader **r);
+
+#endif

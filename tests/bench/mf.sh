@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Matrix factorization training throughput, side by side in one run
+# (medians of RUNS runs each, interleaved):
+#   A  plain C SGD loop (build/bench/sgd_baseline)        -- the baseline
+#   B  examples/mf.lua --nodes 1 --workers 1              -- target B/A >= 0.7
+#   C  examples/mf.lua --nodes 1 --workers 2              -- target C/B >= 1.6
+#   D  examples/mf.lua --nodes 2 --workers 1              -- reported against C
+# Same data (data/mf, made if missing), epochs, dim, lr, lambda, init; all
+# sides count cells processed / training seconds (loading and test RMSE
+# excluded). Exit 1 if a run fails or a target is missed.
+set -u
+cd "${CRESCENT_ROOT:-$(dirname "$0")/../..}"
+BIN=${CRESCENT_BIN:-$PWD/crescent}
+BUILD=${CRESCENT_BUILD:-$PWD/build}
+RUNS=${RUNS:-3}
+EPOCHS=${EPOCHS:-10}
+DATA=${MF_DATA:-data/mf}
+COMMON="--epochs $EPOCHS --dim 16 --lr 0.02 --lambda 0.02 --init 0.1"
+
+if [ ! -f "$DATA/train.mmc" ] || [ ! -f "$DATA/test.mmc" ]; then
+    "$BIN" data zipf-mf --rows 20000 --cols 2000 --cells 1000000 --rank 16 --noise 0.1 \
+        --test-fraction 0.1 --seed 1 --out "$DATA" || { echo "mf bench: cannot make $DATA"; exit 1; }
+fi
+
+fail=0
+run_base() {
+    "$BUILD/bench/sgd_baseline" --train "$DATA/train.mmc" $COMMON --quiet |
+        sed -n 's/.*cells_per_s=\([0-9.]*\).*/\1/p'
+}
+run_mf() { # nodes workers
+    "$BIN" run examples/mf.lua --nodes "$1" --workers "$2" --data "$DATA" $COMMON --eval 0 --quiet 1 \
+        2>/dev/null | sed -n 's/^mf result: .*train_cells_per_s=\([0-9.]*\).*/\1/p'
+}
+median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print 0}'; }
+
+declare -A vals
+for r in $(seq "$RUNS"); do
+    for side in A B C D; do
+        case $side in
+        A) v=$(run_base) ;;
+        B) v=$(run_mf 1 1) ;;
+        C) v=$(run_mf 1 2) ;;
+        D) v=$(run_mf 2 1) ;;
+        esac
+        if [ -z "$v" ]; then echo "run $r side $side failed"; fail=1; v=0; fi
+        vals[$side]="${vals[$side]:-} $v"
+    done
+done
+declare -A med
+for side in A B C D; do med[$side]=$(printf '%s\n' ${vals[$side]} | median); done
+
+fmt() { awk -v x="$1" 'BEGIN {printf "%.2fM cells/s", x / 1e6}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "nan"}'; }
+check() { # name ratio target
+    if awk -v r="$2" -v t="$3" 'BEGIN {exit !(r >= t)}'; then echo "  $1: ${2}x (target >= ${3}x) ok"
+    else echo "  $1: ${2}x (target >= ${3}x) BELOW TARGET"; fail=1; fi
+}
+echo "mf training throughput, 20000x2000, 900k train cells, dim 16, $EPOCHS epochs, median of $RUNS:"
+echo "  A plain C SGD loop        $(fmt "${med[A]}")"
+echo "  B --nodes 1 --workers 1   $(fmt "${med[B]}")"
+echo "  C --nodes 1 --workers 2   $(fmt "${med[C]}")"
+echo "  D --nodes 2 --workers 1   $(fmt "${med[D]}")"
+check "B/A (1 worker vs plain C)" "$(ratio "${med[B]}" "${med[A]}")" 0.7
+check "C/B (2 workers vs 1)" "$(ratio "${med[C]}" "${med[B]}")" 1.6
+echo "  D/C (2 nodes x 1 vs 1 node x 2): $(ratio "${med[D]}" "${med[C]}")x (reported, no target)"
+exit $fail

@@ -1,0 +1,358 @@
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/cr_err.h"
+#include "cr_test.h"
+#include "ps/cr_ckpt.h"
+
+static char dir[64];
+
+static const char *tmp_path(const char *name) {
+    static char buf[4][256];
+    static int i;
+    i = (i + 1) % 4;
+    snprintf(buf[i], sizeof buf[i], "%s/%s", dir, name);
+    return buf[i];
+}
+
+static int exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Deterministic value for (table, key, column): checks compare exactly. */
+static float val(int t, int64_t k, int c) { return (float)(t * 1000003 + k * 31 + c) * 0.001f; }
+static float sval(int t, int64_t k, int c) { return -val(t, k, c) - 0.5f; }
+
+typedef struct spec {
+    const char *name;
+    int64_t keys;
+    int32_t dim, sd;
+    const char *opt;
+} spec;
+
+static const spec SPECS[] = {
+    {"W", 1000, 7, 7, "adagrad"},
+    {"H", 40000, 16, 0, "sgd"},  /* several blocks */
+    {"E", 0, 3, 0, ""},          /* empty table */
+    {"B", 5, 300000, 1, "adam"}, /* rows bigger than a block */
+};
+#define NSPECS ((int)(sizeof SPECS / sizeof SPECS[0]))
+
+/* Write the tables of SPECS[0..n) in chunks of `chunk` rows. */
+static int write_file(const char *path, int n, int64_t chunk, cr_err *e) {
+    cr_ckpt_writer *w = cr_ckpt_writer_open(path, e);
+    if (!w) return -1;
+    if (cr_ckpt_put_meta(w, "clock", "12", e) || cr_ckpt_put_meta(w, "policy", "ssp:staleness=2", e) ||
+        cr_ckpt_put_meta(w, "empty", "", e) || cr_ckpt_put_meta(w, "clock", "13", e))
+        goto fail;
+    for (int t = 0; t < n; t++) {
+        const spec *s = &SPECS[t];
+        if (cr_ckpt_put_table(w, s->name, s->keys, s->dim, s->opt, s->sd, e)) goto fail;
+        size_t cap = (size_t)(chunk < s->keys ? chunk : s->keys > 0 ? s->keys : 1);
+        float *v = malloc(cap * (size_t)s->dim * 4), *st = malloc(cap * (size_t)(s->sd + 1) * 4);
+        for (int64_t k0 = 0; k0 < s->keys; k0 += chunk) {
+            int64_t m = s->keys - k0 < chunk ? s->keys - k0 : chunk;
+            for (int64_t i = 0; i < m; i++) {
+                for (int c = 0; c < s->dim; c++) v[i * s->dim + c] = val(t, k0 + i, c);
+                for (int c = 0; c < s->sd; c++) st[i * s->sd + c] = sval(t, k0 + i, c);
+            }
+            if (cr_ckpt_put_rows(w, m, v, s->sd ? st : NULL, e)) {
+                free(v);
+                free(st);
+                goto fail;
+            }
+        }
+        free(v);
+        free(st);
+    }
+    return cr_ckpt_writer_commit(&w, e);
+fail:
+    cr_ckpt_writer_abort(&w);
+    return -1;
+}
+
+/* Read everything back in chunks of `chunk` rows and compare. */
+static int check_file(const char *path, int n, int64_t chunk) {
+    cr_err e = {{0}};
+    cr_ckpt_reader *r = cr_ckpt_reader_open(path, &e);
+    if (!r) {
+        printf("  open: %s\n", e.msg);
+        return 0;
+    }
+    int ok = strcmp(cr_ckpt_get_meta(r, "clock"), "13") == 0 &&
+             strcmp(cr_ckpt_get_meta(r, "policy"), "ssp:staleness=2") == 0 &&
+             strcmp(cr_ckpt_get_meta(r, "empty"), "") == 0 && cr_ckpt_get_meta(r, "nope") == NULL;
+    cr_ckpt_table_info info;
+    for (int t = 0; ok && t < n; t++) {
+        const spec *s = &SPECS[t];
+        ok = cr_ckpt_next_table(r, &info, &e) == 1 && strcmp(info.name, s->name) == 0 &&
+             info.keys == s->keys && info.dim == s->dim && info.state_dim == s->sd &&
+             strcmp(info.optimizer, s->opt) == 0;
+        size_t cap = (size_t)(chunk < s->keys ? chunk : s->keys > 0 ? s->keys : 1);
+        float *v = malloc(cap * (size_t)s->dim * 4), *st = malloc(cap * (size_t)(s->sd + 1) * 4);
+        for (int64_t k0 = 0; ok && k0 < s->keys; k0 += chunk) {
+            int64_t m = s->keys - k0 < chunk ? s->keys - k0 : chunk;
+            ok = cr_ckpt_get_rows(r, m, v, st, &e) == 0;
+            for (int64_t i = 0; ok && i < m; i++) {
+                for (int c = 0; c < s->dim; c++) ok = ok && v[i * s->dim + c] == val(t, k0 + i, c);
+                for (int c = 0; c < s->sd; c++) ok = ok && st[i * s->sd + c] == sval(t, k0 + i, c);
+            }
+        }
+        if (ok && s->keys > 0) ok = cr_ckpt_get_rows(r, 1, v, st, &e) == -1; /* no row beyond keys */
+        free(v);
+        free(st);
+    }
+    if (ok) ok = cr_ckpt_next_table(r, &info, &e) == 0 && cr_ckpt_next_table(r, &info, &e) == 0;
+    cr_ckpt_reader_close(&r);
+    return ok && r == NULL;
+}
+
+static void test_round_trip(void) {
+    cr_err e;
+    const char *p = tmp_path("rt.ckpt");
+    CR_CHECK(write_file(p, NSPECS, 37, &e) == 0);
+    CR_CHECK(check_file(p, NSPECS, 13));
+    CR_CHECK(check_file(p, NSPECS, 4096));
+    CR_CHECK(write_file(p, NSPECS, 40000, &e) == 0); /* overwrite an existing checkpoint */
+    CR_CHECK(check_file(p, NSPECS, 999));
+    CR_CHECK(!exists(tmp_path("rt.ckpt.tmp")));
+}
+
+static void test_skip_unread_rows(void) {
+    cr_err e;
+    const char *p = tmp_path("skip.ckpt");
+    CR_CHECK(write_file(p, 2, 100, &e) == 0);
+    cr_ckpt_reader *r = cr_ckpt_reader_open(p, &e);
+    CR_CHECK(r != NULL);
+    cr_ckpt_table_info info;
+    float v[7 * 3], s[7 * 3];
+    CR_CHECK(cr_ckpt_next_table(r, &info, &e) == 1);
+    CR_CHECK(cr_ckpt_get_rows(r, 3, v, s, &e) == 0);
+    CR_CHECK(v[7] == val(0, 1, 0) && s[8] == sval(0, 1, 1));
+    CR_CHECK(cr_ckpt_next_table(r, &info, &e) == 1);
+    CR_CHECK_STR(info.name, "H");
+    float h[16];
+    CR_CHECK(cr_ckpt_get_rows(r, 1, h, NULL, &e) == 0);
+    CR_CHECK(h[15] == val(1, 0, 15));
+    cr_ckpt_reader_close(&r);
+}
+
+static void test_meta_only(void) {
+    cr_err e;
+    const char *p = tmp_path("meta.ckpt");
+    cr_ckpt_writer *w = cr_ckpt_writer_open(p, &e);
+    CR_CHECK(w != NULL);
+    char big[5000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    CR_CHECK(cr_ckpt_put_meta(w, "rng", "0123456789abcdef 42", &e) == 0);
+    CR_CHECK(cr_ckpt_put_meta(w, "curve", big, &e) == 0);
+    CR_CHECK(cr_ckpt_writer_commit(&w, &e) == 0);
+    CR_CHECK(w == NULL);
+    cr_ckpt_reader *r = cr_ckpt_reader_open(p, &e);
+    CR_CHECK(r != NULL);
+    CR_CHECK_STR(cr_ckpt_get_meta(r, "rng"), "0123456789abcdef 42");
+    CR_CHECK_STR(cr_ckpt_get_meta(r, "curve"), big);
+    cr_ckpt_table_info info;
+    CR_CHECK(cr_ckpt_next_table(r, &info, &e) == 0);
+    cr_ckpt_reader_close(&r);
+}
+
+/* Copy the first n bytes of src to dst, optionally flipping byte `flip`. */
+static long copy_file(const char *src, const char *dst, long n, long flip) {
+    FILE *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+    long i = 0;
+    int c;
+    while ((n < 0 || i < n) && (c = fgetc(in)) != EOF) {
+        fputc(i == flip ? c ^ 0x10 : c, out);
+        i++;
+    }
+    fclose(in);
+    fclose(out);
+    return i;
+}
+
+static long file_size(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 ? (long)st.st_size : -1;
+}
+
+static int refused_with(const char *path, const char *what) {
+    cr_err e = {{0}};
+    cr_ckpt_reader *r = cr_ckpt_reader_open(path, &e);
+    if (r) {
+        cr_ckpt_reader_close(&r);
+        printf("  %s: accepted, expected '%s'\n", path, what);
+        return 0;
+    }
+    if (strncmp(e.msg, path, strlen(path)) != 0 || !strstr(e.msg, what)) {
+        printf("  got '%s', expected '%s'\n", e.msg, what);
+        return 0;
+    }
+    return 1;
+}
+
+static void test_truncated(void) {
+    cr_err e;
+    const char *p = tmp_path("full.ckpt"), *t = tmp_path("trunc.ckpt");
+    CR_CHECK(write_file(p, 2, 500, &e) == 0);
+    long size = file_size(p);
+    long cuts[] = {3, 8, 15, 16, 17, 31, 40, 100, size / 2, size - 17, size - 16, size - 15, size - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        copy_file(p, t, cuts[i], -1);
+        CR_CHECK(refused_with(t, "truncated"));
+    }
+    copy_file(p, t, 0, -1);
+    CR_CHECK(refused_with(t, "not a crescent checkpoint"));
+}
+
+static void test_flipped_bytes(void) {
+    cr_err e;
+    const char *p = tmp_path("small.ckpt"), *t = tmp_path("flip.ckpt");
+    CR_CHECK(write_file(p, 1, 64, &e) == 0); /* table W, ~30 kB: flip every byte near the ends, a sample between */
+    long size = file_size(p);
+    for (long i = 0; i < size; i += (i < 400 || i > size - 400) ? 1 : 29) {
+        copy_file(p, t, -1, i);
+        cr_ckpt_reader *r = cr_ckpt_reader_open(t, &e);
+        if (r) printf("  flip at %ld accepted\n", i);
+        cr_ckpt_reader_close(&r);
+        CR_CHECK(r == NULL);
+    }
+    /* a byte inside table W's rows: the block crc names the table */
+    copy_file(p, t, -1, size / 2);
+    CR_CHECK(refused_with(t, "checksum mismatch in table W"));
+    copy_file(p, t, -1, size - 20);
+    CR_CHECK(refused_with(t, "checksum mismatch in end block"));
+}
+
+static void test_wrong_magic_version_missing(void) {
+    cr_err e;
+    const char *p = tmp_path("v.ckpt"), *t = tmp_path("v2.ckpt");
+    CR_CHECK(write_file(p, 1, 1000, &e) == 0);
+    copy_file(p, t, -1, 0);
+    CR_CHECK(refused_with(t, "not a crescent checkpoint"));
+    FILE *f = fopen(t, "wb");
+    fputs("W 1 2 3\nH 4 5 6\n", f);
+    fclose(f);
+    CR_CHECK(refused_with(t, "not a crescent checkpoint"));
+    copy_file(p, t, -1, -1);
+    f = fopen(t, "r+b");
+    fseek(f, 8, SEEK_SET);
+    fputc(2, f);
+    fclose(f);
+    CR_CHECK(refused_with(t, "version 2 not supported"));
+    CR_CHECK(refused_with(tmp_path("missing.ckpt"), "cannot open: No such file"));
+    CR_CHECK(refused_with(dir, "not a regular file"));
+}
+
+static void test_commit_and_abort(void) {
+    cr_err e;
+    const char *p = tmp_path("c.ckpt"), *tmp = tmp_path("c.ckpt.tmp");
+    cr_ckpt_writer *w = cr_ckpt_writer_open(p, &e);
+    CR_CHECK(w != NULL && exists(tmp) && !exists(p));
+    cr_ckpt_writer_abort(&w);
+    CR_CHECK(w == NULL && !exists(tmp) && !exists(p));
+    cr_ckpt_writer_abort(&w); /* idempotent */
+    cr_ckpt_writer_abort(NULL);
+
+    CR_CHECK(write_file(p, 1, 10, &e) == 0);
+    CR_CHECK(exists(p) && !exists(tmp));
+    long size = file_size(p);
+    /* a failed commit leaves the old checkpoint alone */
+    w = cr_ckpt_writer_open(p, &e);
+    CR_CHECK(cr_ckpt_put_table(w, "W", 3, 7, "sgd", 7, &e) == 0);
+    float row2[14] = {0}, st2[14] = {0};
+    CR_CHECK(cr_ckpt_put_rows(w, 2, row2, st2, &e) == 0);
+    CR_CHECK(cr_ckpt_writer_commit(&w, &e) == -1);
+    CR_CHECK(strstr(e.msg, "table 'W' got 2 of 3 rows") != NULL);
+    CR_CHECK(w == NULL && !exists(tmp) && file_size(p) == size);
+    CR_CHECK(check_file(p, 1, 1000));
+}
+
+static void test_misuse(void) {
+    cr_err e;
+    const char *p = tmp_path("m.ckpt");
+    float row[4] = {0};
+    cr_ckpt_writer *w = cr_ckpt_writer_open(p, &e);
+    CR_CHECK(cr_ckpt_put_rows(w, 1, row, NULL, &e) == -1); /* no table yet */
+    CR_CHECK(cr_ckpt_put_table(w, "", 1, 1, "", 0, &e) == -1);
+    CR_CHECK(cr_ckpt_put_table(w, "T", 1, 0, "", 0, &e) == -1);
+    CR_CHECK(cr_ckpt_put_table(w, "T", 2, 4, "", 0, &e) == 0);
+    CR_CHECK(cr_ckpt_put_meta(w, "late", "x", &e) == -1);
+    CR_CHECK(strstr(e.msg, "after a table") != NULL);
+    CR_CHECK(cr_ckpt_put_table(w, "T", 2, 4, "", 0, &e) == -1); /* duplicate name */
+    CR_CHECK(cr_ckpt_put_rows(w, 3, row, NULL, &e) == -1);       /* more rows than keys */
+    CR_CHECK(strstr(e.msg, "3 rows given, 2 left") != NULL);
+    CR_CHECK(cr_ckpt_writer_commit(&w, &e) == -1); /* writer failed: commit refuses */
+    CR_CHECK(!exists(p) && !exists(tmp_path("m.ckpt.tmp")));
+    CR_CHECK(cr_ckpt_writer_open("/nonexistent-dir/x.ckpt", &e) == NULL);
+    CR_CHECK(strstr(e.msg, "/nonexistent-dir/x.ckpt.tmp: cannot create") != NULL);
+}
+
+static long max_rss_kb(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+/* An 80 MB table goes through a writer and a reader in 4096-row chunks while
+ * the process's peak memory grows by far less than the table. */
+static void test_bounded_memory(void) {
+    cr_err e;
+    const char *p = tmp_path("big.ckpt");
+    const int64_t keys = 1000000, chunk = 4096;
+    const int dim = 16, sd = 4;
+    float *v = malloc((size_t)chunk * dim * 4), *st = malloc((size_t)chunk * sd * 4);
+    long before = max_rss_kb();
+    cr_ckpt_writer *w = cr_ckpt_writer_open(p, &e);
+    CR_CHECK(w && cr_ckpt_put_table(w, "big", keys, dim, "adagrad", sd, &e) == 0);
+    for (int64_t k0 = 0; k0 < keys; k0 += chunk) {
+        int64_t m = keys - k0 < chunk ? keys - k0 : chunk;
+        for (int64_t i = 0; i < m * dim; i++) v[i] = (float)((k0 * dim + i) % 1009) * 0.25f;
+        for (int64_t i = 0; i < m * sd; i++) st[i] = (float)(k0 + i / sd);
+        CR_CHECK(cr_ckpt_put_rows(w, m, v, st, &e) == 0);
+    }
+    CR_CHECK(cr_ckpt_writer_commit(&w, &e) == 0);
+    cr_ckpt_reader *r = cr_ckpt_reader_open(p, &e);
+    cr_ckpt_table_info info;
+    CR_CHECK(r && cr_ckpt_next_table(r, &info, &e) == 1 && info.keys == keys);
+    int ok = 1;
+    for (int64_t k0 = 0; ok && k0 < keys; k0 += chunk) {
+        int64_t m = keys - k0 < chunk ? keys - k0 : chunk;
+        ok = cr_ckpt_get_rows(r, m, v, st, &e) == 0 && v[m * dim - 1] == (float)((k0 * dim + m * dim - 1) % 1009) * 0.25f &&
+             st[m * sd - 1] == (float)(k0 + m - 1);
+    }
+    cr_ckpt_reader_close(&r);
+    free(v);
+    free(st);
+    unlink(p);
+    CR_CHECK(ok);
+    long grew = max_rss_kb() - before;
+    if (getenv("CKPT_VERBOSE") || grew > 12 * 1024) printf("  peak memory grew by %ld kB for an 80 MB table\n", grew);
+    CR_CHECK(grew <= 12 * 1024);
+}
+
+int main(void) {
+    snprintf(dir, sizeof dir, "/tmp/cr_test_ckpt.XXXXXX");
+    if (!mkdtemp(dir)) return 1;
+    CR_RUN(test_bounded_memory); /* first: the peak must not include other tests */
+    CR_RUN(test_round_trip);
+    CR_RUN(test_skip_unread_rows);
+    CR_RUN(test_meta_only);
+    CR_RUN(test_truncated);
+    CR_RUN(test_flipped_bytes);
+    CR_RUN(test_wrong_magic_version_missing);
+    CR_RUN(test_commit_and_abort);
+    CR_RUN(test_misuse);
+    if (getenv("CKPT_KEEP")) return cr_test_done();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) printf("could not remove %s\n", dir);
+    return cr_test_done();
+}

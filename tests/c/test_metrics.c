@@ -1,0 +1,188 @@
+/* Metrics against a brute-force recomputation from the definitions, the
+ * random baseline, the method table and the graph loader. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "base/cr_rng.h"
+#include "partition/cr_partition.h"
+#include "cr_test.h"
+
+static cr_bigraph *random_graph(cr_rng *r, uint32_t nu, uint32_t nv, uint64_t ne) {
+    uint32_t *u = malloc(ne * sizeof *u), *v = malloc(ne * sizeof *v);
+    for (uint64_t i = 0; i < ne; i++) u[i] = (uint32_t)cr_rng_below(r, nu), v[i] = (uint32_t)cr_rng_below(r, nv);
+    cr_err e;
+    cr_bigraph *g = cr_bigraph_from_edges(u, v, ne, nu, nv, &e);
+    free(u), free(v);
+    return g;
+}
+
+/* need[i][v] = 1 iff some example of machine i has v: sets straight from the
+ * definition, then M_i, T_i by counting. */
+static int brute_ok(const cr_bigraph *g, const cr_placement *p, const cr_part_metrics *m) {
+    uint32_t k = p->k;
+    char *need = calloc((size_t)k * g->nv + 1, 1);
+    for (uint32_t u = 0; u < g->nu; u++)
+        for (uint64_t j = g->u_off[u]; j < g->u_off[u + 1]; j++) need[(size_t)p->u_part[u] * g->nv + g->u_adj[j]] = 1;
+    uint64_t tmax = 0, tsum = 0, mmax = 0, load = 0;
+    int ok = 1;
+    for (uint32_t i = 0; i < k; i++) {
+        uint64_t mi = 0, pulls = 0, serves = 0, cnt = 0;
+        for (uint32_t v = 0; v < g->nv; v++) {
+            if (need[(size_t)i * g->nv + v]) {
+                mi++;
+                if (p->v_part[v] != i) pulls++;
+            }
+            if (p->v_part[v] == i)
+                for (uint32_t j = 0; j < k; j++) serves += j != i && need[(size_t)j * g->nv + v];
+        }
+        for (uint32_t u = 0; u < g->nu; u++) cnt += p->u_part[u] == i;
+        if (m->m[i] != mi || m->t[i] != pulls + serves || m->u_count[i] != cnt) ok = 0;
+        mmax = mi > mmax ? mi : mmax, tmax = pulls + serves > tmax ? pulls + serves : tmax, tsum += pulls + serves;
+        load = cnt > load ? cnt : load;
+    }
+    free(need);
+    return ok && m->m_max == mmax && m->t_max == tmax && m->t_sum == tsum && m->load == load &&
+           m->product == (double)load * (double)tmax;
+}
+
+static void test_metrics_brute_force(void) {
+    cr_rng r;
+    cr_rng_seed(&r, 7);
+    for (int rep = 0; rep < 50; rep++) {
+        uint32_t nu = 1 + (uint32_t)cr_rng_below(&r, 30), nv = 1 + (uint32_t)cr_rng_below(&r, 30);
+        uint32_t k = 1 + (uint32_t)cr_rng_below(&r, 6);
+        cr_bigraph *g = random_graph(&r, nu, nv, cr_rng_below(&r, 120));
+        cr_placement *p = cr_placement_new(k, nu, nv);
+        cr_part_opts o;
+        cr_part_opts_default(&o);
+        o.seed = (uint64_t)rep;
+        cr_err e;
+        CR_CHECK(cr_part_random(g, k, &o, p, &e) == 0);
+        cr_part_metrics m;
+        CR_CHECK(cr_part_metrics_compute(g, p, &m, &e) == 0);
+        CR_CHECK(brute_ok(g, p, &m));
+        cr_part_metrics_free(&m);
+        cr_placement_destroy(&p);
+        cr_bigraph_destroy(&g);
+    }
+}
+
+static void test_metrics_rejects_bad_placement(void) {
+    uint32_t u[] = {0, 1}, v[] = {0, 1};
+    cr_err e;
+    cr_bigraph *g = cr_bigraph_from_edges(u, v, 2, 0, 0, &e);
+    cr_placement *p = cr_placement_new(2, 2, 2);
+    p->u_part[0] = 0, p->u_part[1] = 5, p->v_part[0] = p->v_part[1] = 0;
+    cr_part_metrics m;
+    int rc = cr_part_metrics_compute(g, p, &m, &e);
+    cr_placement_destroy(&p);
+    cr_bigraph_destroy(&g);
+    CR_CHECK(rc == -1);
+    CR_CHECK_STR(e.msg, "example 1 assigned to machine 5 >= k = 2");
+}
+
+static void test_random_seeded(void) {
+    cr_rng r;
+    cr_rng_seed(&r, 3);
+    cr_bigraph *g = random_graph(&r, 100, 80, 400);
+    cr_placement *a = cr_placement_new(4, 100, 80), *b = cr_placement_new(4, 100, 80);
+    cr_part_opts o;
+    cr_part_opts_default(&o);
+    cr_err e;
+    CR_CHECK(cr_part_random(g, 4, &o, a, &e) == 0 && cr_part_random(g, 4, &o, b, &e) == 0);
+    int same = !memcmp(a->u_part, b->u_part, 100 * 4) && !memcmp(a->v_part, b->v_part, 80 * 4);
+    int used[4] = {0};
+    for (int u = 0; u < 100; u++) used[a->u_part[u]] = 1;
+    cr_placement_destroy(&a), cr_placement_destroy(&b), cr_bigraph_destroy(&g);
+    CR_CHECK(same);
+    CR_CHECK(used[0] && used[1] && used[2] && used[3]);
+}
+
+static void test_method_table(void) {
+    int avail = -1;
+    CR_CHECK(cr_part_method("random", &avail) == cr_part_random && avail == 1);
+    CR_CHECK(cr_part_method("parsa", &avail) == cr_part_parsa && avail == 1);
+    CR_CHECK(cr_part_method("tsh2", NULL) == cr_part_tsh2);
+    CR_CHECK(cr_part_method("mbp", NULL) == cr_part_mbp && cr_part_method("dppa", NULL) == cr_part_dppa);
+    CR_CHECK(cr_part_method("metis", &avail) == cr_part_metis && avail == cr_metis_available());
+    CR_CHECK(cr_part_method("nope", &avail) == NULL && avail == 0);
+    CR_CHECK_STR(cr_part_method_name(0), "random");
+}
+
+static char *write_tmp(const char *text) {
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/cr_test_graph_XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0) return NULL;
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void test_load_libsvm(void) {
+    char *p = write_tmp("1 3:0.5 1:1\n# comment\n-1\n+1 2:1e-3 3:2 3:1\n");
+    cr_err e;
+    cr_bigraph *g = cr_bigraph_load(p, CR_BIGRAPH_LIBSVM, &e);
+    unlink(p);
+    CR_CHECK(g);
+    int ok = g->nu == 3 && g->nv == 4 && g->ne == 4 && g->u_off[2] == g->u_off[1] && g->u_adj[0] == 1;
+    cr_bigraph_destroy(&g);
+    CR_CHECK(ok);
+}
+
+static void test_load_mm_and_edges(void) {
+    char *p = write_tmp("%%MatrixMarket matrix coordinate real general\n% c\n3 4 3\n1 1 1.0\n3 4 2\n1 1 5\n");
+    cr_err e;
+    cr_bigraph *g = cr_bigraph_load(p, CR_BIGRAPH_MM, &e);
+    unlink(p);
+    CR_CHECK(g);
+    int ok = g->nu == 3 && g->nv == 4 && g->ne == 2;
+    cr_bigraph_destroy(&g);
+    CR_CHECK(ok);
+    p = write_tmp("# graph\n0 1\n1 2\n2 2\n");
+    g = cr_bigraph_load(p, CR_BIGRAPH_EDGES, &e);
+    unlink(p);
+    CR_CHECK(g);
+    ok = g->nu == 3 && g->nv == 3 && g->ne == 5; /* 0-1, 1-0, 1-2, 2-1, 2-2 */
+    cr_bigraph_destroy(&g);
+    CR_CHECK(ok);
+}
+
+static void expect_error(const char *text, cr_bigraph_format fmt, const char *want_suffix) {
+    char *p = write_tmp(text);
+    char path[64];
+    snprintf(path, sizeof path, "%s", p);
+    cr_err e;
+    cr_bigraph *g = cr_bigraph_load(path, fmt, &e);
+    unlink(path);
+    CR_CHECK(g == NULL);
+    char want[256];
+    snprintf(want, sizeof want, "%s%s", path, want_suffix);
+    CR_CHECK_STR(e.msg, want);
+}
+
+static void test_load_errors(void) {
+    expect_error("1 1:1\n1 x:2\n", CR_BIGRAPH_LIBSVM, ":2: bad feature index (expected idx:value)");
+    expect_error("1 1:1\n1 4:abc\n", CR_BIGRAPH_LIBSVM, ":2: bad feature value after index 4");
+    expect_error("1:1 2:1\n", CR_BIGRAPH_LIBSVM, ":1: missing label before features");
+    expect_error("%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1\n", CR_BIGRAPH_MM,
+                 ":3: entry (3, 1) outside the 2x2 matrix");
+    expect_error("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n", CR_BIGRAPH_MM,
+                 ":3: 2 entries announced, 1 found");
+    expect_error("0 1\n1 -2\n", CR_BIGRAPH_EDGES, ":2: expected 'source target' (two non-negative integers)");
+    cr_err e;
+    CR_CHECK(cr_bigraph_load("/nonexistent/g.txt", CR_BIGRAPH_LIBSVM, &e) == NULL);
+    CR_CHECK_STR(e.msg, "/nonexistent/g.txt: No such file or directory");
+}
+
+int main(void) {
+    CR_RUN(test_metrics_brute_force);
+    CR_RUN(test_metrics_rejects_bad_placement);
+    CR_RUN(test_random_seeded);
+    CR_RUN(test_method_table);
+    CR_RUN(test_load_libsvm);
+    CR_RUN(test_load_mm_and_edges);
+    CR_RUN(test_load_errors);
+    return cr_test_done();
+}

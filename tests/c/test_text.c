@@ -1,0 +1,92 @@
+/* Text corpus + vocabulary: counts, min_count, id order, sentences, the
+ * unigram^0.75 table, subsampling probabilities, round trip, errors; and
+ * the zipf-text generator feeding it. */
+#include "cr_test.h"
+#include "data/cr_gen.h"
+#include "data/cr_text.h"
+#include "data_util.h"
+
+static void test_vocab(void) {
+    const char *p = tput("t.txt", "the cat sat\n\n  rare the\tcat \r\nthe dog\nrare2\n");
+    cr_corpus c;
+    cr_dict v;
+    cr_dict_init(&v);
+    cr_err e;
+    CR_CHECK(cr_text_load(p, 2, &c, &v, &e) == 0);
+    /* counts: the 3, cat 2, others 1 -> vocab {the, cat} */
+    CR_CHECK(v.n == 2 && c.count[0] == 3 && c.count[1] == 2);
+    CR_CHECK_STR(cr_dict_name(&v, 0), "the");
+    CR_CHECK_STR(cr_dict_name(&v, 1), "cat");
+    CR_CHECK(c.raw == 9 && c.ntok == 5);
+    /* sentences: [the cat] [the cat] [the]; "rare2" line vanished */
+    CR_CHECK(c.nsent == 3 && c.sent[1] == 2 && c.sent[2] == 4 && c.sent[3] == 5);
+    CR_CHECK(c.tok[0] == 0 && c.tok[1] == 1 && c.tok[2] == 0 && c.tok[4] == 0);
+    /* round trip */
+    CR_CHECK(cr_text_write(tpath("t2.txt"), &c, &v, &e) == 0);
+    cr_corpus d;
+    cr_dict w;
+    cr_dict_init(&w);
+    CR_CHECK(cr_text_load(tpath("t2.txt"), 1, &d, &w, &e) == 0);
+    CR_CHECK(d.ntok == c.ntok && d.nsent == c.nsent && !memcmp(d.tok, c.tok, 5 * 8) && w.n == 2);
+    cr_corpus_free(&d);
+    cr_dict_free(&w);
+    cr_corpus_free(&c);
+    cr_dict_free(&v);
+}
+
+static void test_tables(void) {
+    int64_t count[3] = {81, 16, 1}; /* ^0.75: 27, 8, 1 of 36 */
+    int64_t table[360];
+    cr_vocab_unigram_table(count, 3, 0.75, table, 360);
+    int n[3] = {0, 0, 0};
+    for (int i = 0; i < 360; i++) n[table[i]]++;
+    CR_CHECK(abs(n[0] - 270) <= 1 && abs(n[1] - 80) <= 1 && abs(n[2] - 10) <= 1);
+    float keep[3];
+    cr_vocab_keep_prob(count, 3, 98, 0.01, keep);
+    /* word2vec: (sqrt(c/(t*T)) + 1) * t*T / c with t*T = 0.98 */
+    CR_CHECK_NEAR(keep[0], (sqrt(81 / 0.98) + 1) * 0.98 / 81, 1e-6);
+    CR_CHECK(keep[2] == 1.0f);
+    cr_vocab_keep_prob(count, 3, 98, 0, keep);
+    CR_CHECK(keep[0] == 1.0f);
+}
+
+static void test_errors(void) {
+    cr_corpus c;
+    cr_dict v;
+    cr_dict_init(&v);
+    cr_err e;
+    CR_CHECK(cr_text_load(tput("e.txt", "\n \n"), 1, &c, &v, &e) == -1 && strstr(e.msg, "e.txt: empty file"));
+    CR_CHECK(cr_text_load(tput("e.txt", "a b\n"), 2, &c, &v, &e) == -1 && strstr(e.msg, "no word occurs"));
+    CR_CHECK(cr_text_load(tpath("none.txt"), 1, &c, &v, &e) == -1 && strstr(e.msg, "none.txt: No such file"));
+    const char *p = tput_truncated_gz("t.txt.gz", "w%d alpha beta gamma delta\n", 30000);
+    CR_CHECK(cr_text_load(p, 1, &c, &v, &e) == -1 && strstr(e.msg, "t.txt.gz: ") && strstr(e.msg, "gzip"));
+    cr_dict_free(&v);
+}
+
+static void test_zipf_text(void) {
+    cr_zipf_text_opts o = {20000, 500, 1.0, 50, 3, tpath("z.txt")};
+    cr_gen_stats st;
+    cr_err e;
+    CR_CHECK(cr_gen_zipf_text(&o, &st, &e) == 0);
+    cr_corpus c;
+    cr_dict v;
+    cr_dict_init(&v);
+    CR_CHECK(cr_text_load(o.out, 1, &c, &v, &e) == 0);
+    CR_CHECK(c.ntok == 20000 && c.nsent == 400);
+    /* zipf(1) over 500 words: P(w1) = 1/H_500 ~ 0.147 */
+    CR_CHECK_STR(cr_dict_name(&v, 0), "w1");
+    CR_CHECK_NEAR((double)c.count[0] / 20000, 0.147, 0.015);
+    CR_CHECK_NEAR((double)c.count[0] / (double)c.count[1], 2.0, 0.3);
+    cr_corpus_free(&c);
+    cr_dict_free(&v);
+}
+
+int main(void) {
+    tdir_make();
+    CR_RUN(test_vocab);
+    CR_RUN(test_tables);
+    CR_RUN(test_errors);
+    CR_RUN(test_zipf_text);
+    tdir_remove();
+    return cr_test_done();
+}

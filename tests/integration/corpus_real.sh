@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The corpus builders on the real Debian files (wordnet-base, dict-gcide), when
+# installed: the split property on the full WordNet KG, the sizes we document,
+# LIBSVM structure of gcide-docs, synonym questions against the gcide vocabulary.
+# Brown is not fetched here (network); see corpus_brown.sh for its parser.
+set -u
+BIN=${CRESCENT_BIN:?}
+[ -f /usr/share/wordnet/data.noun ] && [ -f /usr/share/dictd/gcide.dict.dz ] \
+    || { echo "wordnet-base or dict-gcide not installed (make data installs them)"; exit 77; }
+if "$BIN" data wordnet --help 2>&1 | grep -q 'not built yet'; then
+    echo "crescent data does not forward to the corpus builders yet"; exit 77
+fi
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$BIN" data wordnet --out "$T/wn" --seed 1 || fail "wordnet"
+for s in valid test; do
+    [ "$(wc -l < "$T/wn/$s.del")" -eq 5000 ] || fail "$s size"
+    bad=$(awk -F'\t' 'FNR==NR{e[$1]=1;e[$3]=1;r[$2]=1;next} !($1 in e)||!($3 in e)||!($2 in r){n++} END{print n+0}' \
+          "$T/wn/train.del" "$T/wn/$s.del")
+    [ "$bad" -eq 0 ] || fail "$bad $s triples with an entity or relation not in train"
+done
+[ "$(cat "$T"/wn/{train,valid,test}.del | sort | uniq -d | wc -l)" -eq 0 ] || fail "a triple in two splits"
+grep -qP '^\d+\tdog\.n\.01$' "$T/wn/entities.tsv" || fail "dog.n.01 missing"
+
+"$BIN" data wordnet --rr --out "$T/rr" --seed 1 || fail "wordnet --rr"
+for r in _hyponym _instance_hyponym _member_holonym _part_of _substance_holonym _member_of_domain_topic \
+         _synset_domain_region_of _synset_domain_usage_of; do
+    grep -qP "\t$r\$" "$T/rr/relations.tsv" && fail "--rr kept $r"
+done
+
+"$BIN" data wordnet-graph --out "$T/wn.edges" || fail "wordnet-graph"
+
+out=$("$BIN" data gcide-text --out "$T/gcide.txt") || fail "gcide-text"
+echo "$out"
+tokens=$(echo "$out" | sed -n 's/^gcide-text: wrote .*: [0-9]* lines, \([0-9]*\) tokens.*/\1/p')
+[ "${tokens:-0}" -gt 3000000 ] || fail "only ${tokens:-0} tokens"
+grep -q '[][{}\\]' "$T/gcide.txt" && fail "markup left in gcide-text"
+
+"$BIN" data gcide-docs --min-count 5 --out "$T/gcide.svm" || fail "gcide-docs"
+nf=$(wc -l < "$T/gcide.svm.vocab")
+awk -v nf="$nf" '$1 != "+1" && $1 != "-1" {print "label " NR; exit 1}
+    { last = 0; for (i = 2; i <= NF; i++) { split($i, a, ":"); if (a[1] <= last || a[1] > nf || a[2] < 1) { print "feature " NR; exit 1 } last = a[1] } }' \
+    "$T/gcide.svm" || fail "gcide-docs is not valid LIBSVM"
+
+"$BIN" data wordnet-synonyms --vocab "$T/gcide.svm.vocab" --min-count 20 --questions 200 --out "$T/syn.tsv" || fail "synonyms"
+[ "$(wc -l < "$T/syn.tsv")" -eq 200 ] || fail "synonym count"
+awk -F'\t' 'NF != 6 || $6 < 1 || $6 > 4 {exit 1}' "$T/syn.tsv" || fail "synonym format"
+echo ok
