@@ -348,9 +348,8 @@ int cr_lopen_ps(lua_State *L) {
 
 #include "lua/l_host.h"
 #include "lua/l_ps.h"
+#include "lua/l_repl.h"
 
-/* Provided by the REPL module (src/lua/l_repl.c) when it is linked in. */
-int cr_repl_run(lua_State *L) __attribute__((weak));
 
 static void set_overrides(lua_State *L, const cr_run_overrides *ov) {
     lua_newtable(L);
@@ -379,8 +378,8 @@ int cr_lps_run(const char *home, const char *path, const cr_run_overrides *ov, i
     lua_setglobal(L, "arg");
     int status = cr_lhost_dofile(L, path, argc, argv) == 0 ? 0 : 1;
     if (status == 0 && repl) {
-        if (cr_repl_run) cr_repl_run(L);
-        else fprintf(stderr, "crescent: this build has no REPL\n");
+        int q = cr_repl_run(L);
+        if (q) status = q;
     }
     if (luaL_dostring(L, "local ok, ps = pcall(require, 'crescent.ps') if ok then ps.close_all() end") != LUA_OK) {
         fprintf(stderr, "crescent: %s\n", lua_tostring(L, -1));

@@ -11,7 +11,7 @@ check() { # expected-status pattern command...
 }
 check 2 "--nodes: 'abc' is not an integer" "$CRESCENT_BIN" run "$JOBS/count.lua" --nodes abc
 check 2 "--workers: '-1' is not an integer" "$CRESCENT_BIN" run "$JOBS/count.lua" --workers -1
-check 2 "unknown option '--frobnicate'" "$CRESCENT_BIN" run "$JOBS/count.lua" --frobnicate
+check 2 "unknown option '--frobnicate'" "$CRESCENT_BIN" run --frobnicate "$JOBS/count.lua"
 check 2 "usage: crescent node" "$CRESCENT_BIN" node
 check 1 "unknown consistency policy 'nosuch'" "$CRESCENT_BIN" run "$JOBS/count.lua" --policy nosuch
 check 1 "ssp: staleness must be a non-negative integer" "$CRESCENT_BIN" run "$JOBS/count.lua" --policy ssp:staleness=-1
