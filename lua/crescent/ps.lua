@@ -331,7 +331,7 @@ function Job:call(name, args)
 end
 
 -- job:epoch(args) -> {seconds=, results=, sum=, messages=, bytes_remote=, bytes_local=}
--- args.total (optional): items expected, for the progress line.
+-- args.total (optional): items expected, for the progress bar (stderr; cr.ps quiet = true hides it).
 function Job:epoch(args)
     self:_check()
     args = args or {}
@@ -339,19 +339,21 @@ function Job:epoch(args)
     if not ok then error("job:epoch: arguments " .. s, 2) end
     local before = traffic(self:stats())
     local items = 0
+    local bar = (not M.quiet) and cps.progress(("epoch %d"):format(self.epochs + 1),
+                                               math.tointeger(args.total) or 0) or nil
     local t0 = core.util.now()
-    local results = self:_guard(self.rt.call, "epoch", s, function(n) items = items + n end)
+    local results = self:_guard(self.rt.call, "epoch", s, function(n)
+        items = items + n
+        if bar then bar:add(n) end
+    end)
     local secs = core.util.now() - t0
+    if bar then bar:done() end
     local after = traffic(self:stats())
     self.epochs = self.epochs + 1
     local r = { seconds = secs, results = results, sum = sums(results), items = items,
                 messages = after.messages - before.messages,
                 bytes_remote = after.bytes_remote - before.bytes_remote,
                 bytes_local = after.bytes_local - before.bytes_local }
-    if not M.quiet then
-        io.stderr:write(("epoch %d: %.2f s%s\n"):format(self.epochs, secs,
-            items > 0 and (", %d items, %.0f items/s"):format(items, items / math.max(secs, 1e-9)) or ""))
-    end
     return r
 end
 
@@ -386,6 +388,79 @@ function Job:log(t)
     if not f then error(("cannot open metrics file: %s"):format(err), 2) end
     f:write(json(rec), "\n")
     f:close()
+end
+
+-- Checkpoints ---------------------------------------------------------------
+
+local CHUNK = 16384 -- rows per transfer: memory stays bounded whatever the table size
+
+-- job:save(path): every table (values and optimizer state), gathered node by
+-- node in key order into one checkpoint file (written to path.tmp, fsync'd,
+-- renamed). Returns true, or raises.
+function Job:save(path)
+    self:_check()
+    if type(path) ~= "string" then error("job:save(path): path expected", 2) end
+    local w, err = cps.ckpt_writer(path)
+    if not w then error("job:save: " .. err, 2) end
+    local ok, e = pcall(function()
+        w:meta("crescent.nodes", tostring(self.nodes))
+        w:meta("crescent.policy", tostring(self.policy_name))
+        w:meta("crescent.epochs", tostring(self.epochs))
+        for _, t in ipairs(self.tables) do
+            w:table(t.name, t.keys, t.dim, t.optimizer, t.sdim)
+            local k = 0
+            while k < t.keys do
+                local node = k // t.block
+                local n = math.min(CHUNK, t.keys - k, (node + 1) * t.block - k)
+                local v, st = self:_guard(self.rt.get_rows, t.id, node, k, n, t.dim, t.sdim)
+                w:rows(v, st)
+                k = k + n
+            end
+        end
+        w:commit()
+    end)
+    if not ok then
+        w:abort()
+        error(e, 2)
+    end
+    return true
+end
+
+-- job:load(path): restore the tables saved by job:save, whatever the node
+-- count then and now (rows are scattered by key range). Every table in the
+-- file must exist in the job with the same keys, dim and optimizer.
+function Job:load(path)
+    self:_check()
+    if type(path) ~= "string" then error("job:load(path): path expected", 2) end
+    local r, err = cps.ckpt_reader(path)
+    if not r then error("job:load: " .. err, 2) end
+    local ok, e = pcall(function()
+        while true do
+            local info = r:next_table()
+            if not info then break end
+            local t = self.tables[info.name]
+            if not t then error(("%s: table '%s' is not part of this job"):format(path, info.name), 0) end
+            if info.keys ~= t.keys or info.dim ~= t.dim then
+                error(("%s: table '%s' has %d keys x dim %d, the job's has %d x %d"):format(
+                    path, info.name, info.keys, info.dim, t.keys, t.dim), 0)
+            end
+            if info.state_dim ~= t.sdim then
+                error(("%s: table '%s' was saved with optimizer %s, the job uses %s"):format(
+                    path, info.name, info.optimizer, t.optimizer), 0)
+            end
+            local k = 0
+            while k < t.keys do
+                local node = k // t.block
+                local n = math.min(CHUNK, t.keys - k, (node + 1) * t.block - k)
+                local v, st = r:rows(n, t.dim, t.sdim)
+                self:_guard(self.rt.set_rows, t.id, node, k, v, t.sdim > 0 and st or nil)
+                k = k + n
+            end
+        end
+    end)
+    r:close()
+    if not ok then error(e, 2) end
+    return true
 end
 
 function Job:close()
