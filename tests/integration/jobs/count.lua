@@ -13,5 +13,6 @@ for k = 0, 9 do
     assert(row[1] == W * steps and row[3] == W * steps, ("key %d = %s, expected %d"):format(k, row[1], W * steps))
 end
 local st = job:stats()
+job:log{ epoch = 1, steps = r.sum.steps, messages = r.messages, max_gap = st.max_gap, note = "a \"quoted\"\tline" }
 print(("ok nodes=%d workers=%d messages=%d items=%d"):format(job.nodes, W, r.messages, r.items))
 job:close()
