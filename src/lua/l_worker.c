@@ -358,7 +358,7 @@ static lua_State *sandbox_new(lworker *w) {
     lua_setfield(L, -2, "__index");
     lua_pop(L, 1);
     make_ctx(L, w);
-    if (luaL_dostring(L, prelude) != LUA_OK) {
+    if (luaL_loadbuffer(L, prelude, strlen(prelude), "=sandbox") != LUA_OK || lua_pcall(L, 0, 0, 0) != LUA_OK) {
         fprintf(stderr, "crescent: sandbox: %s\n", lua_tostring(L, -1));
         lua_close(L);
         return NULL;

@@ -1,0 +1,29 @@
+-- Test model: probes the worker sandbox; M.probe returns what is reachable.
+local M = {}
+function M.probe(ctx, args)
+    local r = {}
+    r.io = pcall(function() return io end)
+    r.os_execute = os.execute ~= nil
+    r.debug = pcall(function() return debug end)
+    r.require = pcall(function() return require end)
+    r.loadfile = pcall(function() return loadfile end)
+    r.binary_load = load("\27Lua") == nil
+    r.cr_util = type(cr.core.util.matrix) == "function"
+    r.kernels = type(cr.core.kernels) == "table"
+    local ok, err = pcall(function() return undefined_thing end)
+    r.undefined = not ok and tostring(err):match("undefined global 'undefined_thing'") ~= nil
+    r.ctx = ("%d/%d/%d/%d/%d"):format(ctx.node, ctx.nodes, ctx.worker, ctx.workers, ctx.workers_per_node)
+    local T = ctx.tables.T
+    r.dim, r.keys = T.dim, T.keys
+    local lo, hi = T:local_range()
+    r.lo, r.hi, r.owner_last = lo, hi, T:owner(T.keys - 1)
+    r.echo = args.echo
+    return r
+end
+function M.io_open(ctx, args) return { f = io.open("/etc/passwd") } end
+function M.rows(ctx, args)
+    local T = ctx.tables.T
+    local m = T:pull(cr.core.util.ints{ 3, 1, 3 })
+    return { m:row(1), m:row(2), m:row(3) }
+end
+return M
