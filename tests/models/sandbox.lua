@@ -26,4 +26,21 @@ function M.rows(ctx, args)
     local m = T:pull(cr.core.util.ints{ 3, 1, 3 })
     return { m:row(1), m:row(2), m:row(3) }
 end
+function M.async(ctx, args)
+    local T = ctx.tables.T
+    local a = T:pull_async{ 0, 1 }
+    local p = T:push_async({ 0 }, cr.core.util.matrix{ { 9, 9 } })
+    local b = T:pull_async{ 0 }
+    local rb, ra = T:wait(b), T:wait(a)
+    local ok = T:wait(p)
+    local waited_twice = pcall(T.wait, T, a)
+    return { ra = ra:row(1), rb = rb:row(1), push = ok, twice = waited_twice }
+end
+function M.barrier(ctx, args)
+    if ctx.worker == 0 then ctx:sleep(0.2) end
+    local t0 = cr.core.util.now()
+    ctx:barrier()
+    ctx:barrier()
+    return { waited = cr.core.util.now() - t0 }
+end
 return M

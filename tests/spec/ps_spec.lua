@@ -70,6 +70,16 @@ describe("a one-node job", function()
     local rows = job:call("rows", {}).results[1]
     assert.are.same({ { 5, 6 }, { -1, -2 }, { 5, 6 } }, rows)
   end)
+  it("completes async requests in any order; a pull sees an earlier push", function()
+    local r = job:call("async", {}).results[1]
+    assert.are.same({ 9, 9 }, r.rb)
+    assert.is_true(r.push)
+    assert.is_false(r.twice)
+  end)
+  it("meets at barriers", function()
+    local r = job:call("barrier", {}).results
+    assert.is_true(r[2].waited > 0.1, "worker 1 waited for the slow worker 0")
+  end)
   it("rejects bad arguments at the caller's line", function()
     assert.has_error(function() job:table{ name = "X", keys = 0, dim = 1 } end,
       "job:table{}: keys must be a positive integer")
