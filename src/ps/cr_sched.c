@@ -130,6 +130,10 @@ static void node_died(cr_sched *s, int i, const char *why) {
     if (s->o.exit_on_death) {
         cr_ctl h = {.type = CR_M_SHUTDOWN};
         for (int k = 0; k < s->o.nodes; k++) to_node(s, k, &h, NULL, 0, NULL, 0);
+        /* Sockets have linger 0 and _exit skips zmq teardown: give the I/O
+         * thread a moment to put the shutdown messages on the wire. */
+        struct timespec ts = {0, 200 * 1000 * 1000};
+        nanosleep(&ts, NULL);
         kill_children(s, SIGTERM);
         reap_children(s, 3);
         fflush(NULL);
