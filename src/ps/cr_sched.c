@@ -364,6 +364,8 @@ cr_sched *cr_sched_start(const cr_sched_opts *o, cr_err *e) {
             }
             s->nchildren++;
         }
+    } else if (o->on_listen) {
+        o->on_listen(s->endpoint, o->on_listen_arg);
     } else {
         fprintf(stderr, "crescent: scheduler waiting for %d node(s) on %s\n", o->nodes, s->endpoint);
     }

@@ -29,6 +29,10 @@ typedef struct cr_sched_opts {
     int exit_on_death;         /* 1: a dead node ends the process (status 1) after cleanup */
     double timeout;            /* node silence that counts as death (0: 3 s) */
     double join_timeout;       /* seconds to wait for registrations (0: 30) */
+    /* Called once the control endpoint is bound, before waiting for nodes
+     * (e.g. to start node threads in tests); may be NULL. */
+    void (*on_listen)(const char *endpoint, void *arg);
+    void *on_listen_arg;
 } cr_sched_opts;
 
 /* Start; returns NULL with a message on failure (nothing left running). */

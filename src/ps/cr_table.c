@@ -90,25 +90,74 @@ static inline pthread_mutex_t *lock_of(cr_shard *s, int64_t k) {
     return &s->locks[(uint64_t)k % CR_SHARD_STRIPES];
 }
 
+/* Batches take each stripe lock once: key positions are bucketed by stripe
+ * (stable counting sort, so repeated keys keep their order) and each bucket
+ * is processed under its lock. Small batches lock per key. */
+#define BATCH_MIN 128
+
+static uint32_t *by_stripe(const int64_t *keys, int64_t n, int64_t start[CR_SHARD_STRIPES + 1]) {
+    uint32_t *order = malloc((size_t)n * sizeof *order);
+    if (!order) return NULL;
+    int64_t count[CR_SHARD_STRIPES] = {0};
+    for (int64_t i = 0; i < n; i++) count[(uint64_t)keys[i] % CR_SHARD_STRIPES]++;
+    start[0] = 0;
+    for (int b = 0; b < CR_SHARD_STRIPES; b++) start[b + 1] = start[b] + count[b];
+    int64_t fill[CR_SHARD_STRIPES];
+    memcpy(fill, start, sizeof fill);
+    for (int64_t i = 0; i < n; i++) order[fill[(uint64_t)keys[i] % CR_SHARD_STRIPES]++] = (uint32_t)i;
+    return order;
+}
+
 void cr_shard_pull(cr_shard *s, const int64_t *keys, int64_t n, float *out) {
-    size_t dim = (size_t)s->def.dim;
-    for (int64_t i = 0; i < n; i++) {
-        pthread_mutex_t *m = lock_of(s, keys[i]);
-        pthread_mutex_lock(m);
-        memcpy(out + (size_t)i * dim, s->w + (size_t)(keys[i] - s->lo) * dim, dim * sizeof(float));
-        pthread_mutex_unlock(m);
+    size_t dim = (size_t)s->def.dim, rowb = dim * sizeof(float);
+    int64_t start[CR_SHARD_STRIPES + 1];
+    uint32_t *order = n >= BATCH_MIN && n <= UINT32_MAX ? by_stripe(keys, n, start) : NULL;
+    if (!order) {
+        for (int64_t i = 0; i < n; i++) {
+            pthread_mutex_t *m = lock_of(s, keys[i]);
+            pthread_mutex_lock(m);
+            memcpy(out + (size_t)i * dim, s->w + (size_t)(keys[i] - s->lo) * dim, rowb);
+            pthread_mutex_unlock(m);
+        }
+        return;
     }
+    for (int b = 0; b < CR_SHARD_STRIPES; b++) {
+        if (start[b] == start[b + 1]) continue;
+        pthread_mutex_lock(&s->locks[b]);
+        for (int64_t j = start[b]; j < start[b + 1]; j++) {
+            uint32_t i = order[j];
+            memcpy(out + (size_t)i * dim, s->w + (size_t)(keys[i] - s->lo) * dim, rowb);
+        }
+        pthread_mutex_unlock(&s->locks[b]);
+    }
+    free(order);
 }
 
 void cr_shard_push(cr_shard *s, const int64_t *keys, int64_t n, const float *g) {
     size_t dim = (size_t)s->def.dim, sd = (size_t)s->sdim;
-    for (int64_t i = 0; i < n; i++) {
-        size_t r = (size_t)(keys[i] - s->lo);
-        pthread_mutex_t *m = lock_of(s, keys[i]);
-        pthread_mutex_lock(m);
-        cr_optim_apply(&s->def.optim, s->w + r * dim, s->state + r * sd, g + (size_t)i * dim, s->def.dim);
-        pthread_mutex_unlock(m);
+    int64_t start[CR_SHARD_STRIPES + 1];
+    uint32_t *order = n >= BATCH_MIN && n <= UINT32_MAX ? by_stripe(keys, n, start) : NULL;
+    if (!order) {
+        for (int64_t i = 0; i < n; i++) {
+            size_t r = (size_t)(keys[i] - s->lo);
+            pthread_mutex_t *m = lock_of(s, keys[i]);
+            pthread_mutex_lock(m);
+            cr_optim_apply(&s->def.optim, s->w + r * dim, s->state + r * sd, g + (size_t)i * dim, s->def.dim);
+            pthread_mutex_unlock(m);
+        }
+        return;
     }
+    for (int b = 0; b < CR_SHARD_STRIPES; b++) {
+        if (start[b] == start[b + 1]) continue;
+        pthread_mutex_lock(&s->locks[b]);
+        for (int64_t j = start[b]; j < start[b + 1]; j++) {
+            uint32_t i = order[j];
+            size_t r = (size_t)(keys[i] - s->lo);
+            cr_optim_apply(&s->def.optim, s->w + r * dim, s->state + r * sd, g + (size_t)i * dim, s->def.dim);
+        }
+        pthread_mutex_unlock(&s->locks[b]);
+    }
+    free(order);
 }
 
 void cr_shard_get_rows(cr_shard *s, int64_t lo, int64_t count, float *vals, float *state) {

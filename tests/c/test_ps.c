@@ -82,13 +82,9 @@ static void *node_thread(void *arg) {
     return NULL;
 }
 
-static void free_port(void) {
-    void *ctx = zmq_ctx_new(), *s = cr_socket(ctx, ZMQ_ROUTER);
-    zmq_bind(s, "tcp://127.0.0.1:*");
-    size_t len = sizeof endpoint;
-    zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, endpoint, &len);
-    zmq_close(s);
-    zmq_ctx_term(ctx);
+static void start_nodes(const char *ep, void *arg) {
+    snprintf(endpoint, sizeof endpoint, "%s", ep);
+    for (int i = 0; i < 2; i++) pthread_create(&((pthread_t *)arg)[i], NULL, node_thread, NULL);
 }
 
 static int wait_replies(cr_sched *s, int want, char *first_err, size_t n) {
@@ -117,10 +113,8 @@ static int wait_replies(cr_sched *s, int want, char *first_err, size_t n) {
 }
 
 static void test_two_nodes(void) {
-    free_port();
     pthread_t t[2];
-    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, node_thread, NULL);
-    cr_sched_opts o = {.nodes = 2, .workers = 2, .seed = 1, .listen = endpoint, .spawn = 0, .join_timeout = 10};
+    cr_sched_opts o = {.nodes = 2, .workers = 2, .seed = 1, .spawn = 0, .on_listen = start_nodes, .on_listen_arg = t, .join_timeout = 10};
     cr_err e;
     cr_sched *s = cr_sched_start(&o, &e);
     CR_CHECK(s != NULL);
