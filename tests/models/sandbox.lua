@@ -36,6 +36,16 @@ function M.async(ctx, args)
     local waited_twice = pcall(T.wait, T, a)
     return { ra = ra:row(1), rb = rb:row(1), push = ok, twice = waited_twice }
 end
+function M.fill(ctx, args)
+    local Z = ctx.tables[args.table]
+    local keys = cr.core.util.ints(Z.keys)
+    for i = 1, Z.keys do keys:set(i, i - 1) end
+    local rows = cr.core.util.matrix(Z.keys, Z.dim)
+    for i = 1, Z.keys do rows:set(i, 1, i - 1) end
+    Z:push(keys, rows)
+    local back = Z:pull(keys)
+    return { last = back:get(Z.keys, 1), first = back:get(1, 1) }
+end
 function M.barrier(ctx, args)
     if ctx.worker == 0 then ctx:sleep(0.2) end
     local t0 = cr.core.util.now()

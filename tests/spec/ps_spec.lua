@@ -97,3 +97,23 @@ describe("a one-node job", function()
     j2:close(); j1:close()
   end)
 end)
+
+describe("a two-node job (spawned node processes)", function()
+  it("moves rows between nodes, compressed on request, with the same values", function()
+    local job = cr.job{ nodes = 2, workers = 1 }
+    job:table{ name = "P", keys = 20000, dim = 8, optimizer = cr.optim.add() }
+    job:table{ name = "Z", keys = 20000, dim = 8, optimizer = cr.optim.add(), compress = true }
+    job:model(model, {})
+    local r1 = job:call("fill", { table = "P" })
+    local s1 = job:stats()
+    local r2 = job:call("fill", { table = "Z" })
+    local s2 = job:stats()
+    for _, w in ipairs(r2.results) do assert.is_true(w.last >= 19999) end -- sees its own push
+    assert.are.same(job.P:get(12345), job.Z:get(12345))
+    assert.are.equal(2 * 12345, job.Z:get(12345)[1])
+    local plain = s1.nodes[1].bytes_remote + s1.nodes[2].bytes_remote
+    local zipped = s2.nodes[1].bytes_remote + s2.nodes[2].bytes_remote - plain
+    assert.is_true(zipped < plain * 0.75, ("compressed %d bytes vs %d plain"):format(zipped, plain))
+    job:close()
+  end)
+end)
