@@ -108,7 +108,7 @@ static int parse_entry(cr_mm_reader *r, char *s, int64_t *ri, int64_t *ci, float
         int64_t lim = k ? r->h.cols : r->h.rows;
         if (rc == -2) return cr_errf_at(e, path, ln, "%s index beyond 64 bits", what[k]);
         if (id[k] < 1 || id[k] > lim)
-            return cr_errf_at(e, path, ln, "%s %lld out of range [1, %lld]", what[k], (long long)id[k],
+            return cr_errf_at(e, path, ln, "%s %lld out of range 1..%lld", what[k], (long long)id[k],
                               (long long)lim);
     }
     *ri = id[0] - 1;
