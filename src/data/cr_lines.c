@@ -35,6 +35,14 @@ cr_lines *cr_lines_open(const char *path, cr_err *e) {
     return r;
 }
 
+/* zlib's message, without the "path: " zlib puts in front of it. */
+static const char *gz_msg(cr_lines *r, int *code) {
+    const char *m = gzerror(r->gz, code);
+    size_t n = strlen(r->path);
+    if (!strncmp(m, r->path, n) && m[n] == ':' && m[n + 1] == ' ') m += n + 2;
+    return m;
+}
+
 /* Refill: move the unread tail to the front, grow if a line fills the
  * buffer, read one more block. Returns bytes read, 0 at EOF, -1 on error. */
 static int fill(cr_lines *r, cr_err *e) {
@@ -52,12 +60,12 @@ static int fill(cr_lines *r, cr_err *e) {
     int n = gzread(r->gz, r->buf + r->end, BLOCK);
     if (n < 0) {
         int code;
-        const char *msg = gzerror(r->gz, &code);
+        const char *msg = gz_msg(r, &code);
         return cr_errf(e, "%s: read error: %s", r->path, code == Z_ERRNO ? strerror(errno) : msg);
     }
     if (n == 0) {
         int code;
-        const char *msg = gzerror(r->gz, &code);
+        const char *msg = gz_msg(r, &code);
         if (code != Z_OK && code != Z_STREAM_END)
             return cr_errf(e, "%s: %s (truncated or corrupt gzip?)", r->path, msg);
         r->eof = 1;
