@@ -85,6 +85,8 @@ int cr_lines_next(cr_lines *r, char **line, size_t *len, cr_err *e) {
             if (n > 0 && s[n - 1] == '\r') n--;
             s[n] = '\0'; /* cap leaves room for this NUL at the very end */
             r->lineno++;
+            if (memchr(s, '\0', n)) /* parsers stop at NUL: refuse instead of reading half a line */
+                return cr_errf_at(e, r->path, r->lineno, "NUL byte in line (binary file?)");
             *line = s;
             *len = n;
             return 1;

@@ -92,6 +92,16 @@ static void test_errors(void) {
     CR_CHECK(strstr(load_err(HDR "2 2 3\n1 1 1\n2 2 2\n"), ":4: file ends after 2 of 3 declared entries"));
     CR_CHECK(strstr(load_err(HDR "2 2 5\n"), "5 entries cannot fit a 2 x 2 matrix"));
     CR_CHECK(strstr(load_err(HDR "3000000000 2 1\n"), "beyond the supported"));
+    {
+        const char *p = tmp("nul.mmc");
+        FILE *f = fopen(p, "wb");
+        fwrite(HDR "2 2 1\n1 1 1\0junk\n", 1, sizeof HDR - 1 + 17, f);
+        fclose(f);
+        cr_coo m;
+        cr_err e2;
+        CR_CHECK(cr_mm_load(p, CR_MM_NO_CACHE, NULL, NULL, &m, NULL, &e2) == -1);
+        CR_CHECK(strstr(e2.msg, "nul.mmc:3: NUL byte in line"));
+    }
     cr_coo m;
     cr_err e;
     CR_CHECK(cr_mm_load(tmp("missing.mmc"), 0, NULL, NULL, &m, NULL, &e) == -1);
