@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "base/cr_alloc.h"
@@ -96,6 +97,12 @@ int cr_lines_next(cr_lines *r, char **line, size_t *len, cr_err *e) {
         if (fill(r, e) < 0) return -1;
         scan = r->start + seen;
     }
+}
+
+long long cr_lines_plain_size(cr_lines *r) {
+    struct stat st;
+    if (!gzdirect(r->gz) || stat(r->path, &st) != 0) return -1;
+    return (long long)st.st_size;
 }
 
 long cr_lines_lineno(const cr_lines *r) { return r->lineno; }

@@ -25,6 +25,10 @@ cr_lines *cr_lines_open(const char *path, cr_err *e);
  * inside a line, i.e. a binary file). */
 int cr_lines_next(cr_lines *r, char **line, size_t *len, cr_err *e);
 
+/* Size in bytes of an uncompressed input (for sanity checks of declared
+ * counts against what the file can hold), or -1 for gzip input. */
+long long cr_lines_plain_size(cr_lines *r);
+
 /* 1-based number of the line last returned (0 before the first). */
 long cr_lines_lineno(const cr_lines *r);
 const char *cr_lines_path(const cr_lines *r);

@@ -57,6 +57,10 @@ static int parse_size(cr_lines *in, char *s, cr_mm_header *h, cr_err *e) {
     if (v[2] > MAX_NNZ || v[2] > v[0] * v[1]) /* both <= 2^31: no overflow */
         return cr_errf_at(e, path, ln, "%lld entries cannot fit a %lld x %lld matrix", (long long)v[2],
                           (long long)v[0], (long long)v[1]);
+    long long size = cr_lines_plain_size(in); /* each entry takes >= 4 bytes: "i j\n" */
+    if (size >= 0 && v[2] > size / 4)
+        return cr_errf_at(e, path, ln, "declares %lld entries but the file has only %lld bytes", (long long)v[2],
+                          size);
     h->rows = v[0];
     h->cols = v[1];
     h->nnz = v[2];

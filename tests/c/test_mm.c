@@ -92,6 +92,8 @@ static void test_errors(void) {
     CR_CHECK(strstr(load_err(HDR "2 2 3\n1 1 1\n2 2 2\n"), ":4: file ends after 2 of 3 declared entries"));
     CR_CHECK(strstr(load_err(HDR "2 2 5\n"), "5 entries cannot fit a 2 x 2 matrix"));
     CR_CHECK(strstr(load_err(HDR "3000000000 2 1\n"), "beyond the supported"));
+    /* a header claiming more entries than the file can hold fails before allocating them */
+    CR_CHECK(strstr(load_err(HDR "100000 100000 2000000000\n1 1 1\n"), ":2: declares 2000000000 entries but the file has only"));
     {
         const char *p = tmp("nul.mmc");
         FILE *f = fopen(p, "wb");
