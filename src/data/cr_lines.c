@@ -133,6 +133,20 @@ int cr_parse_i64(char **p, int64_t *out) {
 int cr_parse_f32(char **p, float *out) {
     char *s = cr_skip_ws(*p), *end;
     if (*s == '\0') return -1;
+    /* Fast path for small integers (counts, 0/1 features): exact, and the
+     * conversion from int rounds like strtof would. Anything else (a dot,
+     * an exponent, more digits) goes to strtof. */
+    {
+        const char *d = s + (*s == '-' || *s == '+');
+        int v = 0, n = 0;
+        while (n < 9 && *d >= '0' && *d <= '9') v = v * 10 + (*d++ - '0'), n++;
+        if (n > 0 && !(*d >= '0' && *d <= '9') && *d != '.' && *d != 'e' && *d != 'E' && *d != 'x' &&
+            *d != 'X' && !(*d >= 'a' && *d <= 'z') && !(*d >= 'A' && *d <= 'Z')) {
+            *out = *s == '-' ? -(float)v : (float)v; /* keeps -0 */
+            *p = (char *)d;
+            return 0;
+        }
+    }
     float v = strtof(s, &end);
     if (end == s) return -1;
     if (!isfinite(v)) return -2;
