@@ -240,6 +240,8 @@ static int cache_read(const char *cpath, const struct stat *st, cr_coo_alloc all
              h.src_size == (uint64_t)st->st_size && h.mtime_sec == (int64_t)st->st_mtim.tv_sec &&
              h.mtime_nsec == (int64_t)st->st_mtim.tv_nsec && h.nnz >= 0 && h.nnz <= MAX_NNZ &&
              h.rows >= 0 && h.cols >= 0;
+    struct stat cst; /* the cache must be exactly header + arrays before anything is allocated */
+    ok = ok && fstat(fileno(f), &cst) == 0 && (uint64_t)cst.st_size == sizeof h + (uint64_t)h.nnz * 20;
     if (!ok) {
         fclose(f);
         return 0;
