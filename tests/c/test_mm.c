@@ -152,6 +152,31 @@ static void test_cache(void) {
     cr_coo_free(&m);
 }
 
+static void test_cache_dir(void) {
+    const char *p = tmp("d.mmc");
+    put(p, HDR "3 3 1\n2 2 5\n");
+    char cdir[300];
+    snprintf(cdir, sizeof cdir, "%s/cache", dir);
+    mkdir(cdir, 0777);
+    setenv("CRESCENT_CACHE_DIR", cdir, 1);
+    char *cp = cr_mm_cache_path(p);
+    CR_CHECK(!strncmp(cp, cdir, strlen(cdir)) && strstr(cp, "/d.mmc.") && strstr(cp, ".crbin"));
+    cr_coo m;
+    cr_err e;
+    int hit;
+    CR_CHECK(cr_mm_load(p, 0, NULL, NULL, &m, &hit, &e) == 0 && hit == 0);
+    cr_coo_free(&m);
+    CR_CHECK(access(cp, F_OK) == 0);
+    CR_CHECK(cr_mm_load(p, 0, NULL, NULL, &m, &hit, &e) == 0 && hit == 1 && m.val[0] == 5.0f);
+    cr_coo_free(&m);
+    free(cp);
+    /* an unwritable cache location only means no cache */
+    setenv("CRESCENT_CACHE_DIR", "/proc/no-such-dir", 1);
+    CR_CHECK(cr_mm_load(p, 0, NULL, NULL, &m, &hit, &e) == 0 && hit == 0 && m.nnz == 1);
+    cr_coo_free(&m);
+    unsetenv("CRESCENT_CACHE_DIR");
+}
+
 static void test_zipf_mf(void) {
     cr_zipf_mf_opts o = {500, 80, 4000, 4, 1.1, 0.1, 0.25, 7, tmp("zmf")};
     cr_gen_stats st;
@@ -205,6 +230,7 @@ int main(void) {
     CR_RUN(test_errors);
     CR_RUN(test_truncated_gzip);
     CR_RUN(test_cache);
+    CR_RUN(test_cache_dir);
     CR_RUN(test_zipf_mf);
     CR_RUN(test_zipf_mf_impossible);
     char cmd[128];
