@@ -199,3 +199,27 @@ describe("writers validate what they are given", function()
       :find("inconsistent CSR", 1, true))
   end)
 end)
+
+describe("mm_open", function()
+  it("reads a MatrixMarket file in chunks", function()
+    local p = put("ch.mmc", "%%MatrixMarket matrix coordinate real general\n5 5 5\n1 1 1\n2 2 2\n3 3 3\n4 4 4\n5 5 5\n")
+    local r <close> = data.mm_open(p)
+    assert.are.same({5, 5, 5}, {r:header()})
+    local seen = {}
+    while true do
+      local row, col, val = r:next(2)
+      if not row then break end
+      assert.are.equal(#row, val:rows())
+      for i = 1, #row do seen[#seen + 1] = row:get(i) + val:get(i, 1) * 10 end
+    end
+    assert.are.same({10, 21, 32, 43, 54}, seen)
+  end)
+
+  it("returns nil, msg on a bad line, then stops", function()
+    local r = cr.core.data.mm_open(put("ch2.mmc", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n1 9 1\n"))
+    local row, msg = r:next(10)
+    assert.is_nil(row)
+    assert.truthy(msg:find("ch2.mmc:4: column 9 out of range 1..2", 1, true))
+    assert.is_nil(r:next(10))
+  end)
+end)
