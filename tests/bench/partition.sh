@@ -24,6 +24,9 @@ status=0
 field() { # field NAME < json line
     sed -n "s/.*\"$1\":\([-0-9.e]*\).*/\1/p"
 }
+file_of() { # file_of SET -> its graph file
+    case $1 in wordnet) echo "$tmp/wordnet.edges" ;; *) echo "$tmp/$1.libsvm" ;; esac
+}
 row() { # row FILE METHOD -> the json line of METHOD
     grep "\"method\":\"$2\"" "$1" | head -1
 }
@@ -51,7 +54,7 @@ rm -f "$tmp"/*.vocab "$tmp"/*.nodes
 echo
 echo "# 1. k = 16, every method, 3 seeds (improvement over random: (random - method) / method)"
 for s in $sets; do
-    f=$(ls "$tmp/$s".*)
+    f=$(file_of $s)
     "$BIN" partition "$f" -k 16 --method all --seeds 3 | sed "s|$tmp/||"
     "$BIN" partition "$f" -k 16 --method parsa,metis --seeds 3 --json >"$tmp/$s.json"
     echo
@@ -59,7 +62,8 @@ done
 
 echo "# 1b. parsa parameter side: one Algorithm 2 sweep vs improving sweeps until converged (3 seeds)"
 for s in synthetic gcide; do
-    f=$(ls "$tmp/$s".* 2>/dev/null) || continue
+    f=$(file_of $s)
+    [ -f "$f" ] || continue
     for sw in 0 -1; do
         r=$("$BIN" partition "$f" -k 16 --method parsa --seeds 3 --v-sweeps $sw --json)
         printf "%-10s v_sweeps %-3s T_max %9.0f  T_sum %10.0f  T_max+ %5.0f%%  %.3f s\n" $s $sw \
@@ -120,9 +124,19 @@ echo "# 5. parsa time against |E| (k = 16, b = 1, median of 5 seeds)"
 printf "%-10s %10s %12s %14s\n" examples edges seconds "ns/(k*edge)"
 for n in 5000 10000 20000; do
     "$GEN" zipf $n 47000 $((n * 62)) 3 50 >"$tmp/s.libsvm"
-    e=$("$BIN" partition "$tmp/s.libsvm" -k 16 --method parsa --seeds 5 | sed -n 's/.*|E| = \([0-9]*\).*/\1/p')
+    e=$("$BIN" partition "$tmp/s.libsvm" -k 16 --method random --seeds 1 | sed -n 's/.*|E| = \([0-9]*\).*/\1/p')
     r=$("$BIN" partition "$tmp/s.libsvm" -k 16 --method parsa --seeds 5 --json)
     t=$(echo "$r" | field seconds)
     awk -v n=$n -v e="$e" -v t="$t" 'BEGIN { printf "%-10d %10d %12.4f %14.2f\n", n, e, t, 1e9 * t / (16 * e) }'
+done
+echo
+echo "# 5b. same, |U| = 20,000 fixed and the mean example length varied (the per-block working set"
+echo "#     k x |U| x 12 bytes stays the same, so this isolates the growth in |E|)"
+printf "%-10s %10s %12s %14s\n" length edges seconds "ns/(k*edge)"
+for len in 13 26 52; do
+    "$GEN" zipf 20000 47000 $((20000 * len * 6 / 5)) 3 50 >"$tmp/s.libsvm"
+    e=$("$BIN" partition "$tmp/s.libsvm" -k 16 --method random --seeds 1 | sed -n 's/.*|E| = \([0-9]*\).*/\1/p')
+    t=$("$BIN" partition "$tmp/s.libsvm" -k 16 --method parsa --seeds 5 --json | field seconds)
+    awk -v n=$len -v e="$e" -v t="$t" 'BEGIN { printf "%-10d %10d %12.4f %14.2f\n", n, e, t, 1e9 * t / (16 * e) }'
 done
 exit $status
