@@ -135,7 +135,9 @@ static int64_t excess(const cr_fm *fm, int64_t m) {
 static int64_t best_u(const cr_fm *fm, uint32_t u, uint32_t *to) {
     const cr_wgraph *g = fm->g;
     uint32_t a = fm->up[u], k = fm->k;
-    int64_t *addt = fm->scratch, *addm = fm->scratch + k; /* T increase, memory increase */
+    /* addm[b]: memory increase at b; own[b]: the part of it on parameters b
+     * owns, which costs no traffic (T increase = addm - own) */
+    int64_t *addm = fm->scratch, *own = fm->scratch + k;
     memset(fm->scratch, 0, 2 * (size_t)k * sizeof *fm->scratch);
     int64_t rel = 0, relm = 0;
     for (uint64_t i = g->u_off[u]; i < g->u_off[u + 1]; i++) {
@@ -144,13 +146,14 @@ static int64_t best_u(const cr_fm *fm, uint32_t u, uint32_t *to) {
         int64_t r = -dneed(w, c[a], -(int64_t)m);
         relm += r;
         if (s != a) rel += r;
-        for (uint32_t b = 0; b < k; b++) {
-            if (c[b] >= w) continue; /* already needs all of v */
-            int64_t d = dneed(w, c[b], m);
-            addm[b] += d;
-            if (s != b) addt[b] += d;
+        for (uint32_t b = 0; b < k; b++) { /* branch-free: min(w - c, m) when c < w, else 0 */
+            uint32_t room = c[b] < w ? w - c[b] : 0;
+            addm[b] += room < m ? room : m;
         }
+        own[s] += c[s] < w ? (w - c[s] < m ? w - c[s] : m) : 0;
     }
+    int64_t *addt = own;
+    for (uint32_t b = 0; b < k; b++) addt[b] = addm[b] - own[b];
     int64_t best = INT64_MIN, pen_a = 0;
     if (fm->mem_bound)
         pen_a = fm->penalty * (excess(fm, (int64_t)fm->mem[a]) - excess(fm, (int64_t)fm->mem[a] - relm));
