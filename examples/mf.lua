@@ -8,8 +8,8 @@
 -- Script options (after "--", as --name value or name=value):
 --   data (data/mf: a directory with train.mmc and test.mmc), train, test (paths),
 --   epochs (20), dim (16), lr (0.02), lambda (0.02), init (0.1: std of the normal
---   init), batch (100000 cells per kernel call), eval (1: test RMSE every epoch;
---   0: only at the end), quiet (0). Nodes, workers, seed, policy and the metrics
+--   init), batch (200000: cells per kernel call, summed over all workers),
+--   eval (1: test RMSE every epoch; 0: only at the end), quiet (0). Nodes, workers, seed, policy and the metrics
 --   file are options of `crescent run` (before "--").
 -- Learning rate: bold driver (after each epoch +5% if the training loss fell,
 -- -50% if it rose), set on both tables with set_lr.
@@ -17,7 +17,7 @@
 local cr = require "crescent"
 
 local opt = { data = "data/mf", epochs = 20, dim = 16, lr = 0.02, lambda = 0.02, init = 0.1,
-              batch = 100000, eval = 1, quiet = 0 }
+              batch = 200000, eval = 1, quiet = 0 }
 local numeric = { epochs = true, dim = true, lr = true, lambda = true, init = true, batch = true,
                   eval = true, quiet = true }
 

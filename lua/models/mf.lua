@@ -15,7 +15,11 @@
 -- over cells.
 --
 -- opts (job:model("mf", opts)): train = path (required), test = path,
---   lambda = 0.02, batch = 100000 (cells per batch), w = "W", h = "H" (table names).
+--   lambda = 0.02, batch = 200000, w = "W", h = "H" (table names).
+--   batch: cells per kernel call summed over all workers; each worker uses
+--   batch / workers, so the staleness between workers (cells others process
+--   between my pull and my push) stays the same when workers are added, and
+--   one worker alone gets large, cheap batches (it sees no staleness at all).
 -- M.epoch args: lr (required: the tables' current lr), epoch (number, seeds the walk).
 -- M.epoch returns { loss, sse, reg, cells }; M.evaluate{ set = "test"|"train" }
 -- returns { sse, n } (RMSE = sqrt(sum sse / sum n) at the scheduler).
@@ -42,8 +46,9 @@ function M.init(ctx, opts)
   end
   if type(opts.train) ~= "string" then error("mf: option 'train' (path of train.mmc) is required", 0) end
   S.lambda = opts.lambda or 0.02
-  S.batch = math.tointeger(opts.batch or 100000)
-  if not S.batch or S.batch < 1 then error("mf: option 'batch' must be a positive integer", 0) end
+  local batch = math.tointeger(opts.batch or 200000)
+  if not batch or batch < 1 then error("mf: option 'batch' must be a positive integer", 0) end
+  S.batch = math.max(1, batch // ctx.workers)
   if type(S.lambda) ~= "number" or S.lambda < 0 then error("mf: option 'lambda' must be a number >= 0", 0) end
   S.W = ctx.tables[opts.w or "W"] or error("mf: no table '" .. (opts.w or "W") .. "'", 0)
   S.H = ctx.tables[opts.h or "H"] or error("mf: no table '" .. (opts.h or "H") .. "'", 0)
