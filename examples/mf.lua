@@ -46,6 +46,15 @@ while i <= #argv do
   opt[k] = v
   i = i + 1
 end
+for _, k in ipairs { "epochs", "dim", "batch" } do
+  if not math.tointeger(opt[k]) or opt[k] < 1 then
+    error(("examples/mf.lua: option %s must be a positive integer, got %s"):format(k, tostring(opt[k])), 0)
+  end
+  opt[k] = math.tointeger(opt[k])
+end
+for _, k in ipairs { "lr", "lambda", "init" } do
+  if opt[k] < 0 then error(("examples/mf.lua: option %s must be >= 0, got %s"):format(k, opt[k]), 0) end
+end
 opt.train = opt.train or (opt.data .. "/train.mmc")
 opt.test = opt.test or (opt.data .. "/test.mmc")
 -- worker processes may start elsewhere: give them absolute paths
@@ -62,11 +71,11 @@ end
 local say = opt.quiet == 0 and print or function() end
 
 local job = cr.job { nodes = 1, workers = 1, seed = 1 } -- crescent run --nodes/--workers/--seed override
-local W = job:table { name = "W", keys = hdr.rows, dim = math.tointeger(opt.dim),
+local W = job:table { name = "W", keys = hdr.rows, dim = opt.dim,
                       init = cr.init.normal(0, opt.init), optimizer = cr.optim.sgd { lr = opt.lr } }
-local H = job:table { name = "H", keys = hdr.cols, dim = math.tointeger(opt.dim),
+local H = job:table { name = "H", keys = hdr.cols, dim = opt.dim,
                       init = cr.init.normal(0, opt.init), optimizer = cr.optim.sgd { lr = opt.lr } }
-job:model("mf", { train = opt.train, test = opt.test, lambda = opt.lambda, batch = math.tointeger(opt.batch) })
+job:model("mf", { train = opt.train, test = opt.test, lambda = opt.lambda, batch = opt.batch })
 
 local function test_rmse()
   local r = job:call("evaluate", { set = "test" })
@@ -76,8 +85,8 @@ end
 local lr, prev = opt.lr, math.huge
 local cells, seconds, rmse = 0, 0.0, nil
 say(("mf: %d x %d, %d train cells, dim %d, lr %g, lambda %g"):format(hdr.rows, hdr.cols, hdr.nnz,
-    math.tointeger(opt.dim), opt.lr, opt.lambda))
-for epoch = 1, math.tointeger(opt.epochs) do
+    opt.dim, opt.lr, opt.lambda))
+for epoch = 1, opt.epochs do
   W:set_lr(lr)
   H:set_lr(lr)
   local r = job:epoch { total = hdr.nnz, lr = lr, epoch = epoch }
