@@ -8,7 +8,7 @@
 -- Script options (after "--", as --name value or name=value):
 --   data (data/mf: a directory with train.mmc and test.mmc), train, test (paths),
 --   epochs (20), dim (16), lr (0.02), lambda (0.02), init (0.1: std of the normal
---   init), batch (200000: cells per kernel call, summed over all workers),
+--   init), batch (200000 cells per kernel call, divided by the node count),
 --   eval (1: test RMSE every epoch; 0: only at the end), quiet (0). Nodes, workers, seed, policy and the metrics
 --   file are options of `crescent run` (before "--").
 -- Learning rate: bold driver (after each epoch +5% if the training loss fell,
