@@ -27,7 +27,7 @@ struct cr_mfcells {
     uint64_t *border; /* walk order of batches */
     uint64_t *gorder; /* walk order of groups, a permutation within each batch's range */
     int64_t maxcells; /* largest batch */
-    int32_t *bwi, *bhj; /* output buffers (maxcells) */
+    int32_t *bwi, *bhj; /* cr_mfcells_gather's buffers (maxcells), made on first use */
     float *bx;
 };
 
@@ -217,9 +217,6 @@ cr_mfcells *cr_mfcells_load(const char *path, const cr_mfcells_opts *opts, cr_er
     c->gorder = cr_xmalloc((size_t)(G + 1) * sizeof *c->gorder);
     for (int64_t b = 0; b < c->nbatch; b++) c->border[b] = (uint64_t)b;
     for (int64_t g = 0; g < G; g++) c->gorder[g] = (uint64_t)g;
-    c->bwi = cr_xmalloc((size_t)(c->maxcells + 1) * sizeof *c->bwi);
-    c->bhj = cr_xmalloc((size_t)(c->maxcells + 1) * sizeof *c->bhj);
-    c->bx = cr_xmalloc((size_t)(c->maxcells + 1) * sizeof *c->bx);
     return c;
 }
 
@@ -259,20 +256,36 @@ void cr_mfcells_shuffle(cr_mfcells *c, uint64_t seed) {
 int cr_mfcells_next(cr_mfcells *c, int64_t *pos, cr_mfcells_batch *b) {
     int64_t p = *pos < 0 ? 0 : *pos;
     if (p >= c->nbatch) return 0;
-    int64_t k = (int64_t)c->border[p], at = 0;
-    for (int64_t q = c->hstart[k]; q < c->hstart[k + 1]; q++) {
-        int64_t g = (int64_t)c->gorder[q], s = c->gstart[g], m = c->gstart[g + 1] - s;
-        memcpy(c->bwi + at, c->wi + s, (size_t)m * sizeof *c->bwi);
-        memcpy(c->bhj + at, c->hj + s, (size_t)m * sizeof *c->bhj);
-        memcpy(c->bx + at, c->x + s, (size_t)m * sizeof *c->bx);
-        at += m;
-    }
-    b->cells = (cr_mf_batch){at, c->bwi, c->bhj, c->bx};
+    int64_t k = (int64_t)c->border[p];
     b->id = k;
+    b->n = c->gstart[c->hstart[k + 1]] - c->gstart[c->hstart[k]];
     b->nw = c->wstart[k + 1] - c->wstart[k];
     b->nh = c->hstart[k + 1] - c->hstart[k];
     b->wkeys = c->wkeys + c->wstart[k];
     b->hkeys = c->hkeys + c->hstart[k];
+    b->walk = c->gorder + c->hstart[k];
     *pos = p + 1;
     return 1;
+}
+
+cr_mf_batch cr_mfcells_column(const cr_mfcells *c, const cr_mfcells_batch *b, int64_t k) {
+    int64_t g = (int64_t)b->walk[k], s = c->gstart[g];
+    return (cr_mf_batch){c->gstart[g + 1] - s, c->wi + s, c->hj + s, c->x + s};
+}
+
+cr_mf_batch cr_mfcells_gather(cr_mfcells *c, const cr_mfcells_batch *b) {
+    if (!c->bwi) { /* first use: room for the largest batch */
+        c->bwi = cr_xmalloc((size_t)(c->maxcells + 1) * sizeof *c->bwi);
+        c->bhj = cr_xmalloc((size_t)(c->maxcells + 1) * sizeof *c->bhj);
+        c->bx = cr_xmalloc((size_t)(c->maxcells + 1) * sizeof *c->bx);
+    }
+    int64_t at = 0;
+    for (int64_t k = 0; k < b->nh; k++) {
+        cr_mf_batch col = cr_mfcells_column(c, b, k);
+        memcpy(c->bwi + at, col.wi, (size_t)col.n * sizeof *c->bwi);
+        memcpy(c->bhj + at, col.hj, (size_t)col.n * sizeof *c->bhj);
+        memcpy(c->bx + at, col.x, (size_t)col.n * sizeof *c->bx);
+        at += col.n;
+    }
+    return (cr_mf_batch){at, c->bwi, c->bhj, c->bx};
 }

@@ -187,16 +187,24 @@ static void test_cells_partition_and_batches(void) {
         int64_t pos = 0, walked = 0;
         cr_mfcells_batch b;
         while (cr_mfcells_next(c, &pos, &b)) {
-            CR_CHECK(cr_mf_check_batch(&b.cells, b.nw, b.nh) == 0);
+            cr_mf_batch cells = cr_mfcells_gather(c, &b);
+            CR_CHECK(cells.n == b.n && cr_mf_check_batch(&cells, b.nw, b.nh) == 0);
+            int64_t percol = 0;
+            for (int64_t k = 0; k < b.nh; k++) { /* columns in walk order = the gathered cells */
+                cr_mf_batch col = cr_mfcells_column(c, &b, k);
+                for (int64_t s = 0; s < col.n; s++, percol++)
+                    CR_CHECK(col.wi[s] == cells.wi[percol] && col.hj[s] == cells.hj[percol] && col.x[s] == cells.x[percol]);
+            }
+            CR_CHECK(percol == b.n);
             for (int64_t k = 0; k < b.nw; k++) {
                 CR_CHECK(b.wkeys[k] >= 1 && b.wkeys[k] < 5);
                 for (int64_t m = 0; m < k; m++) CR_CHECK(b.wkeys[m] != b.wkeys[k]);
             }
             for (int64_t k = 0; k < b.nh; k++) colseen[b.hkeys[k]] += 1 + part * 10;
-            for (int64_t s = 0; s < b.cells.n; s++) {
+            for (int64_t s = 0; s < cells.n; s++) {
                 /* value encodes the cell: check row and column through the keys */
-                int64_t row = b.wkeys[b.cells.wi[s]], col = b.hkeys[b.cells.hj[s]];
-                float x = b.cells.x[s];
+                int64_t row = b.wkeys[cells.wi[s]], col = b.hkeys[cells.hj[s]];
+                float x = cells.x[s];
                 int found = 0;
                 const char *p = strstr(SMALL, "\n6 5 12\n") + 8;
                 long a, bb;
@@ -209,7 +217,7 @@ static void test_cells_partition_and_batches(void) {
                 CR_CHECK(found);
                 valsum += x;
             }
-            walked += b.cells.n;
+            walked += b.n;
         }
         CR_CHECK(walked == cr_mfcells_count(c));
         cr_mfcells_destroy(&c);
@@ -239,9 +247,9 @@ static void test_cells_shuffle_deterministic(void) {
         int64_t first = -1;
         while (cr_mfcells_next(a, &pa, &ba)) {
             CR_CHECK(cr_mfcells_next(b, &pb, &bb));
-            CR_CHECK(ba.nh == 1 && ba.hkeys[0] == bb.hkeys[0] && ba.cells.n == bb.cells.n);
+            CR_CHECK(ba.nh == 1 && ba.hkeys[0] == bb.hkeys[0] && ba.n == bb.n);
             if (first < 0) first = ba.hkeys[0];
-            cells += ba.cells.n;
+            cells += ba.n;
         }
         CR_CHECK(!cr_mfcells_next(b, &pb, &bb));
         CR_CHECK(cells == 12);
@@ -264,8 +272,8 @@ static void test_cells_batch_size(void) {
     int64_t pos = 0, total = 0, small = 0;
     cr_mfcells_batch b;
     while (cr_mfcells_next(c, &pos, &b)) {
-        total += b.cells.n;
-        small += b.cells.n < 4;
+        total += b.n;
+        small += b.n < 4;
     }
     CR_CHECK(total == 12 && small <= 1 && cr_mfcells_batches(c) >= 2 && cr_mfcells_batches(c) <= 3);
     cr_mfcells_destroy(&c);
