@@ -153,14 +153,16 @@ cr_mfcells *cr_mfcells_load(const char *path, const cr_mfcells_opts *opts, cr_er
     c->hkeys = cr_xmalloc((size_t)(G + 1) * sizeof *c->hkeys);
     c->hstart = cr_xmalloc((size_t)(G + 1) * sizeof *c->hstart);
     int64_t *fill = cr_xmalloc((size_t)(cols + 1) * sizeof *fill);
-    int64_t at = 0, batch_cells = 0;
+    /* m = round(N / batch) batches of about N / m cells: batch k ends at the
+     * first column where the running count reaches (k+1) N / m, so there is
+     * no small leftover batch (450k cells at batch 200k: 2 x 225k, not
+     * 200k + 200k + 50k; every batch costs a pull and push of its rows). */
+    int64_t m = o.batch >= N ? 1 : (N + o.batch / 2) / o.batch;
+    if (m < 1) m = 1;
+    int64_t at = 0;
     for (int64_t g = 0; g < G; g++) {
         int64_t jj = gcol[g];
-        if (g == 0 || batch_cells >= o.batch) {
-            c->hstart[c->nbatch++] = g;
-            batch_cells = 0;
-        }
-        batch_cells += count[jj];
+        if (g == 0 || (double)at >= (double)c->nbatch * (double)N / (double)m) c->hstart[c->nbatch++] = g;
         c->hkeys[g] = jj;
         c->gstart[g] = at;
         fill[jj] = at;

@@ -9,8 +9,8 @@
  * to `parts` workers greedily by cell count (largest first, to the least
  * loaded worker), which every worker of the node computes identically.
  *
- * The columns, in a seeded random order, are cut once into batches of whole
- * columns with at least `batch` cells, and each batch's unique W and H keys
+ * The columns, in a seeded random order, are cut once into round(n / batch)
+ * batches of whole columns of about equal size, and each batch's unique W and H keys
  * and batch-local indices are computed at load time: per epoch only the
  * order changes (cr_mfcells_shuffle: batch order and column order within
  * each batch), so handing out a batch is a few memcpys, not per-cell work. */
@@ -31,7 +31,7 @@ int cr_mfcells_read_header(const char *path, cr_mf_shape *h, cr_err *e);
 typedef struct cr_mfcells_opts {
     int64_t row_lo, row_hi; /* keep rows in [row_lo, row_hi), 0-based; row_hi < 0: to the end */
     int part, parts;        /* keep the columns dealt to worker `part` of `parts` (parts >= 1) */
-    int64_t batch;          /* cells per batch (>= 1; INT64_MAX: one batch) */
+    int64_t batch;          /* about this many cells per batch (>= 1; INT64_MAX: one batch) */
     uint64_t seed;          /* grouping of columns into batches */
 } cr_mfcells_opts;
 
