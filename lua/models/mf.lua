@@ -25,7 +25,8 @@
 --   keeps 2-node results within ~2% of 1 node (20000 x 2000 set), while one node
 --   keeps large batches (fewer rows pulled and pushed per cell). A job with a
 --   single worker has nobody to be stale against (pull, sequential SGD on the
---   copies, push of the exact change = plain SGD): it takes one batch per epoch.
+--   copies, push of the exact change = plain SGD): it takes batches of at least
+--   1M cells (one per epoch here; the progress bar still moves on big data).
 -- M.epoch args: lr (required: the tables' current lr), epoch (number, seeds the walk).
 -- M.epoch returns { loss, sse, reg, cells }; M.evaluate{ set = "test"|"train" }
 -- returns { sse, n } (RMSE = sqrt(sum sse / sum n) at the scheduler).
@@ -54,7 +55,7 @@ function M.init(ctx, opts)
   S.lambda = opts.lambda or 0.02
   local batch = math.tointeger(opts.batch or 200000)
   if not batch or batch < 1 then error("mf: option 'batch' must be a positive integer", 0) end
-  S.batch = ctx.workers == 1 and math.maxinteger or math.max(1, batch // ctx.nodes)
+  S.batch = ctx.workers == 1 and math.max(batch, 1000000) or math.max(1, batch // ctx.nodes)
   if type(S.lambda) ~= "number" or S.lambda < 0 then error("mf: option 'lambda' must be a number >= 0", 0) end
   S.W = ctx.tables[opts.w or "W"] or error("mf: no table '" .. (opts.w or "W") .. "'", 0)
   S.H = ctx.tables[opts.h or "H"] or error("mf: no table '" .. (opts.h or "H") .. "'", 0)
