@@ -84,4 +84,6 @@ check "C/B (2 workers vs 1)" "$(ratio "${med[C]}" "${med[B]}")" 1.6
 echo "  D/C (2 nodes x 1 vs 1 node x 2): $(ratio "${med[D]}" "${med[C]}")x (reported, no target)"
 echo "  machine reference: kernel alone, 2 threads vs 1: $(ratio "${med[T2]}" "${med[T1]}")x" \
      "($(fmt "${med[T1]}") -> $(fmt "${med[T2]}"); load average $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "  C/B relative to that reference: $(ratio "$(ratio "${med[C]}" "${med[B]}")" "$(ratio "${med[T2]}" "${med[T1]}")")" \
+     "(1.0 = the 2-worker job scales as well as the bare kernel does on this host now)"
 exit $fail
