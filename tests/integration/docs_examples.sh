@@ -2,7 +2,8 @@
 # Runs every tagged example of README.md and docs/*.md against the built
 # binary (see docs_extract.lua for the tags). Each markdown file gets its own
 # temp directory, so `file` blocks are visible to later blocks of the same
-# file. A failing example prints file:line and its output.
+# file. Lines of an example ending in "--> text" say what its output must
+# show (in order). A failing example prints file:line and its output.
 set -u
 ROOT=${CRESCENT_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BIN=${CRESCENT_BIN:-$ROOT/crescent}
@@ -33,6 +34,8 @@ for doc in "$ROOT"/README.md "$ROOT"/docs/*.md; do
         sh) (cd "$work" && timeout 300 bash -e "$file") </dev/null >"$out" 2>&1; rc=$? ;;
         *) echo "$rel:$line: unknown doc-test kind '$kind'"; rc=1; : >"$out" ;;
         esac
+        # "--> text" comments in an example are lines its output must show, in order
+        if [ $rc -eq 0 ] && ! "$LUA" "$ROOT/tests/integration/docs_expect.lua" "$file" "$out" 2>>"$out"; then rc=1; fi
         if [ $rc -ne 0 ]; then
             failed=$((failed + 1))
             echo "FAIL $rel:$line ($kind $args): exit $rc"; tail -20 "$out" | sed 's/^/    /'
