@@ -25,6 +25,7 @@ for doc in "$ROOT"/README.md "$ROOT"/docs/*.md; do
         out="$work/.blocks/out.$total"
         case $kind in
         file) cp "$file" "$work/$args"; continue ;;
+        setup) (cd "$work" && timeout 120 bash -ec "$args") </dev/null >"$out" 2>&1; rc=$? ;;
         run) cp "$file" "$work/example_$line.lua"
              (cd "$work" && eval "timeout 120 crescent run example_$line.lua $args") </dev/null >"$out" 2>&1; rc=$? ;;
         repl) (cd "$work" && eval "timeout 120 crescent repl $args") <"$file" >"$out" 2>"$out.err"; rc=$?
@@ -35,7 +36,7 @@ for doc in "$ROOT"/README.md "$ROOT"/docs/*.md; do
         *) echo "$rel:$line: unknown doc-test kind '$kind'"; rc=1; : >"$out" ;;
         esac
         # "--> text" comments in an example are lines its output must show, in order
-        if [ $rc -eq 0 ] && ! "$LUA" "$ROOT/tests/integration/docs_expect.lua" "$file" "$out" 2>>"$out"; then rc=1; fi
+        if [ $rc -eq 0 ] && [ "$file" != - ] && ! "$LUA" "$ROOT/tests/integration/docs_expect.lua" "$file" "$out" 2>>"$out"; then rc=1; fi
         if [ $rc -ne 0 ]; then
             failed=$((failed + 1))
             echo "FAIL $rel:$line ($kind $args): exit $rc"; tail -20 "$out" | sed 's/^/    /'
