@@ -161,6 +161,10 @@ static void test_meta_only(void) {
     CR_CHECK(r != NULL);
     CR_CHECK_STR(cr_ckpt_get_meta(r, "rng"), "0123456789abcdef 42");
     CR_CHECK_STR(cr_ckpt_get_meta(r, "curve"), big);
+    CR_CHECK(cr_ckpt_meta_count(r) == 2);
+    CR_CHECK_STR(cr_ckpt_meta_key(r, 0), "rng");
+    CR_CHECK_STR(cr_ckpt_meta_key(r, 1), "curve");
+    CR_CHECK(cr_ckpt_meta_key(r, 2) == NULL && cr_ckpt_meta_key(r, -1) == NULL);
     cr_ckpt_table_info info;
     CR_CHECK(cr_ckpt_next_table(r, &info, &e) == 0);
     cr_ckpt_reader_close(&r);
