@@ -264,6 +264,10 @@ static int docall(repl *r, int narg, int nres) {
     lua_insert(L, base);
     sig_L = L;
     set_sigint(on_sigint_run);
+    if (sig_int) { /* Ctrl-C between reading the line and here: honour it */
+        sig_int = 0;
+        lua_sethook(L, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+    }
     int status = lua_pcall(L, narg, nres, base);
     lua_sethook(L, NULL, 0, 0); /* a Ctrl-C that came after the last instruction */
     if (r->tty) set_sigint(on_sigint_prompt);
