@@ -41,7 +41,7 @@ mkfifo "$tmp/in"
 (cd "$tmp" && exec "$BIN" repl job.lua --nodes 2 <"$tmp/in" >"$tmp/out" 2>"$tmp/err") &
 pid=$!
 exec 3>"$tmp/in"
-for _ in $(seq 100); do grep -q "job ready" "$tmp/out" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q "job ready" "$tmp/out" 2>/dev/null && break; sleep 0.1; done
 grep -q "job ready" "$tmp/out" || fail "job did not start"
 nodes=$(ps -o pid= --ppid "$pid" | tr -d ' ')
 [ "$(echo "$nodes" | grep -c .)" -eq 2 ] || fail "expected 2 node processes, found: $nodes"
