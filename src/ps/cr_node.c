@@ -42,13 +42,11 @@ int64_t cr_node_worker_clock(cr_node *n, int lw) {
 }
 
 int cr_node_next_cmd(cr_node *n, int lw, cr_cmd *c) {
-    static _Thread_local uint64_t seen;
-    (void)lw;
     pthread_mutex_lock(&n->mu);
-    while (!atomic_load(&n->stop) && n->cmd_gen == seen) pthread_cond_wait(&n->cmd_cv, &n->mu);
+    while (!atomic_load(&n->stop) && n->cmd_gen == n->ws[lw].seen_cmd) pthread_cond_wait(&n->cmd_cv, &n->mu);
     int stop = atomic_load(&n->stop);
     if (!stop) {
-        seen = n->cmd_gen;
+        n->ws[lw].seen_cmd = n->cmd_gen;
         *c = n->cmd;
     }
     pthread_mutex_unlock(&n->mu);
@@ -386,7 +384,9 @@ static int handle_sched(cr_node *n, cr_parts *p) {
         n->cmd = (cr_cmd){h.type, n->cmd_buf1, n->cmd_buf2, n1, n2};
         n->cmd_gen++;
         for (int i = 0; i < W; i++) n->active[i] = 1;
+        n->clk_gen++;
         pthread_cond_broadcast(&n->cmd_cv);
+        pthread_cond_broadcast(&n->clk_cv);
         pthread_mutex_unlock(&n->mu);
         return 0;
     case CR_M_POLICY: {

@@ -15,6 +15,7 @@ typedef struct cr_wstat {
     double wait_s;
     int64_t max_gap;
     int64_t pulls, pushes;
+    uint64_t seen_cmd; /* last command generation taken by this worker */
 } cr_wstat;
 
 struct cr_node {
