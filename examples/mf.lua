@@ -3,23 +3,23 @@
 --
 --   crescent data zipf-mf --rows 20000 --cols 2000 --cells 1000000 --rank 16 --noise 0.1 \
 --       --test-fraction 0.1 --seed 1 --out data/mf
---   crescent run examples/mf.lua --nodes 2 [--workers 2] [--metrics mf.jsonl]
+--   crescent run examples/mf.lua --nodes 2 [--workers 2] [--metrics mf.jsonl] [-- --epochs 10 ...]
 --
--- Script options (after the script name, as --name value or name=value):
+-- Script options (after "--", as --name value or name=value):
 --   data (data/mf: a directory with train.mmc and test.mmc), train, test (paths),
 --   epochs (20), dim (16), lr (0.02), lambda (0.02), init (0.1: std of the normal
---   init), batch (100000 cells per kernel call), seed (1), eval (1: test RMSE
---   every epoch; 0: only at the end), quiet (0).
+--   init), batch (100000 cells per kernel call), eval (1: test RMSE every epoch;
+--   0: only at the end), quiet (0). Nodes, workers, seed, policy and the metrics
+--   file are options of `crescent run` (before "--").
 -- Learning rate: bold driver (after each epoch +5% if the training loss fell,
 -- -50% if it rose), set on both tables with set_lr.
 -- Predicting 0 gives a test RMSE of about 0.98 on this data; this reaches ~0.3.
 local cr = require "crescent"
 
 local opt = { data = "data/mf", epochs = 20, dim = 16, lr = 0.02, lambda = 0.02, init = 0.1,
-              batch = 100000, seed = 1, eval = 1, quiet = 0 }
+              batch = 100000, eval = 1, quiet = 0 }
 local numeric = { epochs = true, dim = true, lr = true, lambda = true, init = true, batch = true,
-                  seed = true, eval = true, quiet = true, nodes = true, workers = true }
-local passthrough = { nodes = true, workers = true, metrics = true, policy = true }
+                  eval = true, quiet = true }
 
 -- Parse the script's arguments (the runtime keeps its own, like --nodes).
 local argv = arg or {}
@@ -35,7 +35,7 @@ while i <= #argv do
     v = argv[i]
     if v == nil then error("examples/mf.lua: option --" .. k .. " needs a value", 0) end
   end
-  if opt[k] == nil and k ~= "train" and k ~= "test" and not passthrough[k] then
+  if opt[k] == nil and k ~= "train" and k ~= "test" then
     error("examples/mf.lua: unknown option '" .. k .. "'", 0)
   end
   if numeric[k] then
@@ -61,7 +61,7 @@ if not hdr then
 end
 local say = opt.quiet == 0 and print or function() end
 
-local job = cr.job { nodes = opt.nodes, workers = opt.workers, seed = math.tointeger(opt.seed) }
+local job = cr.job { nodes = 1, workers = 1, seed = 1 } -- crescent run --nodes/--workers/--seed override
 local W = job:table { name = "W", keys = hdr.rows, dim = math.tointeger(opt.dim),
                       init = cr.init.normal(0, opt.init), optimizer = cr.optim.sgd { lr = opt.lr } }
 local H = job:table { name = "H", keys = hdr.cols, dim = math.tointeger(opt.dim),

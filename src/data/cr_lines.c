@@ -23,7 +23,7 @@ struct cr_lines {
 cr_lines *cr_lines_open(const char *path, cr_err *e) {
     gzFile gz = gzopen(path, "rb");
     if (!gz) {
-        cr_errf(e, "%s: %s", path, errno ? strerror(errno) : "cannot open");
+        cr_errf(e, "%s: cannot open: %s", path, errno ? strerror(errno) : "unknown error");
         return NULL;
     }
     gzbuffer(gz, 1u << 18);

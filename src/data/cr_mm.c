@@ -108,7 +108,7 @@ static int parse_entry(cr_mm_reader *r, char *s, int64_t *ri, int64_t *ci, float
         int64_t lim = k ? r->h.cols : r->h.rows;
         if (rc == -2) return cr_errf_at(e, path, ln, "%s index beyond 64 bits", what[k]);
         if (id[k] < 1 || id[k] > lim)
-            return cr_errf_at(e, path, ln, "%s %lld out of range 1..%lld", what[k], (long long)id[k],
+            return cr_errf_at(e, path, ln, "%s %lld out of range [1, %lld]", what[k], (long long)id[k],
                               (long long)lim);
     }
     *ri = id[0] - 1;
@@ -396,6 +396,6 @@ void cr_mm_writer_abort(cr_mm_writer **wp) {
 int cr_mm_write(const char *path, const cr_coo *m, int pattern, cr_err *e) {
     cr_mm_writer *w = cr_mm_writer_open(path, m->rows, m->cols, m->nnz, pattern, e);
     if (!w) return -1;
-    for (int64_t i = 0; i < m->nnz; i++) cr_mm_writer_add(w, m->row[i], m->col[i], m->val[i]);
+    for (int64_t i = 0; i < m->nnz; i++) cr_mm_writer_add(w, m->row[i], m->col[i], m->val ? m->val[i] : 1.0f);
     return cr_mm_writer_commit(&w, e);
 }

@@ -1,14 +1,13 @@
 /* MF data layout and batching: see cr_mfcells.h. */
 #include "kernels/cr_mfcells.h"
 
-#include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/cr_alloc.h"
 #include "base/cr_rng.h"
+#include "data/cr_mm.h"
 
 struct cr_mfcells {
     cr_mf_shape hdr;
@@ -32,111 +31,13 @@ struct cr_mfcells {
     float *bx;
 };
 
-/* ---- streaming MatrixMarket coordinate reader ---- */
-
-typedef struct mm_reader {
-    FILE *f;
-    const char *path;
-    long line;
-    char *buf;
-    size_t cap;
-    cr_mf_shape hdr;
-} mm_reader;
-
-static int next_line(mm_reader *r) {
-    ssize_t len = getline(&r->buf, &r->cap, r->f);
-    if (len < 0) return 0;
-    r->line++;
-    return 1;
-}
-
-static int blank(const char *s) {
-    while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n') s++;
-    return *s == '\0';
-}
-
-static int mm_open(mm_reader *r, const char *path, cr_err *e) {
-    memset(r, 0, sizeof *r);
-    r->path = path;
-    r->f = fopen(path, "r");
-    if (!r->f) return cr_errf(e, "%s: cannot open: %s", path, strerror(errno));
-    if (!next_line(r)) return cr_errf_at(e, path, 1, "empty file (expected a %%%%MatrixMarket banner)");
-    if (strncmp(r->buf, "%%MatrixMarket", 14) != 0 || !strstr(r->buf, "coordinate") ||
-        !(strstr(r->buf, "real") || strstr(r->buf, "integer")) || !strstr(r->buf, "general"))
-        return cr_errf_at(e, path, r->line,
-                          "expected banner '%%%%MatrixMarket matrix coordinate real general'");
-    while (next_line(r)) {
-        if (r->buf[0] == '%' || blank(r->buf)) continue;
-        char *p = r->buf, *end;
-        int64_t v[3];
-        for (int k = 0; k < 3; k++) {
-            errno = 0;
-            v[k] = strtoll(p, &end, 10);
-            if (end == p || errno || v[k] < 0)
-                return cr_errf_at(e, path, r->line, "size line: expected 'rows cols entries'");
-            p = end;
-        }
-        if (!blank(p)) return cr_errf_at(e, path, r->line, "size line: trailing text after 'rows cols entries'");
-        if (v[0] > INT32_MAX || v[1] > INT32_MAX)
-            return cr_errf_at(e, path, r->line, "size line: more than %d rows or columns", INT32_MAX);
-        r->hdr.rows = v[0];
-        r->hdr.cols = v[1];
-        r->hdr.nnz = v[2];
-        return 0;
-    }
-    return cr_errf_at(e, path, r->line + 1, "missing size line");
-}
-
-static void mm_close(mm_reader *r) {
-    if (r->f) fclose(r->f);
-    free(r->buf);
-    r->f = NULL;
-    r->buf = NULL;
-}
-
-/* Next entry (0-based). 1 = entry, 0 = end (count checked), -1 = error. */
-static int mm_entry(mm_reader *r, int64_t *seen, int32_t *i, int32_t *j, float *x, cr_err *e) {
-    while (next_line(r)) {
-        if (r->buf[0] == '%' || blank(r->buf)) continue;
-        if (*seen >= r->hdr.nnz)
-            return cr_errf_at(e, r->path, r->line, "more entries than the %lld declared",
-                              (long long)r->hdr.nnz);
-        char *p = r->buf, *end;
-        errno = 0;
-        long long a = strtoll(p, &end, 10);
-        if (end == p || errno) return cr_errf_at(e, r->path, r->line, "expected 'row col value'");
-        p = end;
-        long long b = strtoll(p, &end, 10);
-        if (end == p || errno) return cr_errf_at(e, r->path, r->line, "expected 'row col value'");
-        p = end;
-        float v = strtof(p, &end);
-        if (end == p) return cr_errf_at(e, r->path, r->line, "expected 'row col value'");
-        if (!isfinite(v)) return cr_errf_at(e, r->path, r->line, "value is not a finite number");
-        if (!blank(end)) return cr_errf_at(e, r->path, r->line, "trailing text after 'row col value'");
-        if (a < 1 || a > r->hdr.rows)
-            return cr_errf_at(e, r->path, r->line, "row %lld out of range [1, %lld]", a, (long long)r->hdr.rows);
-        if (b < 1 || b > r->hdr.cols)
-            return cr_errf_at(e, r->path, r->line, "column %lld out of range [1, %lld]", b,
-                              (long long)r->hdr.cols);
-        *i = (int32_t)(a - 1);
-        *j = (int32_t)(b - 1);
-        *x = v;
-        (*seen)++;
-        return 1;
-    }
-    if (ferror(r->f)) return cr_errf(e, "%s: read error", r->path);
-    if (*seen < r->hdr.nnz)
-        return cr_errf_at(e, r->path, r->line, "end of file after %lld of %lld declared entries",
-                          (long long)*seen, (long long)r->hdr.nnz);
-    return 0;
-}
-
 int cr_mfcells_read_header(const char *path, cr_mf_shape *h, cr_err *e) {
-    mm_reader r;
-    int rc = mm_open(&r, path, e);
-    if (rc == 0) *h = r.hdr;
-    mm_close(&r);
-    return rc;
+    cr_mm_header mh;
+    cr_mm_reader *r = cr_mm_open(path, &mh, e);
+    if (!r) return -1;
+    cr_mm_close(&r);
+    *h = (cr_mf_shape){mh.rows, mh.cols, mh.nnz};
+    return 0;
 }
 
 /* ---- loading ---- */
@@ -185,37 +86,46 @@ cr_mfcells *cr_mfcells_load(const char *path, const cr_mfcells_opts *opts, cr_er
         cr_errf(e, "%s: worker part %d of %d is out of range", path, o.part, o.parts);
         return NULL;
     }
-    mm_reader r;
-    if (mm_open(&r, path, e)) {
-        mm_close(&r);
+    cr_mm_header mh;
+    cr_mm_reader *r = cr_mm_open(path, &mh, e);
+    if (!r) return NULL;
+    if (mh.rows > INT32_MAX || mh.cols > INT32_MAX) {
+        cr_mm_close(&r);
+        cr_errf(e, "%s: more than %d rows or columns", path, INT32_MAX);
         return NULL;
     }
+    cr_mf_shape hdr = {mh.rows, mh.cols, mh.nnz};
     int64_t lo = o.row_lo < 0 ? 0 : o.row_lo;
-    int64_t hi = o.row_hi < 0 || o.row_hi > r.hdr.rows ? r.hdr.rows : o.row_hi;
+    int64_t hi = o.row_hi < 0 || o.row_hi > hdr.rows ? hdr.rows : o.row_hi;
     if (lo > hi) lo = hi;
-    /* 1. this node's cells */
-    int64_t n = 0, cap = 1024, seen = 0;
+    /* 1. this node's cells, streamed in chunks */
+    enum { CHUNK = 65536 };
+    int64_t *crow = cr_xmalloc(CHUNK * sizeof *crow), *ccol = cr_xmalloc(CHUNK * sizeof *ccol);
+    float *cval = cr_xmalloc(CHUNK * sizeof *cval);
+    int64_t n = 0, cap = 1024;
     int32_t *ri = cr_xmalloc((size_t)cap * sizeof *ri), *ci = cr_xmalloc((size_t)cap * sizeof *ci);
     float *xv = cr_xmalloc((size_t)cap * sizeof *xv);
-    int rc;
-    int32_t i = 0, j = 0;
-    float x = 0;
-    while ((rc = mm_entry(&r, &seen, &i, &j, &x, e)) == 1) {
-        if (i < lo || i >= hi) continue;
-        if (n == cap) {
-            cap *= 2;
-            ri = cr_xrealloc(ri, (size_t)cap * sizeof *ri);
-            ci = cr_xrealloc(ci, (size_t)cap * sizeof *ci);
-            xv = cr_xrealloc(xv, (size_t)cap * sizeof *xv);
+    long got;
+    while ((got = cr_mm_read(r, crow, ccol, cval, CHUNK, e)) > 0) {
+        for (long k = 0; k < got; k++) {
+            if (crow[k] < lo || crow[k] >= hi) continue;
+            if (n == cap) {
+                cap *= 2;
+                ri = cr_xrealloc(ri, (size_t)cap * sizeof *ri);
+                ci = cr_xrealloc(ci, (size_t)cap * sizeof *ci);
+                xv = cr_xrealloc(xv, (size_t)cap * sizeof *xv);
+            }
+            ri[n] = (int32_t)crow[k];
+            ci[n] = (int32_t)ccol[k];
+            xv[n] = cval[k];
+            n++;
         }
-        ri[n] = i;
-        ci[n] = j;
-        xv[n] = x;
-        n++;
     }
-    cr_mf_shape hdr = r.hdr;
-    mm_close(&r);
-    if (rc < 0) {
+    cr_mm_close(&r);
+    free(crow);
+    free(ccol);
+    free(cval);
+    if (got < 0) {
         free(ri);
         free(ci);
         free(xv);

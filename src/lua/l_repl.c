@@ -483,7 +483,7 @@ int cr_repl_run(lua_State *L) {
     repl r;
     memset(&r, 0, sizeof r);
     r.L = L;
-    r.tty = isatty(0) && isatty(1);
+    r.tty = isatty(0);
     r.qs = lua_newuserdatauv(L, sizeof *r.qs, 0);
     memset(r.qs, 0, sizeof *r.qs);
     lua_pushcclosure(L, l_quit, 1);

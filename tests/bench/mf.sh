@@ -5,6 +5,8 @@
 #   B  examples/mf.lua --nodes 1 --workers 1              -- target B/A >= 0.7
 #   C  examples/mf.lua --nodes 1 --workers 2              -- target C/B >= 1.6
 #   D  examples/mf.lua --nodes 2 --workers 1              -- reported against C
+#   T  the kernel alone on 1 and on 2 threads (build/bench/mf_threads): how much
+#      two threads can gain on this machine right now (a busy host shows < 2x)
 # Same data (data/mf, made if missing), epochs, dim, lr, lambda, init; all
 # sides count cells processed / training seconds (loading and test RMSE
 # excluded). Exit 1 if a run fails or a target is missed.
@@ -27,14 +29,21 @@ run_base() {
     "$BUILD/bench/sgd_baseline" --train "$DATA/train.mmc" $COMMON --quiet |
         sed -n 's/.*cells_per_s=\([0-9.]*\).*/\1/p'
 }
+run_threads() { # the two rates, "t1 t2"
+    "$BUILD/bench/mf_threads" "$DATA/train.mmc" "$EPOCHS" | sed -n 's/^threads1=\([0-9.]*\) threads2=\([0-9.]*\)$/\1 \2/p'
+}
 run_mf() { # nodes workers
-    "$BIN" run examples/mf.lua --nodes "$1" --workers "$2" --data "$DATA" $COMMON --eval 0 --quiet 1 \
+    "$BIN" run examples/mf.lua --nodes "$1" --workers "$2" -- --data "$DATA" $COMMON --eval 0 --quiet 1 \
         2>/dev/null | sed -n 's/^mf result: .*train_cells_per_s=\([0-9.]*\).*/\1/p'
 }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print 0}'; }
 
 declare -A vals
 for r in $(seq "$RUNS"); do
+    t=$(run_threads)
+    [ -n "$t" ] || { echo "run $r: mf_threads failed"; fail=1; t="0 0"; }
+    vals[T1]="${vals[T1]:-} ${t% *}"
+    vals[T2]="${vals[T2]:-} ${t#* }"
     for side in A B C D; do
         case $side in
         A) v=$(run_base) ;;
@@ -47,7 +56,7 @@ for r in $(seq "$RUNS"); do
     done
 done
 declare -A med
-for side in A B C D; do med[$side]=$(printf '%s\n' ${vals[$side]} | median); done
+for side in A B C D T1 T2; do med[$side]=$(printf '%s\n' ${vals[$side]} | median); done
 
 fmt() { awk -v x="$1" 'BEGIN {printf "%.2fM cells/s", x / 1e6}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "nan"}'; }
@@ -63,4 +72,6 @@ echo "  D --nodes 2 --workers 1   $(fmt "${med[D]}")"
 check "B/A (1 worker vs plain C)" "$(ratio "${med[B]}" "${med[A]}")" 0.7
 check "C/B (2 workers vs 1)" "$(ratio "${med[C]}" "${med[B]}")" 1.6
 echo "  D/C (2 nodes x 1 vs 1 node x 2): $(ratio "${med[D]}" "${med[C]}")x (reported, no target)"
+echo "  machine reference: kernel alone, 2 threads vs 1: $(ratio "${med[T2]}" "${med[T1]}")x" \
+     "($(fmt "${med[T1]}") -> $(fmt "${med[T2]}"); load average $(cut -d' ' -f1-3 /proc/loadavg))"
 exit $fail

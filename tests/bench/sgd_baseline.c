@@ -129,5 +129,9 @@ int main(int argc, char **argv) {
     printf("cells_per_s=%.0f train_seconds=%.3f cells=%lld test_rmse=%.4f\n", (double)done / secs, secs,
            (long long)done, test ? rmse(&te, W, H, d) : 0.0);
     cr_mfcells_destroy(&tc);
+    coo *all[] = {&tr, &te};
+    for (int k = 0; k < 2; k++) free(all[k]->i), free(all[k]->j), free(all[k]->x);
+    free(W);
+    free(H);
     return 0;
 }

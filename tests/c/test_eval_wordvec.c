@@ -53,7 +53,7 @@ static void test_analogy_known(void) {
 
 static void test_analogy_random(void) {
     enum { NW = 300, D = 10, NQ = 600 };
-    static char names[NW][8];
+    static char names[NW][16];
     static const char *w[NW];
     static float v[NW * D];
     cr_rng g;
