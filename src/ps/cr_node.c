@@ -357,11 +357,9 @@ static int handle_sched(cr_node *n, cr_parts *p) {
         cr_shard *s = NULL;
         if (n1 == sizeof d) {
             memcpy(&d, p1, sizeof d);
-            if (h.table == atomic_load(&n->ntables) && h.table < CR_NODE_MAX_TABLES &&
-                cr_table_def_check(&d, &e) == 0)
-                s = cr_shard_new(&d, n->id, n->nodes, &e);
-            else if (h.table != atomic_load(&n->ntables))
-                cr_errf(&e, "table id out of sequence");
+            if (h.table != atomic_load(&n->ntables)) cr_errf(&e, "table id out of sequence");
+            else if (h.table >= CR_NODE_MAX_TABLES) cr_errf(&e, "too many tables (at most %d)", CR_NODE_MAX_TABLES);
+            else if (cr_table_def_check(&d, &e) == 0) s = cr_shard_new(&d, n->id, n->nodes, &e);
         } else
             cr_errf(&e, "bad table message");
         if (s) {
