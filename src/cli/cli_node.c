@@ -30,6 +30,10 @@ int cr_cli_node(int argc, char **argv) {
     }
     if (!o.scheduler) goto usage;
     cr_err e;
+    if (cr_curve_from_env(&o.curve, &e) < 0) {
+        fprintf(stderr, "crescent node: %s\n", e.msg);
+        return 2;
+    }
     if (cr_node_run(&o, &e) < 0) {
         fprintf(stderr, "crescent node: %s\n", e.msg);
         return 1;

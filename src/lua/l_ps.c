@@ -70,10 +70,11 @@ static int l_start(lua_State *L) {
     o.listen = lua_tostring(L, -1);
     lua_getfield(L, 1, "exe");
     o.exe = lua_tostring(L, -1);
+    cr_err e;
+    if (cr_curve_from_env(&o.curve, &e) < 0) return luaL_error(L, "%s", e.msg);
     ljob *j = lua_newuserdatauv(L, sizeof *j, 0);
     j->s = NULL;
     luaL_setmetatable(L, JOB_MT);
-    cr_err e;
     j->s = cr_sched_start(&o, &e);
     if (!j->s) return luaL_error(L, "%s", e.msg);
     return 1;

@@ -456,6 +456,10 @@ static int join_sched(cr_node *n, cr_err *e) {
         const void *p1, *p2;
         size_t n1, n2;
         int ok = cr_ctl_parse(&p, 0, &h, &p1, &n1, &p2, &n2) == 0 && h.type == CR_M_WELCOME;
+        if (!ok && h.type == CR_M_SHUTDOWN) {
+            cr_parts_close(&p);
+            return cr_errf(e, "the scheduler gave up before the job started");
+        }
         if (ok) {
             n->id = h.node;
             n->nodes = (int)h.a;
@@ -477,11 +481,16 @@ static int join_sched(cr_node *n, cr_err *e) {
 
 static int setup(cr_node *n, cr_err *e) {
     n->sched = cr_socket(n->zctx, ZMQ_DEALER);
+    if (!n->opts.inproc) cr_curve_client(n->sched, &n->opts.curve);
     if (zmq_connect(n->sched, n->opts.scheduler) < 0)
         return cr_errf(e, "cannot connect to scheduler '%s': %s", n->opts.scheduler, zmq_strerror(errno));
     if (!n->opts.inproc) {
         n->data = cr_socket(n->zctx, ZMQ_ROUTER);
         const char *bind = n->opts.bind ? n->opts.bind : "tcp://127.0.0.1:*";
+        if (cr_curve_check_bind(&n->opts.curve, bind, e) < 0 ||
+            cr_zap_start(n->zctx, &n->opts.curve, &n->zap, e) < 0)
+            return -1;
+        cr_curve_server(n->data, &n->opts.curve);
         if (zmq_bind(n->data, bind) < 0) return cr_errf(e, "cannot bind '%s': %s", bind, zmq_strerror(errno));
         size_t len = sizeof n->advertise;
         zmq_getsockopt(n->data, ZMQ_LAST_ENDPOINT, n->advertise, &len);
@@ -580,6 +589,7 @@ static void teardown(cr_node *n) {
     if (n->up) zmq_close(n->up);
     if (n->data) zmq_close(n->data);
     if (n->sched) zmq_close(n->sched);
+    cr_zap_stop(&n->zap);
     for (int i = 0; i < atomic_load(&n->ntables); i++) cr_shard_destroy(&n->tables[i]);
     for (int i = 0; n->addrs && i < n->nodes; i++) free(n->addrs[i]);
     free(n->addrs);

@@ -32,6 +32,7 @@ struct cr_node {
     void *up;      /* PULL from workers (main thread only) */
     void **wup;    /* per worker PUSH into up */
     char up_ep[64];
+    cr_zap *zap;
     pthread_t server, *workers;
     int server_started, nstarted;
     atomic_int stop;
