@@ -197,29 +197,50 @@ static choice best_pair_heap(tsh *t, uint32_t i, double beta) {
     return best;
 }
 
-/* The sampled variant: best singleton and pair among a random sample T. */
+static int cmp_key(const void *x, const void *y, void *q) {
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return less(q, a, b) ? -1 : less(q, b, a) ? 1 : 0;
+}
+
+/* The sampled variant: best singleton and pair among a random sample T of
+ * the unassigned examples, each kept with probability min(1, n / (k |U'|))
+ * (Bernoulli sampling by geometric skips, O(|T|)). Pairs are searched as in
+ * best_pair_heap: candidates in (cost, id) order while they can still beat
+ * the best pair, at most PAIR_CANDIDATES of them. */
 static choice best_in_sample(tsh *t, uint32_t i, uint32_t alpha, double beta, cr_rng *r, uint32_t *mask,
                              uint32_t stamp, uint32_t *list) {
     heap *q = &t->q[i];
     double keep = (double)t->n / ((double)t->k * q->n);
     uint32_t m = 0;
-    for (uint32_t p = 0; p < q->n; p++)
-        if (keep >= 1.0 || cr_rng_uniform(r) < keep) list[m++] = q->h[p], mask[q->h[p]] = stamp;
-    if (m == 0) list[m++] = q->h[cr_rng_below(r, q->n)], mask[list[0]] = stamp;
-    choice best = {INFINITY, NONE, NONE};
-    for (uint32_t j = 0; j < m; j++) {
-        choice c = {(double)q->cost[list[j]] - beta, list[j], NONE};
-        if (better(&c, &best)) best = c;
-    }
-    if (alpha == 2 && m >= 2) {
-        uint32_t s1 = NONE, s2 = NONE; /* two cheapest of the sample */
-        for (uint32_t j = 0; j < m; j++) {
-            uint32_t u = list[j];
-            if (s1 == NONE || less(q, u, s1)) s2 = s1, s1 = u;
-            else if (s2 == NONE || less(q, u, s2)) s2 = u;
+    if (keep >= 1.0) {
+        for (uint32_t p = 0; p < q->n; p++) list[m++] = q->h[p];
+    } else {
+        double lk = log1p(-keep);
+        for (double p = -1;;) {
+            p += 1 + floor(log1p(-cr_rng_uniform(r)) / lk);
+            if (p >= q->n) break;
+            list[m++] = q->h[(uint32_t)p];
         }
+    }
+    if (m == 0) list[m++] = q->h[cr_rng_below(r, q->n)];
+    uint32_t s1 = NONE, s2 = NONE; /* the two cheapest of T, one linear pass */
+    for (uint32_t j = 0; j < m; j++) {
+        uint32_t u = list[j];
+        mask[u] = stamp;
+        if (s1 == NONE || less(q, u, s1)) s2 = s1, s1 = u;
+        else if (s2 == NONE || less(q, u, s2)) s2 = u;
+    }
+    choice best = {(double)q->cost[s1] - beta, s1, NONE};
+    if (alpha == 2 && m >= 2) {
         choice pb = pair_of(t, i, s1, s2, shared_with(t, i, s1, s2), beta);
-        for (uint32_t j = 0; j < m; j++) pairs_from(t, i, list[j], beta, mask, stamp, &pb);
+        uint32_t c = 0; /* candidates that can still beat pb, sorted; usually few */
+        for (uint32_t j = 0; j < m; j++)
+            if ((double)q->cost[list[j]] - 2 * beta <= pb.value) list[c++] = list[j];
+        qsort_r(list, c, sizeof *list, cmp_key, q);
+        for (uint32_t j = 0; j < c && j < PAIR_CANDIDATES; j++) {
+            if ((double)q->cost[list[j]] - 2 * beta > pb.value) break;
+            pairs_from(t, i, list[j], beta, mask, stamp, &pb);
+        }
         if (better(&pb, &best)) best = pb;
     }
     return best;
