@@ -223,7 +223,8 @@ static int parse_args(int argc, char **argv, args *a, cr_part_opts *o) {
         else return fprintf(stderr, "crescent partition: unknown option '%s'\n", opt), usage(stderr), 2;
         if (bad) return fprintf(stderr, "crescent partition: bad value '%s' for %s\n", val, opt), 2;
     }
-    if (!a->file || a->k == 0) return usage(stderr), 2;
+    if (!a->file) return fprintf(stderr, "crescent partition: missing input FILE\n"), usage(stderr), 2;
+    if (a->k == 0) return fprintf(stderr, "crescent partition: -k K is required\n"), usage(stderr), 2;
     return 0;
 }
 
