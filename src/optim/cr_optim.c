@@ -27,15 +27,19 @@ void cr_optim_init_state(const cr_optim *o, float *state, int32_t dim) {
         for (int32_t j = 0; j < dim; j++) state[j] = o->init;
 }
 
-void cr_optim_apply(const cr_optim *o, float *w, float *state, const float *g, int32_t dim) {
+/* lr/eps are copied into locals: w may alias *o as far as the compiler
+ * knows, and reloading them each element would stop vectorisation. */
+void cr_optim_apply(const cr_optim *o, float *restrict w, float *restrict state, const float *restrict g,
+                    int32_t dim) {
+    const float lr = o->lr, eps = o->eps;
     switch (o->kind) {
     case CR_OPTIM_SGD:
-        for (int32_t j = 0; j < dim; j++) w[j] -= o->lr * g[j];
+        for (int32_t j = 0; j < dim; j++) w[j] -= lr * g[j];
         break;
     case CR_OPTIM_ADAGRAD:
         for (int32_t j = 0; j < dim; j++) {
             state[j] += g[j] * g[j];
-            w[j] -= o->lr * g[j] / (sqrtf(state[j]) + o->eps);
+            w[j] -= lr * g[j] / (sqrtf(state[j]) + eps);
         }
         break;
     case CR_OPTIM_ADD:
