@@ -111,6 +111,12 @@ describe("a two-node job (spawned node processes)", function()
     for _, w in ipairs(r2.results) do assert.is_true(w.last >= 19999) end -- sees its own push
     assert.are.same(job.P:get(12345), job.Z:get(12345))
     assert.are.equal(2 * 12345, job.Z:get(12345)[1])
+    for i, n in ipairs(s1.nodes) do
+      assert.are.equal(i - 1, n.node)
+      assert.is_true(n.pulls >= 1 and n.pushes >= 1, "pulls and pushes counted")
+      assert.is_true(n.messages_remote >= 2 and n.bytes_local > 0 and n.keys_remote > 0)
+    end
+    assert.are.equal(2, #s1.workers)
     local plain = s1.nodes[1].bytes_remote + s1.nodes[2].bytes_remote
     local zipped = s2.nodes[1].bytes_remote + s2.nodes[2].bytes_remote - plain
     assert.is_true(zipped < plain * 0.75, ("compressed %d bytes vs %d plain"):format(zipped, plain))
