@@ -365,6 +365,10 @@ end
 -- job:stats() -> {workers = {{worker=, node=, clock=, wait=, max_gap=, pulls=, pushes=}, ...},
 --                 nodes = {{node=, messages_remote=, bytes_remote=, messages_local=, bytes_local=,
 --                           pulls=, pushes=, ...}, ...}, max_gap = largest over workers, policy = name}
+-- A worker's max_gap is the largest my_clock - min_clock (slowest active
+-- worker) at the moments it was let past a clock: the staleness it actually
+-- ran with (0 under bsp, <= s under ssp). wait: seconds spent at clocks and
+-- barriers. Counters are totals since the job started.
 function Job:stats()
     self:_check()
     local per_node = self:_guard(self.rt.stats)
