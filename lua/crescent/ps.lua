@@ -218,12 +218,14 @@ function Job:_check()
     if self.rt:closed() then error("the job is closed", 3) end
 end
 
--- Run f(...) on the runtime; on a failure the job cannot continue: close it
--- and re-raise the message as is (it names worker, script and line).
+-- Run f(...) on the runtime and re-raise a failure's message as is (it
+-- names worker, script and line). A worker's error leaves the job usable
+-- (every worker has answered: at a REPL the user can go on); a dead node
+-- ends it.
 function Job:_guard(f, ...)
     local ok, a, b = pcall(f, self.rt, ...)
     if not ok then
-        self:close()
+        if self.rt:failed() then self:close() end
         error(a, 0)
     end
     return a, b

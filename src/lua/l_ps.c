@@ -82,9 +82,11 @@ static int l_start(lua_State *L) {
 
 /* Wait for `want` answers; REPLY payloads are deserialized into the table at
  * `results` (by worker+1, or appended when worker < 0). PROGRESS calls the
- * function at `prog` (if any). Errors (worker error, node death) raise: at
- * once when `early` (model calls: the job is closed after it anyway), else
- * after every answer is in, so that none is left to confuse the next command. */
+ * function at `prog` (if any). A node's death raises at once; other errors
+ * (a worker's) raise with the first message once every answer is in (when
+ * `early`, at once), so that none is left to confuse the next command. The
+ * other workers are not blocked meanwhile: a worker that has answered no
+ * longer counts for clocks and barriers. */
 static void collect_ex(lua_State *L, cr_sched *s, int want, int results, int prog, int early) {
     char msg[CR_ERR_MAX * 4];
     int got = 0, failed = 0;
@@ -210,7 +212,7 @@ static void send_with_chunk(lua_State *L, cr_sched *s, int type) {
 static int j_model(lua_State *L) {
     cr_sched *s = check_job(L);
     send_with_chunk(L, s, CR_M_MODEL);
-    collect_ex(L, s, cr_sched_nodes(s) * cr_sched_workers(s), 0, 0, 1);
+    collect_ex(L, s, cr_sched_nodes(s) * cr_sched_workers(s), 0, 0, 0);
     return 0;
 }
 
@@ -227,7 +229,7 @@ static int j_call(lua_State *L) {
     cr_ctl h = {.type = CR_M_CALL};
     send_or_raise(L, s, -1, &h, f, fn, a, an);
     lua_newtable(L);
-    collect_ex(L, s, cr_sched_nodes(s) * cr_sched_workers(s), 5, 4, 1);
+    collect_ex(L, s, cr_sched_nodes(s) * cr_sched_workers(s), 5, 4, 0);
     return 1;
 }
 
@@ -294,6 +296,13 @@ static int j_nodes(lua_State *L) {
 
 static int j_workers(lua_State *L) {
     lua_pushinteger(L, cr_sched_workers(check_job(L)));
+    return 1;
+}
+
+/* J:failed() -> true once a node has died */
+static int j_failed(lua_State *L) {
+    ljob *j = luaL_checkudata(L, 1, JOB_MT);
+    lua_pushboolean(L, j->s && cr_sched_failed(j->s));
     return 1;
 }
 
@@ -523,7 +532,7 @@ int cr_lopen_ps(lua_State *L) {
         {"table", j_table},       {"model", j_model},       {"call", j_call},       {"policy", j_policy},
         {"set_lr", j_set_lr},     {"stats", j_stats},       {"get_rows", j_get_rows}, {"set_rows", j_set_rows},
         {"close", j_close},       {"endpoint", j_endpoint}, {"nodes", j_nodes},     {"workers", j_workers},
-        {"closed", j_closed},     {NULL, NULL}};
+        {"closed", j_closed},     {"failed", j_failed},     {NULL, NULL}};
     if (luaL_newmetatable(L, JOB_MT)) {
         luaL_newlib(L, methods);
         lua_setfield(L, -2, "__index");
