@@ -1,3 +1,521 @@
--- crescent.ps (placeholder: filled in by the ps work).
+-- crescent.ps: jobs, tables, initializers, optimizers and consistency
+-- policies, as seen by a job script on the scheduler. The C half is
+-- crescent.core.ps (src/lua/l_ps.c); worker-side code is src/lua/l_worker.c.
 local core = require "crescent.core"
-return setmetatable({}, { __index = core.ps })
+local cps = core.ps
+
+local M = {}
+
+-- Directory holding lua/, configs/ (the repository or install root).
+local function find_home()
+    local p = package.searchpath("crescent.ps", package.path)
+    if p then
+        local h = p:match("^(.*)/lua/crescent/ps%.lua$")
+        if h then return h end
+    end
+    return os.getenv("CRESCENT_ROOT") or "."
+end
+M.home = find_home()
+
+local function read_file(path)
+    local f, err = io.open(path, "rb")
+    if not f then return nil, err end
+    local s = f:read("a")
+    f:close()
+    return s
+end
+
+local function display(path)
+    local h = M.home .. "/"
+    if path:sub(1, #h) == h then return path:sub(#h + 1) end
+    return path
+end
+
+-- Initializers and optimizers: plain descriptions, checked when a table is made.
+M.init = {
+    zeros = function() return { kind = 0 } end,
+    uniform = function(a, b)
+        assert(type(a) == "number" and type(b) == "number", "uniform(a, b): numbers expected")
+        return { kind = 1, a = a, b = b }
+    end,
+    normal = function(mean, std)
+        assert(type(mean) == "number" and type(std) == "number", "normal(mean, std): numbers expected")
+        return { kind = 2, a = mean, b = std }
+    end,
+}
+
+local function optimizer(name, allowed)
+    return function(o)
+        o = o or {}
+        for k in pairs(o) do
+            if not allowed[k] then error(("%s{}: unknown option '%s'"):format(name, tostring(k)), 2) end
+        end
+        return { name = name, lr = o.lr, eps = o.eps, init = o.init }
+    end
+end
+M.optim = {
+    sgd = optimizer("sgd", { lr = true }),
+    adagrad = optimizer("adagrad", { lr = true, eps = true, init = true }),
+    add = optimizer("add", {}),
+    assign = optimizer("assign", {}),
+}
+
+M.kernels = core.kernels
+
+-- Policies --------------------------------------------------------------
+
+-- "ssp:staleness=2,x=y" -> "ssp", {staleness = 2, x = "y"}
+function M.parse_policy(spec)
+    local name, rest = spec:match("^([^:]+):?(.*)$")
+    if not name then error("bad policy '" .. spec .. "'", 2) end
+    local opts = {}
+    for kv in rest:gmatch("[^,]+") do
+        local k, v = kv:match("^%s*([%w_]+)%s*=%s*(.-)%s*$")
+        if not k then error(("bad policy option '%s' in '%s' (expected key=value)"):format(kv, spec), 2) end
+        opts[k] = tonumber(v) or v
+    end
+    return name, opts
+end
+
+-- Resolve a policy name ("bsp") or path ("my/policy.lua") to (path, source).
+local function policy_source(name)
+    local path = name
+    if not (name:find("/", 1, true) or name:match("%.lua$")) then
+        path = M.home .. "/configs/consistency/" .. name .. ".lua"
+    end
+    local src, err = read_file(path)
+    if not src then
+        error(("unknown consistency policy '%s' (%s)"):format(name, err), 0)
+    end
+    return path, src
+end
+
+-- Load and check a policy the way workers will (so a bad file fails here,
+-- with its name, before anything is sent).
+local function check_policy(path, src, opts)
+    local chunk, err = load(src, "@" .. display(path), "t", setmetatable({}, { __index = _G }))
+    if not chunk then error("bad policy file: " .. err, 0) end
+    local ok, ctor = pcall(chunk)
+    if not ok then error("bad policy file: " .. tostring(ctor), 0) end
+    if type(ctor) ~= "function" then
+        error(("bad policy file %s: must return a constructor function(opts)"):format(display(path)), 0)
+    end
+    local ok2, pol = pcall(ctor, opts)
+    if not ok2 then error("bad policy file: " .. tostring(pol), 0) end
+    if type(pol) ~= "table" or type(pol.may_proceed) ~= "function" then
+        error(("bad policy file %s: the constructor must return a table with may_proceed(my_clock, min_clock, clocks)")
+            :format(display(path)), 0)
+    end
+end
+
+-- cr.policy("ssp", {staleness = 2}) -> a policy description for cr.job{consistency = ...}
+function M.policy(name, opts)
+    return { name = name, opts = opts or {} }
+end
+
+local function policy_desc(p)
+    if p == nil then return "bsp", {} end
+    if type(p) == "string" then return M.parse_policy(p) end
+    if type(p) == "table" then
+        if p.name then return p.name, p.opts or {} end
+        local opts = {}
+        for k, v in pairs(p) do if k ~= 1 then opts[k] = v end end
+        return p[1], opts
+    end
+    error("policy must be a name, {name, key = value} or cr.policy(name, opts)", 3)
+end
+
+-- JSON (for the metrics file) ---------------------------------------------
+
+local function json(v)
+    local t = type(v)
+    if t == "number" then
+        if v ~= v or v == math.huge or v == -math.huge then return "null" end
+        if math.type(v) == "integer" then return tostring(v) end
+        return string.format("%.17g", v)
+    elseif t == "string" then
+        return '"' .. v:gsub('[%c"\\]', function(c)
+            return string.format("\\u%04x", c:byte())
+        end) .. '"'
+    elseif t == "boolean" then
+        return tostring(v)
+    elseif t == "table" then
+        if #v > 0 or next(v) == nil then
+            local out = {}
+            for i = 1, #v do out[i] = json(v[i]) end
+            return "[" .. table.concat(out, ",") .. "]"
+        end
+        local keys = {}
+        for k in pairs(v) do keys[#keys + 1] = tostring(k) end
+        table.sort(keys)
+        local out = {}
+        for _, k in ipairs(keys) do
+            local x = v[k]
+            if x == nil then x = v[tonumber(k)] end
+            out[#out + 1] = json(k) .. ":" .. json(x)
+        end
+        return "{" .. table.concat(out, ",") .. "}"
+    end
+    return "null"
+end
+M.json = json
+
+-- Jobs --------------------------------------------------------------------
+
+local Job = {}
+Job.__index = Job
+local Table = {}
+Table.__index = Table
+
+local open_jobs = setmetatable({}, { __mode = "k" })
+
+local job_keys = { nodes = true, workers = true, seed = true, policy = true, consistency = true,
+                   metrics = true, listen = true, spawn = true, timeout = true, join_timeout = true }
+
+-- cr.job{nodes=, workers=, seed=, policy= | consistency=, metrics=, listen=, spawn=}
+-- Command-line values (crescent run --nodes ...) override the script's.
+function M.job(o)
+    o = o or {}
+    if type(o) ~= "table" then error("cr.job{...}: table expected", 2) end
+    for k in pairs(o) do
+        if not job_keys[k] then error(("cr.job{}: unknown option '%s'"):format(tostring(k)), 2) end
+    end
+    local ov = cps.overrides()
+    local function pick(k, dflt)
+        if ov and ov[k] ~= nil then return ov[k] end
+        if o[k] ~= nil then return o[k] end
+        return dflt
+    end
+    local env_listen, env_spawn = os.getenv("CRESCENT_LISTEN"), os.getenv("CRESCENT_SPAWN")
+    local nodes, workers, seed = pick("nodes", 1), pick("workers", 1), pick("seed", 1)
+    for k, v in pairs { nodes = nodes, workers = workers, seed = seed } do
+        if math.type(v) ~= "integer" then error(("cr.job{}: %s must be an integer"):format(k), 2) end
+    end
+    local pname, popts = policy_desc(pick("policy", o.consistency))
+    local ppath, psrc = policy_source(pname)
+    check_policy(ppath, psrc, popts)
+    local spawn = pick("spawn", true)
+    if env_spawn then spawn = env_spawn ~= "0" end
+    local exe
+    if not ov then exe = os.getenv("CRESCENT_BIN") or (M.home .. "/crescent") end
+    local ok, rt = pcall(cps.start, {
+        nodes = nodes, workers = workers, seed = seed,
+        listen = env_listen or o.listen, spawn = spawn and 1 or 0, exe = exe,
+        exit_on_death = ov and 1 or 0, timeout = o.timeout, join_timeout = o.join_timeout,
+    })
+    if not ok then error(rt, 2) end
+    local job = setmetatable({
+        rt = rt, nodes = nodes, workers = workers, seed = seed, tables = {}, ntables = 0,
+        metrics = pick("metrics", nil), epochs = 0,
+    }, Job)
+    open_jobs[job] = true
+    job:_send_policy(pname, popts, ppath, psrc)
+    rawset(_G, "job", job)
+    return job
+end
+
+function Job:_check()
+    if self.rt:closed() then error("the job is closed", 3) end
+end
+
+-- Run f(...) on the runtime; on a failure the job cannot continue: close it
+-- and re-raise the message as is (it names worker, script and line).
+function Job:_guard(f, ...)
+    local ok, a, b = pcall(f, self.rt, ...)
+    if not ok then
+        self:close()
+        error(a, 0)
+    end
+    return a, b
+end
+
+function Job:_send_policy(name, opts, path, src)
+    self.rt:policy(src, display(path), cps.serialize(opts))
+    self.policy_name, self.policy_opts = name, opts
+end
+
+-- job:policy("ssp", {staleness = 2}) or job:policy("ssp:staleness=2") or a file path.
+-- Takes effect at each worker's next clock boundary.
+function Job:policy(name, opts)
+    self:_check()
+    if type(name) ~= "string" then error("job:policy(name, opts): name expected", 2) end
+    if opts == nil then name, opts = M.parse_policy(name) end
+    local path, src = policy_source(name)
+    check_policy(path, src, opts)
+    self:_send_policy(name, opts, path, src)
+end
+
+local table_keys = { name = true, keys = true, dim = true, init = true, optimizer = true, compress = true }
+
+-- job:table{name=, keys=, dim=, init=cr.init.normal(0, 0.1), optimizer=cr.optim.sgd{lr=}}
+function Job:table(o)
+    self:_check()
+    if type(o) ~= "table" then error("job:table{...}: table expected", 2) end
+    for k in pairs(o) do
+        if not table_keys[k] then error(("job:table{}: unknown option '%s'"):format(tostring(k)), 2) end
+    end
+    if type(o.name) ~= "string" or o.name == "" then error("job:table{}: name (string) required", 2) end
+    if self.tables[o.name] then error(("job:table{}: table '%s' already exists"):format(o.name), 2) end
+    if math.type(o.keys) ~= "integer" or o.keys <= 0 then error("job:table{}: keys must be a positive integer", 2) end
+    if math.type(o.dim) ~= "integer" or o.dim <= 0 then error("job:table{}: dim must be a positive integer", 2) end
+    local init = o.init or M.init.zeros()
+    local opt = o.optimizer or M.optim.sgd { lr = 0.01 }
+    if type(init) ~= "table" or not init.kind then error("job:table{}: init must come from cr.init", 2) end
+    if type(opt) ~= "table" or not opt.name then error("job:table{}: optimizer must come from cr.optim", 2) end
+    local def = {
+        name = o.name, keys = o.keys, dim = o.dim, init = init.kind, a = init.a, b = init.b,
+        optimizer = opt.name, lr = opt.lr or 0.01, eps = opt.eps or 1e-8, init_acc = opt.init or 0,
+        seed = self.seed, compress = o.compress and 1 or 0,
+    }
+    local id = self.ntables
+    -- a node that cannot make its shard (memory) leaves the tables out of
+    -- step across nodes: the job cannot go on
+    local ok, err = pcall(self.rt.table, self.rt, id, def)
+    if not ok then
+        self:close()
+        error(err, 2)
+    end
+    self.ntables = id + 1
+    local t = setmetatable({
+        job = self, id = id, name = o.name, keys = o.keys, dim = o.dim, optimizer = opt.name,
+        lr = def.lr, sdim = cps.state_dim(opt.name, o.dim),
+        block = (o.keys + self.nodes - 1) // self.nodes,
+    }, Table)
+    self.tables[o.name] = t
+    self.tables[#self.tables + 1] = t
+    if Job[o.name] == nil then rawset(self, o.name, t) end
+    return t
+end
+
+-- job:model("mf", opts): a name is lua/models/<name>.lua under the home
+-- directory; anything with a "/" or ending in .lua is a path.
+function Job:model(name, opts)
+    self:_check()
+    if type(name) ~= "string" then error("job:model(name, opts): name expected", 2) end
+    local path = name
+    if not (name:find("/", 1, true) or name:match("%.lua$")) then
+        path = M.home .. "/lua/models/" .. name .. ".lua"
+    end
+    local src, err = read_file(path)
+    if not src then error(("job:model: cannot read model '%s': %s"):format(name, err), 2) end
+    local ok, s = pcall(cps.serialize, opts or {})
+    if not ok then error("job:model: options " .. s, 2) end
+    self.model_name = display(path)
+    self:_guard(self.rt.model, src, display(path), s)
+end
+
+local function sums(results)
+    local sum = {}
+    for _, r in ipairs(results) do
+        if type(r) == "table" then
+            for k, v in pairs(r) do
+                if type(v) == "number" then sum[k] = (sum[k] or 0) + v end
+            end
+        end
+    end
+    return sum
+end
+
+local function traffic(stats)
+    local t = { messages = 0, bytes_remote = 0, bytes_local = 0 }
+    for _, n in ipairs(stats.nodes) do
+        t.messages = t.messages + n.messages_remote
+        t.bytes_remote = t.bytes_remote + n.bytes_remote
+        t.bytes_local = t.bytes_local + n.bytes_local
+    end
+    return t
+end
+
+-- job:call(name, args) -> {results = {per worker}, sum = {...}}
+function Job:call(name, args)
+    self:_check()
+    local ok, s = pcall(cps.serialize, args or {})
+    if not ok then error("job:call: arguments " .. s, 2) end
+    local results = self:_guard(self.rt.call, name, s)
+    return { results = results, sum = sums(results) }
+end
+
+-- job:epoch(args) -> {seconds=, results=, sum=, messages=, bytes_remote=, bytes_local=}
+-- args.total (optional): items expected, for the progress bar (stderr; cr.ps quiet = true hides it).
+function Job:epoch(args)
+    self:_check()
+    args = args or {}
+    local ok, s = pcall(cps.serialize, args)
+    if not ok then error("job:epoch: arguments " .. s, 2) end
+    local before = traffic(self:stats())
+    local items = 0
+    local bar = (not M.quiet) and cps.progress(("epoch %d"):format(self.epochs + 1),
+                                               math.tointeger(args.total) or 0) or nil
+    local t0 = core.util.now()
+    local results = self:_guard(self.rt.call, "epoch", s, function(n)
+        items = items + n
+        if bar then bar:add(n) end
+    end)
+    local secs = core.util.now() - t0
+    if bar then bar:done() end
+    local after = traffic(self:stats())
+    self.epochs = self.epochs + 1
+    local r = { seconds = secs, results = results, sum = sums(results), items = items,
+                messages = after.messages - before.messages,
+                bytes_remote = after.bytes_remote - before.bytes_remote,
+                bytes_local = after.bytes_local - before.bytes_local }
+    return r
+end
+
+-- job:stats() -> {workers = {{worker=, node=, clock=, wait=, max_gap=, pulls=, pushes=}, ...},
+--                 nodes = {{node=, messages_remote=, bytes_remote=, messages_local=, bytes_local=,
+--                           pulls=, pushes=, ...}, ...}, max_gap = largest over workers, policy = name}
+function Job:stats()
+    self:_check()
+    local per_node = self:_guard(self.rt.stats)
+    table.sort(per_node, function(a, b) return a.node < b.node end)
+    local st = { nodes = {}, workers = {}, max_gap = 0, policy = self.policy_name }
+    for _, n in ipairs(per_node) do
+        for _, w in ipairs(n.workers) do
+            st.workers[#st.workers + 1] = w
+            if w.max_gap > st.max_gap then st.max_gap = w.max_gap end
+        end
+        n.workers = nil
+        st.nodes[#st.nodes + 1] = n
+    end
+    table.sort(st.workers, function(a, b) return a.worker < b.worker end)
+    return st
+end
+
+-- job:log{...}: one JSON line in the metrics file (no-op without one).
+function Job:log(t)
+    if not self.metrics then return end
+    if type(t) ~= "table" then error("job:log(table): table expected", 2) end
+    local rec = {}
+    for k, v in pairs(t) do rec[k] = v end
+    if rec.policy == nil then rec.policy = self.policy_name end
+    local f, err = io.open(self.metrics, "a")
+    if not f then error(("cannot open metrics file: %s"):format(err), 2) end
+    f:write(json(rec), "\n")
+    f:close()
+end
+
+-- Checkpoints ---------------------------------------------------------------
+
+local CHUNK = 16384 -- rows per transfer: memory stays bounded whatever the table size
+
+-- job:save(path): every table (values and optimizer state), gathered node by
+-- node in key order into one checkpoint file (written to path.tmp, fsync'd,
+-- renamed). Returns true, or raises.
+function Job:save(path)
+    self:_check()
+    if type(path) ~= "string" then error("job:save(path): path expected", 2) end
+    local w, err = cps.ckpt_writer(path)
+    if not w then error("job:save: " .. err, 2) end
+    local ok, e = pcall(function()
+        w:meta("crescent.nodes", tostring(self.nodes))
+        w:meta("crescent.policy", tostring(self.policy_name))
+        w:meta("crescent.epochs", tostring(self.epochs))
+        for _, t in ipairs(self.tables) do
+            w:table(t.name, t.keys, t.dim, t.optimizer, t.sdim)
+            local k = 0
+            while k < t.keys do
+                local node = k // t.block
+                local n = math.min(CHUNK, t.keys - k, (node + 1) * t.block - k)
+                local v, st = self:_guard(self.rt.get_rows, t.id, node, k, n, t.dim, t.sdim)
+                w:rows(v, st)
+                k = k + n
+            end
+        end
+        w:commit()
+    end)
+    if not ok then
+        w:abort()
+        error(e, 2)
+    end
+    return true
+end
+
+-- job:load(path): restore the tables saved by job:save, whatever the node
+-- count then and now (rows are scattered by key range). Every table in the
+-- file must exist in the job with the same keys, dim and optimizer.
+function Job:load(path)
+    self:_check()
+    if type(path) ~= "string" then error("job:load(path): path expected", 2) end
+    local r, err = cps.ckpt_reader(path)
+    if not r then error("job:load: " .. err, 2) end
+    local ok, e = pcall(function()
+        while true do
+            local info = r:next_table()
+            if not info then break end
+            local t = self.tables[info.name]
+            if not t then error(("%s: table '%s' is not part of this job"):format(path, info.name), 0) end
+            if info.keys ~= t.keys or info.dim ~= t.dim then
+                error(("%s: table '%s' has %d keys x dim %d, the job's has %d x %d"):format(
+                    path, info.name, info.keys, info.dim, t.keys, t.dim), 0)
+            end
+            if info.state_dim ~= t.sdim then
+                error(("%s: table '%s' was saved with optimizer %s, the job uses %s"):format(
+                    path, info.name, info.optimizer, t.optimizer), 0)
+            end
+            local k = 0
+            while k < t.keys do
+                local node = k // t.block
+                local n = math.min(CHUNK, t.keys - k, (node + 1) * t.block - k)
+                local v, st = r:rows(n, t.dim, t.sdim)
+                self:_guard(self.rt.set_rows, t.id, node, k, v, t.sdim > 0 and st or nil)
+                k = k + n
+            end
+        end
+    end)
+    r:close()
+    if not ok then error(e, 2) end
+    return true
+end
+
+function Job:close()
+    if not self.rt:closed() then self.rt:close() end
+    open_jobs[self] = nil
+    if rawget(_G, "job") == self then rawset(_G, "job", nil) end
+end
+
+function M.close_all()
+    for j in pairs(open_jobs) do j:close() end
+end
+
+-- Tables (scheduler side) -------------------------------------------------
+
+function Table:_key(k, what)
+    if math.type(k) ~= "integer" or k < 0 or k >= self.keys then
+        error(("%s:%s: key %s out of range [0, %d)"):format(self.name, what, tostring(k), self.keys), 3)
+    end
+    return k // self.block
+end
+
+-- W:get(k) -> Lua table of dim numbers
+function Table:get(k)
+    self.job:_check()
+    local node = self:_key(k, "get")
+    local v = self.job:_guard(self.job.rt.get_rows, self.id, node, k, 1, self.dim, self.sdim)
+    return v:row(1)
+end
+
+-- W:set(k, {numbers}): replaces the row (optimizer state kept)
+function Table:set(k, row)
+    self.job:_check()
+    local node = self:_key(k, "set")
+    if type(row) ~= "table" or #row ~= self.dim then
+        error(("%s:set: row of %d numbers expected"):format(self.name, self.dim), 2)
+    end
+    local v, st = self.job:_guard(self.job.rt.get_rows, self.id, node, k, 1, self.dim, self.sdim)
+    for j = 1, self.dim do
+        if type(row[j]) ~= "number" then error(("%s:set: row[%d] is not a number"):format(self.name, j), 2) end
+        v:set(1, j, row[j])
+    end
+    self.job:_guard(self.job.rt.set_rows, self.id, node, k, v, st)
+end
+
+-- W:set_lr(x): new learning rate, applied from the next push on
+function Table:set_lr(x)
+    self.job:_check()
+    if type(x) ~= "number" or x < 0 then error(self.name .. ":set_lr: non-negative number expected", 2) end
+    self.job:_guard(self.job.rt.set_lr, self.id, x)
+    self.lr = x
+end
+
+return M

@@ -13,6 +13,7 @@
 #include "base/cr_time.h"
 #include "cli/cli.h"
 #include "data/cr_corpus.h"
+#include "data/cr_out.h"
 #include "data/cr_corpus_brown.h"
 #include "data/cr_corpus_gcide.h"
 #include "data/cr_corpus_wordnet.h"
@@ -25,11 +26,11 @@
 enum {
     O_OUT = 1 << 0, O_SEED = 1 << 1, O_VALID = 1 << 2, O_TEST = 1 << 3, O_RR = 1 << 4,
     O_WNDIR = 1 << 5, O_GCIDE = 1 << 6, O_GINDEX = 1 << 7, O_MINCOUNT = 1 << 8, O_VOCAB = 1 << 9,
-    O_QUESTIONS = 1 << 10, O_BROWN = 1 << 11, O_CACHE = 1 << 12,
+    O_QUESTIONS = 1 << 10, O_BROWN = 1 << 11, O_CACHE = 1 << 12, O_CORPUS = 1 << 13,
 };
 
 typedef struct opts {
-    const char *out, *wndir, *gcide, *gindex, *vocab, *brown_tgz, *cache;
+    const char *out, *wndir, *gcide, *gindex, *vocab, *corpus, *brown_tgz, *cache;
     uint64_t seed, valid, test, min_count, questions;
     int rr;
 } opts;
@@ -42,7 +43,7 @@ static const struct {
     {"--out", O_OUT, 1}, {"--seed", O_SEED, 1}, {"--valid", O_VALID, 1}, {"--test", O_TEST, 1},
     {"--rr", O_RR, 0}, {"--wordnet-dir", O_WNDIR, 1}, {"--gcide", O_GCIDE, 1}, {"--gcide-index", O_GINDEX, 1},
     {"--min-count", O_MINCOUNT, 1}, {"--vocab", O_VOCAB, 1}, {"--questions", O_QUESTIONS, 1},
-    {"--brown-tgz", O_BROWN, 1}, {"--cache", O_CACHE, 1},
+    {"--brown-tgz", O_BROWN, 1}, {"--cache", O_CACHE, 1}, {"--corpus", O_CORPUS, 1},
 };
 
 static const struct {
@@ -59,8 +60,9 @@ static const struct {
     {"brown", O_OUT | O_BROWN | O_CACHE, "brown --out FILE [--cache DIR | --brown-tgz FILE]"},
     {"gcide-brown", O_OUT | O_BROWN | O_CACHE | O_GCIDE | O_GINDEX,
      "gcide-brown --out FILE [--cache DIR | --brown-tgz FILE] [--gcide FILE] [--gcide-index FILE]"},
-    {"wordnet-synonyms", O_OUT | O_SEED | O_VOCAB | O_MINCOUNT | O_QUESTIONS | O_WNDIR,
-     "wordnet-synonyms --out FILE [--vocab FILE] [--min-count N] [--questions N] [--seed S] [--wordnet-dir DIR]"},
+    {"wordnet-synonyms", O_OUT | O_SEED | O_VOCAB | O_CORPUS | O_MINCOUNT | O_QUESTIONS | O_WNDIR,
+     "wordnet-synonyms --out FILE [--vocab FILE | --corpus TEXT] [--min-count N] [--questions N] [--seed S] "
+     "[--wordnet-dir DIR]"},
 };
 #define NDATASETS (sizeof datasets / sizeof datasets[0])
 
@@ -111,6 +113,7 @@ static int parse_opts(int argc, char **argv, int allowed, opts *o) {
         case O_QUESTIONS: bad = parse_u64(argv[i - 1], v, &o->questions); break;
         case O_BROWN: o->brown_tgz = v; break;
         case O_CACHE: o->cache = v; break;
+        case O_CORPUS: o->corpus = v; break;
         }
         if (bad) return -1;
     }
@@ -120,6 +123,10 @@ static int parse_opts(int argc, char **argv, int allowed, opts *o) {
     }
     if ((seen & O_BROWN) && (seen & O_CACHE)) {
         fprintf(stderr, "crescent data %s: give --cache or --brown-tgz, not both\n", argv[1]);
+        return -1;
+    }
+    if ((seen & O_VOCAB) && (seen & O_CORPUS)) {
+        fprintf(stderr, "crescent data %s: give --vocab or --corpus, not both\n", argv[1]);
         return -1;
     }
     return 0;
@@ -165,7 +172,7 @@ static int do_wordnet(const char *name, const opts *o) {
             printf("wordnet-graph: wrote %s: %llu nodes, %llu undirected edges; names in %s.nodes (%.2f s)\n", o->out,
                    (unsigned long long)nodes, (unsigned long long)edges, o->out, cr_now() - t0);
     } else {
-        cr_wn_syn_opts so = {o->seed, o->questions, o->min_count, o->vocab};
+        cr_wn_syn_opts so = {o->seed, o->questions, o->min_count, o->vocab, o->corpus};
         uint64_t n;
         rc = cr_wn_write_synonyms(wn, &so, o->out, &n, &e);
         if (!rc) {
@@ -253,18 +260,18 @@ static int do_text(const char *name, const opts *o) {
     if (want_gcide && gcide_index(o, index, sizeof index)) return 2;
     if (want_brown && brown_tgz(o, tgz, sizeof tgz, &e)) return fail(name, &e);
     if (want_gcide) hint_missing(o->gcide, GCIDE_DICT, "dict-gcide");
-    cr_corpus_out out;
-    if (cr_corpus_out_open(&out, o->out, &e)) return fail(name, &e);
+    cr_out out;
+    if (cr_out_open(&out, o->out, &e)) return fail(name, &e);
     cr_brown_stats bs = {0};
     cr_gcide_stats gs = {0};
     int rc = 0;
     if (want_brown) rc = cr_brown_write_text(tgz, out.f, &bs, &e);
     if (!rc && want_gcide) rc = cr_gcide_write_text(o->gcide, index, out.f, &gs, &e);
     if (rc) {
-        cr_corpus_out_abort(&out);
+        cr_out_abort(&out);
         return fail(name, &e);
     }
-    if (cr_corpus_out_close(&out, &e)) return fail(name, &e);
+    if (cr_out_commit(&out, &e)) return fail(name, &e);
     if (want_brown)
         printf("brown: %llu files, %llu sentences, %llu tokens, %llu distinct words\n",
                (unsigned long long)bs.files, (unsigned long long)bs.sentences, (unsigned long long)bs.tokens,

@@ -232,14 +232,14 @@ int cr_cli_partition(int argc, char **argv) {
     int seeds = (int)a.seeds;
     row rnd = {.name = "random"};
     row *rows = cr_xcalloc((size_t)nm, sizeof *rows);
-    int status = 0;
+    int status = 0, fatal = 0;
     if (!a.json)
         printf("graph %s: |U| = %u, |V| = %u, |E| = %llu (loaded in %.2f s); k = %u, seeds = %d\n"
                "%-8s %10s %10s %12s %8s %8s %8s  %s\n",
                a.file, g->nu, g->nv, (unsigned long long)g->ne, load_s, k, seeds, "method", "M_max", "T_max",
                "T_sum", "M_max+", "T_max+", "T_sum+", "seconds median (min-max)");
-    if (run_method(g, k, &o, seeds, NULL, &rnd) != 0) status = 1;
-    for (int i = 0; i < nm && status == 0; i++) {
+    if (run_method(g, k, &o, seeds, NULL, &rnd) != 0) fatal = 1;
+    for (int i = 0; i < nm && !fatal; i++) {
         rows[i].name = names[i];
         char path[4096];
         const char *out = NULL;
@@ -247,12 +247,13 @@ int cr_cli_partition(int argc, char **argv) {
             snprintf(path, sizeof path, nm > 1 ? "%s.%s" : "%s", a.out, names[i]);
             out = path;
         }
-        if (run_method(g, k, &o, seeds, out, &rows[i]) != 0) status = 1;
+        if (run_method(g, k, &o, seeds, out, &rows[i]) != 0) fatal = 1;
         else print_row(&rows[i], &rnd, k, seeds, a.json);
         fflush(stdout);
         if (rows[i].failed) status = 1;
         if (!rows[i].available && nm == 1) status = 1;
     }
+    if (fatal) status = 1;
     for (int i = 0; i < nm; i++) free(rows[i].secs);
     free(rows);
     free(rnd.secs);

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "base/cr_alloc.h"
 
@@ -134,59 +133,10 @@ size_t cr_corpus_tokens(const char *s, size_t n, cr_corpus_emit_fn emit, void *c
     return count;
 }
 
-/* ---- outputs ---- */
-
-int cr_corpus_out_open(cr_corpus_out *o, const char *path, cr_err *e) {
+const char *cr_corpus_strip_path(const char *msg, const char *path) {
     size_t n = strlen(path);
-    o->path = cr_xstrdup(path);
-    o->tmp = cr_xmalloc(n + 5);
-    memcpy(o->tmp, path, n);
-    memcpy(o->tmp + n, ".tmp", 5);
-    o->f = fopen(o->tmp, "w");
-    if (!o->f) {
-        int rc = cr_errf(e, "%s: cannot write: %s", o->tmp, strerror(errno));
-        free(o->path);
-        free(o->tmp);
-        o->path = o->tmp = NULL;
-        return rc;
-    }
-    setvbuf(o->f, NULL, _IOFBF, 1 << 20);
-    return 0;
-}
-
-static void out_release(cr_corpus_out *o) {
-    free(o->path);
-    free(o->tmp);
-    o->path = o->tmp = NULL;
-    o->f = NULL;
-}
-
-int cr_corpus_out_close(cr_corpus_out *o, cr_err *e) {
-    if (!o->f) return cr_errf(e, "output not open");
-    int bad = ferror(o->f);
-    if (fclose(o->f) != 0) bad = 1;
-    if (bad) {
-        int rc = cr_errf(e, "%s: write failed: %s", o->path, strerror(errno));
-        unlink(o->tmp);
-        out_release(o);
-        return rc;
-    }
-    if (rename(o->tmp, o->path) != 0) {
-        int rc = cr_errf(e, "%s: cannot rename from %s: %s", o->path, o->tmp, strerror(errno));
-        unlink(o->tmp);
-        out_release(o);
-        return rc;
-    }
-    out_release(o);
-    return 0;
-}
-
-void cr_corpus_out_abort(cr_corpus_out *o) {
-    if (o->f) {
-        fclose(o->f);
-        unlink(o->tmp);
-    }
-    out_release(o);
+    if (!strncmp(msg, path, n) && msg[n] == ':' && msg[n + 1] == ' ') return msg + n + 2;
+    return msg;
 }
 
 int cr_corpus_mkdir(const char *path, cr_err *e) {

@@ -8,7 +8,8 @@
  * consistent corpus): a token is a maximal run of ASCII letters, digits and
  * non-ASCII bytes (UTF-8 sequences stay whole), lower-cased; everything else
  * separates tokens ("dog's" -> "dog" "s", "term-end" -> "term" "end"), as in
- * the text8 corpus word2vec is usually run on. */
+ * the text8 corpus word2vec is usually run on. Outputs go through cr_out
+ * (data/cr_out.h): a file appears only when complete. */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -36,20 +37,8 @@ uint64_t *cr_cdict_counts(cr_cdict *d);                   /* counts[id], owned b
 typedef void (*cr_corpus_emit_fn)(void *ctx, const char *tok, size_t len);
 size_t cr_corpus_tokens(const char *s, size_t n, cr_corpus_emit_fn emit, void *ctx);
 
-/* Output file written as PATH.tmp and renamed to PATH by cr_corpus_out_close
- * only if everything was written (so a failed build leaves no file that looks
- * complete). */
-typedef struct cr_corpus_out {
-    FILE *f;
-    char *path, *tmp;
-} cr_corpus_out;
-
-int cr_corpus_out_open(cr_corpus_out *o, const char *path, cr_err *e);
-/* Flushes, checks for write errors and renames; on error removes the temp
- * file. Always releases o. */
-int cr_corpus_out_close(cr_corpus_out *o, cr_err *e);
-/* Removes the temp file without renaming (after another failure). */
-void cr_corpus_out_abort(cr_corpus_out *o);
+/* msg without a leading "path: " (zlib's gzerror repeats the file name). */
+const char *cr_corpus_strip_path(const char *msg, const char *path);
 
 /* Creates directory path (one level) if missing. */
 int cr_corpus_mkdir(const char *path, cr_err *e);

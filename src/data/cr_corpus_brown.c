@@ -109,6 +109,11 @@ int cr_brown_write_text(const char *tgz, FILE *f, cr_brown_stats *st, cr_err *e)
         size_t plen = strnlen(hdr + 345, 155), nlen = strnlen(hdr, 100);
         if (memcmp(hdr + 257, "ustar", 5) || !plen) snprintf(name, sizeof name, "%.*s", (int)nlen, hdr);
         else snprintf(name, sizeof name, "%.*s/%.*s", (int)plen, hdr + 345, (int)nlen, hdr);
+        if (size > (1ull << 30)) {
+            rc = cr_errf(e, "%s: member %s is %llu bytes, more than a Brown corpus file can be", tgz, name,
+                         (unsigned long long)size);
+            break;
+        }
         uint64_t padded = (size + 511) / 512 * 512;
         if (padded + 1 > cap) {
             cap = padded + 1;
@@ -124,7 +129,7 @@ int cr_brown_write_text(const char *tgz, FILE *f, cr_brown_stats *st, cr_err *e)
     if (!rc && !ended) {
         int zerr;
         const char *zmsg = gzerror(g, &zerr);
-        rc = cr_errf(e, "%s: truncated archive%s%s", tgz, zerr ? ": " : "", zerr ? zmsg : "");
+        rc = cr_errf(e, "%s: truncated archive%s%s", tgz, zerr ? ": " : "", zerr ? cr_corpus_strip_path(zmsg, tgz) : "");
     }
     if (!rc && c.st->files == 0) rc = cr_errf(e, "%s: no Brown corpus files (package/cXNN) in the archive", tgz);
     c.st->vocab = cr_cdict_size(c.seen);

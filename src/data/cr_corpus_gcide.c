@@ -7,6 +7,7 @@
 
 #include "base/cr_alloc.h"
 #include "data/cr_corpus.h"
+#include "data/cr_out.h"
 
 /* ---- markup ---- */
 
@@ -273,7 +274,7 @@ int cr_gcide_each(const char *dict, const char *index, cr_gcide_fn fn, void *ctx
             const char *zmsg = gzerror(g, &zerr);
             rc = cr_errf(e, "%s: entry at offset %llu (length %llu) is past the end of the text%s%s", dict,
                          (unsigned long long)sp[i].off, (unsigned long long)sp[i].len, zerr ? ": " : "",
-                         zerr ? zmsg : " (truncated file or wrong index)");
+                         zerr ? cr_corpus_strip_path(zmsg, dict) : " (truncated file or wrong index)");
             break;
         }
         pos = sp[i].off + sp[i].len;
@@ -386,12 +387,12 @@ static int docs_entry(void *ctx, const char *clean, size_t n, const char *hw, in
     return 0;
 }
 
-static const cr_cdict *sort_dict;
-static const uint64_t *sort_counts;
-static int cmp_by_count(const void *a, const void *b) {
+static int cmp_by_count(const void *a, const void *b, void *ctx) {
+    cr_cdict *d = ctx;
+    const uint64_t *counts = cr_cdict_counts(d);
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    if (sort_counts[x] != sort_counts[y]) return sort_counts[x] > sort_counts[y] ? -1 : 1;
-    return strcmp(cr_cdict_str(sort_dict, x), cr_cdict_str(sort_dict, y));
+    if (counts[x] != counts[y]) return counts[x] > counts[y] ? -1 : 1;
+    return strcmp(cr_cdict_str(d, x), cr_cdict_str(d, y));
 }
 
 int cr_gcide_write_docs(const char *dict, const char *index, const char *path, uint64_t min_count,
@@ -405,25 +406,23 @@ int cr_gcide_write_docs(const char *dict, const char *index, const char *path, u
     uint32_t *order = cr_xmalloc((nd ? nd : 1) * sizeof *order);
     for (uint32_t i = 0; i < nd; i++)
         if (counts[i] >= min_count) order[nf++] = i;
-    sort_dict = c.dict;
-    sort_counts = counts;
-    qsort(order, nf, sizeof *order, cmp_by_count);
+    qsort_r(order, nf, sizeof *order, cmp_by_count, c.dict);
     c.feat = cr_xcalloc(nd + 1, sizeof *c.feat);
     for (uint32_t i = 0; i < nf; i++) c.feat[order[i]] = i + 1;
-    cr_corpus_out vo, doc;
+    cr_out vo, doc;
     char vpath[4096];
     snprintf(vpath, sizeof vpath, "%s.vocab", path);
-    if (!rc && !(rc = cr_corpus_out_open(&vo, vpath, e))) {
+    if (!rc && !(rc = cr_out_open(&vo, vpath, e))) {
         for (uint32_t i = 0; i < nf; i++)
             fprintf(vo.f, "%s\t%llu\n", cr_cdict_str(c.dict, order[i]), (unsigned long long)counts[order[i]]);
-        rc = cr_corpus_out_close(&vo, e);
+        rc = cr_out_commit(&vo, e);
     }
-    if (!rc && !(rc = cr_corpus_out_open(&doc, path, e))) {
+    if (!rc && !(rc = cr_out_open(&doc, path, e))) {
         c.f = doc.f;
         c.pass = 2;
         rc = cr_gcide_each(dict, index, docs_entry, &c, e);
-        if (rc) cr_corpus_out_abort(&doc);
-        else rc = cr_corpus_out_close(&doc, e);
+        if (rc) cr_out_abort(&doc);
+        else rc = cr_out_commit(&doc, e);
     }
     c.st->features = nf;
     c.st->vocab = nf;

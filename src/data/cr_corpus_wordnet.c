@@ -4,9 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "base/cr_alloc.h"
 #include "base/cr_rng.h"
+#include "data/cr_out.h"
 
 /* Relation names follow WN18 (and NLTK) where WN18 has the relation. rr_drop
  * marks the member of each inverse pair that WN18RR removed; for pairs WN18
@@ -63,6 +65,7 @@ typedef struct loader {
     raw_ptr *ptr;
     uint64_t nptr, ptrcap;
     uint32_t *lem;
+    uint8_t *proper;
     uint64_t nlem, lemcap;
     char paths[4][4096];
 } loader;
@@ -98,8 +101,10 @@ static int num(const char *f, int base, int digits, unsigned long *v) {
 static void add_lemma(loader *L, const char *w) {
     char buf[256];
     size_t n = 0;
+    int cap = 0;
     for (; w[n] && n < sizeof buf - 1; n++) {
         char c = w[n];
+        cap |= c >= 'A' && c <= 'Z';
         buf[n] = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
     }
     /* adjective position markers: "(a)", "(p)", "(ip)" */
@@ -112,7 +117,9 @@ static void add_lemma(loader *L, const char *w) {
     if (L->nlem == L->lemcap) {
         L->lemcap = L->lemcap ? 2 * L->lemcap : 4096;
         L->lem = cr_xrealloc(L->lem, L->lemcap * sizeof *L->lem);
+        L->proper = cr_xrealloc(L->proper, L->lemcap);
     }
+    L->proper[L->nlem] = (uint8_t)cap;
     L->lem[L->nlem++] = id;
     sy->nlem++;
 }
@@ -304,7 +311,9 @@ int cr_wn_load(cr_wn **out, const char *dir, cr_err *e) {
     }
     if (!rc) rc = resolve(&L, e);
     L.wn->lemmas_of = L.lem;
+    L.wn->proper = L.proper;
     L.lem = NULL;
+    L.proper = NULL;
     for (int fi = 0; fi < 4 && !rc; fi++) rc = load_index(&L, dir, fi, e);
     if (!rc) fallback_names(L.wn);
     free(L.ptr);
@@ -323,6 +332,7 @@ void cr_wn_destroy(cr_wn **wn_p) {
     free(wn->syn);
     free(wn->edges);
     free(wn->lemmas_of);
+    free(wn->proper);
     cr_cdict_destroy(&wn->lemmas);
     cr_cdict_destroy(&wn->names);
     free(wn);
@@ -373,33 +383,33 @@ static int write_triples(const cr_wn *wn, const idmap *m, const cr_wn_edge *ed, 
     char p1[4096], p2[4096];
     snprintf(p1, sizeof p1, "%s/%s.tsv", dir, split);
     snprintf(p2, sizeof p2, "%s/%s.del", dir, split);
-    cr_corpus_out a, b;
-    if (cr_corpus_out_open(&a, p1, e)) return -1;
-    if (cr_corpus_out_open(&b, p2, e)) {
-        cr_corpus_out_abort(&a);
+    cr_out a, b;
+    if (cr_out_open(&a, p1, e)) return -1;
+    if (cr_out_open(&b, p2, e)) {
+        cr_out_abort(&a);
         return -1;
     }
     for (uint64_t i = 0; i < n; i++) {
         fprintf(a.f, "%s\t%s\t%s\n", syn_name(wn, ed[i].s), cr_wn_relations[ed[i].r].name, syn_name(wn, ed[i].o));
         fprintf(b.f, "%u\t%u\t%u\n", m->ent[ed[i].s], m->rel[ed[i].r], m->ent[ed[i].o]);
     }
-    int rc = cr_corpus_out_close(&a, e);
-    if (rc) cr_corpus_out_abort(&b);
-    else rc = cr_corpus_out_close(&b, e);
+    int rc = cr_out_commit(&a, e);
+    if (rc) cr_out_abort(&b);
+    else rc = cr_out_commit(&b, e);
     return rc;
 }
 
 static int write_ids(const cr_wn *wn, const idmap *m, const char *dir, cr_err *e) {
     char path[4096];
-    cr_corpus_out o;
+    cr_out o;
     snprintf(path, sizeof path, "%s/entities.tsv", dir);
-    if (cr_corpus_out_open(&o, path, e)) return -1;
+    if (cr_out_open(&o, path, e)) return -1;
     for (uint32_t i = 0; i < m->nent; i++) fprintf(o.f, "%u\t%s\n", i, syn_name(wn, m->ent_syn[i]));
-    if (cr_corpus_out_close(&o, e)) return -1;
+    if (cr_out_commit(&o, e)) return -1;
     snprintf(path, sizeof path, "%s/relations.tsv", dir);
-    if (cr_corpus_out_open(&o, path, e)) return -1;
+    if (cr_out_open(&o, path, e)) return -1;
     for (uint32_t i = 0; i < m->nrel; i++) fprintf(o.f, "%u\t%s\n", i, cr_wn_relations[m->rel_of[i]].name);
-    return cr_corpus_out_close(&o, e);
+    return cr_out_commit(&o, e);
 }
 
 /* A triple may be held out if train keeps every entity and the relation
@@ -480,8 +490,8 @@ int cr_wn_write_graph(const cr_wn *wn, const char *path, uint64_t *nodes, uint64
     uint64_t k = 0;
     for (uint64_t i = 0; i < n; i++)
         if (k == 0 || pairs[k - 1] != pairs[i]) pairs[k++] = pairs[i];
-    cr_corpus_out o;
-    int rc = cr_corpus_out_open(&o, path, e);
+    cr_out o;
+    int rc = cr_out_open(&o, path, e);
     if (!rc) {
         fprintf(o.f, "# WordNet synset graph (undirected, every pointer type): %u nodes, %llu edges\n", m.nent,
                 (unsigned long long)k);
@@ -489,15 +499,15 @@ int cr_wn_write_graph(const cr_wn *wn, const char *path, uint64_t *nodes, uint64
         for (uint64_t i = 0; i < k; i++)
             fprintf(o.f, "%llu %llu\n", (unsigned long long)(pairs[i] >> 32),
                     (unsigned long long)(pairs[i] & 0xffffffffu));
-        rc = cr_corpus_out_close(&o, e);
+        rc = cr_out_commit(&o, e);
     }
     if (!rc) {
         char np[4096];
         snprintf(np, sizeof np, "%s.nodes", path);
-        rc = cr_corpus_out_open(&o, np, e);
+        rc = cr_out_open(&o, np, e);
         if (!rc) {
             for (uint32_t i = 0; i < m.nent; i++) fprintf(o.f, "%u\t%s\n", i, syn_name(wn, m.ent_syn[i]));
-            rc = cr_corpus_out_close(&o, e);
+            rc = cr_out_commit(&o, e);
         }
     }
     if (!rc) {
@@ -526,6 +536,15 @@ static int single_token(const char *w) {
     return 1;
 }
 
+static int all_digits(const char *s, size_t n) {
+    if (!n) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9') return 0;
+    return 1;
+}
+
+/* Vocabulary file lines: "word [count]" (also word2vec's -save-vocab) or
+ * "id TAB word" (a LibKGE-style map without counts). Words kept in ok. */
 static int load_vocab(const char *path, uint64_t min_count, cr_cdict *ok, cr_err *e) {
     FILE *f = fopen(path, "r");
     if (!f) return cr_errf(e, "%s: cannot open: %s", path, strerror(errno));
@@ -535,32 +554,88 @@ static int load_vocab(const char *path, uint64_t min_count, cr_cdict *ok, cr_err
     int rc = 0;
     while (getline(&line, &cap, f) >= 0) {
         lineno++;
-        char *p = line;
-        while (*p == ' ' || *p == '\t') p++;
-        if (*p == '\n' || !*p) continue;
-        char *w = p;
-        while (*p && *p != ' ' && *p != '\t' && *p != '\n') p++;
-        size_t wl = (size_t)(p - w);
-        while (*p == ' ' || *p == '\t') p++;
+        char *p = line, *fld[3];
+        size_t len[3];
+        int nf = 0;
+        while (nf < 3) {
+            while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+            if (!*p) break;
+            fld[nf] = p;
+            while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') p++;
+            len[nf] = (size_t)(p - fld[nf]);
+            nf++;
+        }
+        if (nf == 0) continue;
+        if (nf == 3) {
+            rc = cr_errf_at(e, path, lineno, "expected 'word [count]' or 'id TAB word'");
+            break;
+        }
+        const char *w = fld[0];
+        size_t wl = len[0];
+        int counted = 0;
         unsigned long long c = 0;
-        if (*p && *p != '\n') {
-            char *end;
+        if (nf == 2 && all_digits(fld[1], len[1])) {
             errno = 0;
-            c = strtoull(p, &end, 10);
-            while (*end == ' ' || *end == '\t' || *end == '\r') end++;
-            if (errno || end == p || (*end && *end != '\n')) {
-                rc = cr_errf_at(e, path, lineno, "expected 'word [count]'");
+            c = strtoull(fld[1], NULL, 10);
+            counted = 1;
+            if (errno) {
+                rc = cr_errf_at(e, path, lineno, "count out of range");
                 break;
             }
-        } else if (min_count > 1) {
+        } else if (nf == 2 && all_digits(fld[0], len[0])) {
+            w = fld[1]; /* id TAB word */
+            wl = len[1];
+        } else if (nf == 2) {
+            rc = cr_errf_at(e, path, lineno, "expected 'word [count]' or 'id TAB word'");
+            break;
+        }
+        if (!counted && min_count > 1) {
             rc = cr_errf_at(e, path, lineno, "no count for '%.*s' but --min-count %llu needs counts", (int)wl, w,
                             (unsigned long long)min_count);
             break;
         }
-        if (min_count <= 1 || c >= min_count) cr_cdict_intern(ok, w, wl);
+        if (!counted || c >= min_count) cr_cdict_intern(ok, w, wl);
     }
     free(line);
     fclose(f);
+    return rc;
+}
+
+/* Counts the whitespace-separated words of a text corpus (plain or gzip)
+ * and keeps those seen at least min_count times. */
+static int load_corpus_vocab(const char *path, uint64_t min_count, cr_cdict *ok, cr_err *e) {
+    gzFile g = gzopen(path, "rb");
+    if (!g) return cr_errf(e, "%s: cannot open: %s", path, strerror(errno));
+    gzbuffer(g, 1 << 17);
+    cr_cdict *all = cr_cdict_new();
+    char buf[1 << 16], word[256];
+    size_t wl = 0;
+    int got;
+    while ((got = gzread(g, buf, sizeof buf)) > 0) {
+        for (int i = 0; i < got; i++) { /* a word may continue in the next buffer */
+            int sep = buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r';
+            if (!sep) {
+                if (wl < sizeof word) word[wl++] = buf[i];
+                continue;
+            }
+            if (wl) {
+                uint32_t id = cr_cdict_intern(all, word, wl);
+                cr_cdict_counts(all)[id]++;
+                wl = 0;
+            }
+        }
+    }
+    if (wl) {
+        uint32_t id = cr_cdict_intern(all, word, wl);
+        cr_cdict_counts(all)[id]++;
+    }
+    int zerr, rc = 0;
+    const char *zmsg = gzerror(g, &zerr);
+    if (got < 0 || (zerr && zerr != Z_BUF_ERROR)) rc = cr_errf(e, "%s: read error: %s", path, zmsg);
+    gzclose(g);
+    for (uint32_t i = 0; !rc && i < cr_cdict_size(all); i++)
+        if (cr_cdict_counts(all)[i] >= min_count) cr_cdict_intern(ok, cr_cdict_str(all, i), strlen(cr_cdict_str(all, i)));
+    cr_cdict_destroy(&all);
     return rc;
 }
 
@@ -597,7 +672,7 @@ static uint32_t eligible_of(const synq *q, uint32_t s, uint32_t *out) {
     uint32_t k = 0;
     for (uint32_t i = 0; i < sy->nlem && k < 64; i++) {
         uint32_t l = q->wn->lemmas_of[sy->lem0 + i];
-        if (q->eligible[l]) out[k++] = l;
+        if (q->eligible[l] && !q->wn->proper[sy->lem0 + i]) out[k++] = l;
     }
     return k;
 }
@@ -605,9 +680,11 @@ static uint32_t eligible_of(const synq *q, uint32_t s, uint32_t *out) {
 int cr_wn_write_synonyms(const cr_wn *wn, const cr_wn_syn_opts *o, const char *path, uint64_t *written,
                          cr_err *e) {
     cr_cdict *vocab = NULL;
-    if (o->vocab_path) {
+    if (o->vocab_path && o->corpus_path) return cr_errf(e, "give a vocabulary or a corpus, not both");
+    if (o->vocab_path || o->corpus_path) {
         vocab = cr_cdict_new();
-        if (load_vocab(o->vocab_path, o->min_count, vocab, e)) {
+        if (o->vocab_path ? load_vocab(o->vocab_path, o->min_count, vocab, e)
+                          : load_corpus_vocab(o->corpus_path, o->min_count, vocab, e)) {
             cr_cdict_destroy(&vocab);
             return -1;
         }
@@ -641,8 +718,8 @@ int cr_wn_write_synonyms(const cr_wn *wn, const cr_wn_syn_opts *o, const char *p
     for (uint32_t s = 0; s < wn->nsyn; s++) order[s] = s;
     cr_rng_shuffle_u32(&rng, order, wn->nsyn);
     char *used = cr_xcalloc(nl + 1, 1);
-    cr_corpus_out out;
-    int rc = cr_corpus_out_open(&out, path, e);
+    cr_out out;
+    int rc = cr_out_open(&out, path, e);
     uint64_t nq = 0;
     for (uint32_t k = 0; !rc && k < wn->nsyn && nq < o->questions; k++) {
         uint32_t s = order[k], el[64], ne = eligible_of(&q, s, el);
@@ -669,7 +746,7 @@ int cr_wn_write_synonyms(const cr_wn *wn, const cr_wn_syn_opts *o, const char *p
                 ans + 1);
         nq++;
     }
-    if (!rc) rc = cr_corpus_out_close(&out, e);
+    if (!rc) rc = cr_out_commit(&out, e);
     if (!rc && written) *written = nq;
     free(used);
     free(order);

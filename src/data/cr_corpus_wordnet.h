@@ -45,6 +45,7 @@ typedef struct cr_wn {
     cr_wn_edge *edges; /* every pointer, resolved, deduplicated, no self loops; sorted */
     uint64_t nedges;
     uint32_t *lemmas_of; /* lemma ids per synset (see cr_wn_synset) */
+    uint8_t *proper;     /* per lemmas_of entry: 1 if written capitalized there (a proper noun) */
     cr_cdict *lemmas;    /* lower-cased lemmas, '_' for spaces, adjective markers removed */
     cr_cdict *names;     /* synset names */
 } cr_wn;
@@ -83,16 +84,21 @@ typedef struct cr_wn_syn_opts {
     uint64_t seed;
     uint64_t questions;
     uint64_t min_count;      /* with vocab: words need at least this count */
-    const char *vocab_path;  /* NULL: every single-word lemma is eligible */
+    const char *vocab_path;  /* vocabulary file (see below), or NULL */
+    const char *corpus_path; /* or a whitespace-tokenized text corpus whose words are counted;
+                                neither: every single-word lemma is eligible */
 } cr_wn_syn_opts;
 
 /* Writes a synonym test: lines "target TAB c1 TAB c2 TAB c3 TAB c4 TAB answer"
  * (answer 1..4). The right choice shares a synset with the target; the three
  * distractors are single-word lemmas of the same part of speech that share no
- * synset with the target or the synonym. Targets are distinct. Words are
+ * synset with the target or the synonym. Capitalized (proper-noun) senses
+ * are not used as question words. Targets are distinct. Words are
  * single tokens (see cr_corpus.h) present in the vocabulary with count >=
  * min_count. The vocabulary file has one word per line, optionally followed
- * by whitespace and its count (needed with min_count > 1). Fewer questions
+ * by whitespace and its count (needed with min_count > 1), as gcide-docs'
+ * FILE.vocab and word2vec's -save-vocab write it; "id TAB word" lines (a
+ * LibKGE-style map, no counts) are accepted too. Fewer questions
  * than asked are written when not enough qualify (*written says how many). */
 int cr_wn_write_synonyms(const cr_wn *wn, const cr_wn_syn_opts *o, const char *path,
                          uint64_t *written, cr_err *e);

@@ -82,7 +82,7 @@ int cr_edges_write(const char *path, const cr_edges *g, cr_err *e) {
     return cr_out_commit(&o, e);
 }
 
-void cr_triples_free(cr_triples *t) {
+void cr_triples_free(cr_triple_cols *t) {
     free(t->s);
     free(t->r);
     free(t->o);
@@ -93,7 +93,7 @@ typedef struct tacc {
     cr_i64v s, r, o;
 } tacc;
 
-static int finish_triples(int rc, tacc *a, cr_triples *t, const char *path, cr_err *e) {
+static int finish_triples(int rc, tacc *a, cr_triple_cols *t, const char *path, cr_err *e) {
     if (rc == 0 && a->s.n == 0) rc = cr_errf(e, "%s: empty file (no triples)", path);
     if (rc != 0) {
         free(a->s.a);
@@ -108,7 +108,7 @@ static int finish_triples(int rc, tacc *a, cr_triples *t, const char *path, cr_e
     return 0;
 }
 
-int cr_triples_load(const char *path, cr_dict *ents, cr_dict *rels, int grow, cr_triples *t, cr_err *e) {
+int cr_triples_load(const char *path, cr_dict *ents, cr_dict *rels, int grow, cr_triple_cols *t, cr_err *e) {
     memset(t, 0, sizeof *t);
     cr_lines *in = cr_lines_open(path, e);
     if (!in) return -1;
@@ -158,7 +158,7 @@ int cr_triples_load(const char *path, cr_dict *ents, cr_dict *rels, int grow, cr
     return finish_triples(rc, &a, t, path, e);
 }
 
-int cr_triples_load_del(const char *path, int64_t max_ent, int64_t max_rel, cr_triples *t, cr_err *e) {
+int cr_triples_load_del(const char *path, int64_t max_ent, int64_t max_rel, cr_triple_cols *t, cr_err *e) {
     memset(t, 0, sizeof *t);
     cr_lines *in = cr_lines_open(path, e);
     if (!in) return -1;
@@ -194,7 +194,7 @@ int cr_triples_load_del(const char *path, int64_t max_ent, int64_t max_rel, cr_t
     return finish_triples(rc, &a, t, path, e);
 }
 
-int cr_triples_write(const char *path, const cr_triples *t, const cr_dict *ents, const cr_dict *rels,
+int cr_triples_write(const char *path, const cr_triple_cols *t, const cr_dict *ents, const cr_dict *rels,
                      cr_err *e) {
     cr_out o;
     if (cr_out_open(&o, path, e) != 0) return -1;

@@ -22,20 +22,20 @@ int cr_edges_load(const char *path, cr_edges *g, cr_err *e);
 int cr_edges_write(const char *path, const cr_edges *g, cr_err *e);
 void cr_edges_free(cr_edges *g);
 
-typedef struct cr_triples {
+typedef struct cr_triple_cols {
     int64_t n;              /* triples */
     int64_t *s, *r, *o;     /* n ids each (malloc'd) */
     int64_t n_ent, n_rel;   /* id bounds (dictionary sizes or max id + 1) */
-} cr_triples;
+} cr_triple_cols;
 
 /* Names TSV. Names go through ents/rels (caller-owned, may be shared by the
  * train/valid/test files); with grow = 0 an unknown name is an error. */
-int cr_triples_load(const char *path, cr_dict *ents, cr_dict *rels, int grow, cr_triples *t, cr_err *e);
+int cr_triples_load(const char *path, cr_dict *ents, cr_dict *rels, int grow, cr_triple_cols *t, cr_err *e);
 /* LibKGE .del ids. max_ent / max_rel > 0 bound the ids (else up to 2^31-1). */
-int cr_triples_load_del(const char *path, int64_t max_ent, int64_t max_rel, cr_triples *t, cr_err *e);
+int cr_triples_load_del(const char *path, int64_t max_ent, int64_t max_rel, cr_triple_cols *t, cr_err *e);
 /* Write names (ents/rels non-NULL) or ids (NULL), tab-separated, atomically. */
-int cr_triples_write(const char *path, const cr_triples *t, const cr_dict *ents, const cr_dict *rels,
+int cr_triples_write(const char *path, const cr_triple_cols *t, const cr_dict *ents, const cr_dict *rels,
                      cr_err *e);
-void cr_triples_free(cr_triples *t);
+void cr_triples_free(cr_triple_cols *t);
 
 #endif

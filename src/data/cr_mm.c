@@ -57,6 +57,10 @@ static int parse_size(cr_lines *in, char *s, cr_mm_header *h, cr_err *e) {
     if (v[2] > MAX_NNZ || v[2] > v[0] * v[1]) /* both <= 2^31: no overflow */
         return cr_errf_at(e, path, ln, "%lld entries cannot fit a %lld x %lld matrix", (long long)v[2],
                           (long long)v[0], (long long)v[1]);
+    long long size = cr_lines_plain_size(in); /* each entry takes >= 4 bytes: "i j\n" */
+    if (size >= 0 && v[2] > size / 4)
+        return cr_errf_at(e, path, ln, "declares %lld entries but the file has only %lld bytes", (long long)v[2],
+                          size);
     h->rows = v[0];
     h->cols = v[1];
     h->nnz = v[2];
@@ -236,6 +240,8 @@ static int cache_read(const char *cpath, const struct stat *st, cr_coo_alloc all
              h.src_size == (uint64_t)st->st_size && h.mtime_sec == (int64_t)st->st_mtim.tv_sec &&
              h.mtime_nsec == (int64_t)st->st_mtim.tv_nsec && h.nnz >= 0 && h.nnz <= MAX_NNZ &&
              h.rows >= 0 && h.cols >= 0;
+    struct stat cst; /* the cache must be exactly header + arrays before anything is allocated */
+    ok = ok && fstat(fileno(f), &cst) == 0 && (uint64_t)cst.st_size == sizeof h + (uint64_t)h.nnz * 20;
     if (!ok) {
         fclose(f);
         return 0;
@@ -396,6 +402,6 @@ void cr_mm_writer_abort(cr_mm_writer **wp) {
 int cr_mm_write(const char *path, const cr_coo *m, int pattern, cr_err *e) {
     cr_mm_writer *w = cr_mm_writer_open(path, m->rows, m->cols, m->nnz, pattern, e);
     if (!w) return -1;
-    for (int64_t i = 0; i < m->nnz; i++) cr_mm_writer_add(w, m->row[i], m->col[i], m->val[i]);
+    for (int64_t i = 0; i < m->nnz; i++) cr_mm_writer_add(w, m->row[i], m->col[i], m->val ? m->val[i] : 1.0f);
     return cr_mm_writer_commit(&w, e);
 }

@@ -63,7 +63,8 @@ char *cr_mm_cache_path(const char *path);
 void cr_coo_free(cr_coo *m);
 
 /* Write m (0-based in memory) as a MatrixMarket file, atomically (a temp
- * file renamed into place). pattern != 0 writes no values. Returns 0 / -1. */
+ * file renamed into place). pattern != 0 writes no values (m->val may then
+ * be NULL). Returns 0 / -1. */
 int cr_mm_write(const char *path, const cr_coo *m, int pattern, cr_err *e);
 
 /* Streaming writer for generators: header first, then exactly nnz entries. */

@@ -3,18 +3,25 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/cr_alloc.h"
 
 int cr_out_open(cr_out *o, const char *path, cr_err *e) {
     memset(o, 0, sizeof *o);
-    size_t n = strlen(path) + 32;
+    size_t n = strlen(path) + 16;
     o->tmp = cr_xmalloc(n);
-    snprintf(o->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    o->f = fopen(o->tmp, "wb");
+    snprintf(o->tmp, n, "%s.tmp.XXXXXX", path); /* unique per call: threads may race */
+    int fd = mkstemp(o->tmp);
+    if (fd >= 0) fchmod(fd, 0644);
+    o->f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!o->f) {
         cr_errf(e, "%s: %s", path, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(o->tmp);
+        }
         free(o->tmp);
         o->tmp = NULL;
         return -1;
@@ -33,7 +40,7 @@ static void release(cr_out *o) {
 }
 
 int cr_out_commit(cr_out *o, cr_err *e) {
-    int bad = fflush(o->f) != 0 || ferror(o->f) || fsync(fileno(o->f)) != 0;
+    int bad = fflush(o->f) != 0 || ferror(o->f);
     int err = errno;
     if (fclose(o->f) != 0 && !bad) {
         bad = 1;

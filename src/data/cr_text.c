@@ -27,8 +27,11 @@ static int by_count(const void *a, const void *b) {
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Pass over the file: provisional ids in order of first appearance. */
-static int scan(const char *path, cr_dict *first, cr_i64v *tok, cr_i64v *sent, cr_i64v *cnt, cr_err *e) {
+/* Pass over the file. Without a fixed vocabulary, provisional ids in order
+ * of first appearance go into first; with one, ids are looked up (-1 =
+ * unknown word, dropped later) and counted per vocabulary id. */
+static int scan(const char *path, cr_dict *first, const cr_dict *fixed, cr_i64v *tok, cr_i64v *sent, cr_i64v *cnt,
+                cr_err *e) {
     cr_lines *in = cr_lines_open(path, e);
     if (!in) return -1;
     char *s;
@@ -42,10 +45,15 @@ static int scan(const char *path, cr_dict *first, cr_i64v *tok, cr_i64v *sent, c
             char *w = p;
             while (p < end && !is_space(*p)) p++;
             if (p == w) break;
-            int added;
-            int64_t id = cr_dict_add(first, w, (size_t)(p - w), &added);
-            if (added) cr_i64v_push(cnt, 0);
-            cnt->a[id]++;
+            int64_t id;
+            if (fixed) {
+                id = cr_dict_find(fixed, w, (size_t)(p - w));
+            } else {
+                int added;
+                id = cr_dict_add(first, w, (size_t)(p - w), &added);
+                if (added) cr_i64v_push(cnt, 0);
+            }
+            if (id >= 0) cnt->a[id]++;
             cr_i64v_push(tok, id);
         }
         if (tok->n > sent->a[sent->n - 1]) cr_i64v_push(sent, tok->n);
@@ -54,53 +62,83 @@ static int scan(const char *path, cr_dict *first, cr_i64v *tok, cr_i64v *sent, c
     return rc;
 }
 
-int cr_text_load(const char *path, int64_t min_count, cr_corpus *c, cr_dict *vocab, cr_err *e) {
+/* The final vocabulary from provisional counts: sorted, min_count applied.
+ * Fills vocab and c->count, returns map (provisional id -> final id or -1). */
+static int64_t *build_vocab(const cr_dict *first, const cr_i64v *cnt, int64_t min_count, cr_dict *vocab,
+                            cr_corpus *c) {
+    int64_t n = first->n;
+    wc *order = cr_xmalloc((size_t)n * sizeof *order);
+    int64_t *map = cr_xmalloc((size_t)n * sizeof *map);
+    for (int64_t i = 0; i < n; i++) order[i] = (wc){cnt->a[i], i};
+    qsort(order, (size_t)n, sizeof *order, by_count);
+    c->count = cr_xmalloc((size_t)n * sizeof *c->count);
+    for (int64_t i = 0; i < n; i++) map[i] = -1;
+    for (int64_t k = 0; k < n && order[k].count >= min_count; k++) {
+        const char *w = cr_dict_name(first, order[k].id);
+        map[order[k].id] = cr_dict_add(vocab, w, strlen(w), NULL);
+        c->count[k] = order[k].count;
+    }
+    free(order);
+    return map;
+}
+
+/* Remap tokens in place (map NULL: already final, -1 = drop), drop emptied
+ * sentences, split sentences longer than max_sentence (> 0). */
+static void compact(cr_i64v *tok, cr_i64v *sent, const int64_t *map, int64_t max_sentence, cr_corpus *c) {
+    int64_t out = 0, ns = 0, begin = 0; /* sent->a is rewritten behind the reads */
+    cr_i64v cuts = {0};
+    for (int64_t k = 0; k + 1 < sent->n; k++) {
+        int64_t start = out, end = sent->a[k + 1];
+        for (int64_t i = begin; i < end; i++) {
+            int64_t id = map ? map[tok->a[i]] : tok->a[i];
+            if (id < 0) continue;
+            tok->a[out++] = id;
+            if (max_sentence > 0 && out - start == max_sentence) {
+                cr_i64v_push(&cuts, out);
+                start = out;
+            }
+        }
+        if (out > start) cr_i64v_push(&cuts, out);
+        begin = end;
+    }
+    /* cuts can outnumber the original sentences when splitting: own array */
+    free(sent->a);
+    sent->a = NULL;
+    c->sent = cr_xmalloc((size_t)(cuts.n + 1) * sizeof *c->sent);
+    c->sent[0] = 0;
+    for (int64_t k = 0; k < cuts.n; k++) c->sent[++ns] = cuts.a[k];
+    free(cuts.a);
+    c->raw = tok->n;
+    c->ntok = out;
+    c->tok = tok->a;
+    c->nsent = ns;
+    tok->a = NULL;
+}
+
+int cr_text_load(const char *path, const cr_text_opts *o, cr_corpus *c, cr_dict *vocab, cr_err *e) {
     memset(c, 0, sizeof *c);
-    if (min_count < 1) return cr_errf(e, "min_count must be >= 1");
+    if (o->min_count < 1) return cr_errf(e, "min_count must be >= 1");
     cr_dict first;
     cr_dict_init(&first);
     cr_i64v tok = {0}, sent = {0}, cnt = {0};
-    int rc = scan(path, &first, &tok, &sent, &cnt, e);
+    if (o->fixed_vocab)
+        for (int64_t i = 0; i < vocab->n; i++) cr_i64v_push(&cnt, 0);
+    int rc = scan(path, &first, o->fixed_vocab ? vocab : NULL, &tok, &sent, &cnt, e);
     if (rc == 0 && tok.n == 0) rc = cr_errf(e, "%s: empty file (no words)", path);
-    wc *order = NULL;
     int64_t *map = NULL;
-    if (rc == 0) {
-        int64_t n = first.n, kept = 0;
-        order = cr_xmalloc((size_t)n * sizeof *order);
-        map = cr_xmalloc((size_t)n * sizeof *map);
-        for (int64_t i = 0; i < n; i++) order[i] = (wc){cnt.a[i], i};
-        qsort(order, (size_t)n, sizeof *order, by_count);
-        c->count = cr_xmalloc((size_t)n * sizeof *c->count);
-        for (int64_t i = 0; i < n; i++) map[i] = -1;
-        for (int64_t k = 0; k < n && order[k].count >= min_count; k++, kept++) {
-            const char *w = cr_dict_name(&first, order[k].id);
-            map[order[k].id] = cr_dict_add(vocab, w, strlen(w), NULL);
-            c->count[kept] = order[k].count;
-        }
-        if (kept == 0)
-            rc = cr_errf(e, "%s: no word occurs min_count = %lld times", path, (long long)min_count);
+    if (rc == 0 && !o->fixed_vocab) {
+        map = build_vocab(&first, &cnt, o->min_count, vocab, c);
+        if (vocab->n == 0)
+            rc = cr_errf(e, "%s: no word occurs min_count = %lld times", path, (long long)o->min_count);
+    } else if (rc == 0) {
+        c->count = cnt.a;
+        cnt.a = NULL;
     }
-    if (rc == 0) { /* remap in place, dropping rare words and emptied sentences */
-        int64_t out = 0, ns = 0, begin = 0; /* sent.a is rewritten behind the reads */
-        for (int64_t k = 0; k + 1 < sent.n; k++) {
-            int64_t start = out, end = sent.a[k + 1];
-            for (int64_t i = begin; i < end; i++)
-                if (map[tok.a[i]] >= 0) tok.a[out++] = map[tok.a[i]];
-            if (out > start) sent.a[++ns] = out;
-            begin = end;
-        }
-        c->raw = tok.n;
-        c->ntok = out;
-        c->tok = tok.a;
-        c->nsent = ns;
-        c->sent = sent.a;
-        tok.a = sent.a = NULL;
-    }
+    if (rc == 0) compact(&tok, &sent, map, o->max_sentence, c);
     if (rc != 0) {
         free(c->count);
         c->count = NULL;
     }
-    free(order);
     free(map);
     free(tok.a);
     free(sent.a);

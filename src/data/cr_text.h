@@ -17,14 +17,22 @@ typedef struct cr_corpus {
     int64_t nsent;   /* non-empty sentences */
     int64_t *sent;   /* nsent + 1 offsets into tok */
     int64_t raw;     /* tokens read, before min_count */
-    int64_t *count;  /* vocab.n counts, descending */
+    int64_t *count;  /* vocab.n counts (descending unless the vocab was fixed) */
 } cr_corpus;
 
-/* Read path (plain or gzip) into *c and vocab (caller-initialized with
- * cr_dict_init, must be empty; it receives the final words). min_count >= 1.
+typedef struct cr_text_opts {
+    int64_t min_count;    /* >= 1 */
+    int64_t max_sentence; /* > 0: split longer lines (word2vec: 1000); 0 = never */
+    int fixed_vocab;      /* 1: map through the given vocab, unknown words dropped,
+                             count = occurrences in this file per vocab id */
+} cr_text_opts;
+
+/* Read path (plain or gzip) into *c. vocab is caller-initialized (cr_dict_init):
+ * empty, it receives the words of this file; with o->fixed_vocab it is read
+ * only (held-out text mapped through the training vocabulary).
  * Errors: missing file, "file: empty file (no words)", nothing left after
  * min_count, I/O, truncated gzip, a line over 256 MiB. */
-int cr_text_load(const char *path, int64_t min_count, cr_corpus *c, cr_dict *vocab, cr_err *e);
+int cr_text_load(const char *path, const cr_text_opts *o, cr_corpus *c, cr_dict *vocab, cr_err *e);
 void cr_corpus_free(cr_corpus *c);
 /* Write the kept tokens back as text, one sentence per line (atomically). */
 int cr_text_write(const char *path, const cr_corpus *c, const cr_dict *vocab, cr_err *e);

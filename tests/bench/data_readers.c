@@ -38,7 +38,7 @@ int main(int argc, char **argv) {
         cr_corpus c;
         cr_dict v;
         cr_dict_init(&v);
-        rc = cr_text_load(p, 1, &c, &v, &e);
+        rc = cr_text_load(p, &(cr_text_opts){1, 0, 0}, &c, &v, &e);
         if (rc == 0) items = c.raw, cr_corpus_free(&c);
         cr_dict_free(&v);
     } else if (!strcmp(k, "edges")) {

@@ -1,7 +1,10 @@
 /* Synthetic bipartite graphs for the partition benchmarks, as LIBSVM text on
  * stdout (label 1, value 1):
- *   partition_gen zipf NU NV NE SEED   rcv1-like: example lengths around
- *       NE/NU (geometric spread), features drawn with zipf(1) popularity
+ *   partition_gen zipf NU NV NE SEED [TOPICS]   rcv1-like: example lengths
+ *       around NE/NU (exponential spread), features drawn with zipf(1)
+ *       popularity; with TOPICS > 0 every example has a random topic t and
+ *       half of its features come from t's own zipf ranking (rank r ->
+ *       feature r*TOPICS + t), so the graph has the clusters real text has
  *   partition_gen uniform NU NV NU_SPARSITY SEED   paper 000's synthetic
  *       sets: every cell is an edge with probability 1 - sparsity */
 #include <math.h>
@@ -25,8 +28,8 @@ static void emit(uint32_t *f, uint32_t n) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 6) {
-        fprintf(stderr, "usage: partition_gen zipf NU NV NE SEED | uniform NU NV SPARSITY SEED\n");
+    if (argc != 6 && argc != 7) {
+        fprintf(stderr, "usage: partition_gen zipf NU NV NE SEED [TOPICS] | uniform NU NV SPARSITY SEED\n");
         return 2;
     }
     uint32_t nu = (uint32_t)strtoul(argv[2], NULL, 10), nv = (uint32_t)strtoul(argv[3], NULL, 10);
@@ -41,7 +44,9 @@ int main(int argc, char **argv) {
         uint32_t *perm = malloc((size_t)nv * sizeof *perm);
         for (uint32_t j = 0; j < nv; j++) perm[j] = j;
         cr_rng_shuffle_u32(&r, perm, nv);
+        uint32_t topics = argc == 7 ? (uint32_t)strtoul(argv[6], NULL, 10) : 0;
         for (uint32_t u = 0; u < nu; u++) {
+            uint32_t topic = topics ? (uint32_t)cr_rng_below(&r, topics) : 0;
             double x = -log(1 - cr_rng_uniform(&r)) * mean; /* exponential lengths */
             uint32_t len = 1 + (uint32_t)x;
             if (len > nv) len = nv;
@@ -53,7 +58,8 @@ int main(int argc, char **argv) {
                     if (cdf[mid] < t) lo = mid + 1;
                     else hi = mid;
                 }
-                f[j] = perm[lo];
+                int local = topics && cr_rng_uniform(&r) < 0.5;
+                f[j] = perm[local ? ((uint64_t)lo * topics + topic) % nv : lo];
             }
             emit(f, len);
         }

@@ -9,19 +9,20 @@
 #include <zlib.h>
 
 static char tdir[64];
+#define DU_UNUSED __attribute__((unused))
 
-static void tdir_make(void) {
+DU_UNUSED static void tdir_make(void) {
     snprintf(tdir, sizeof tdir, "/tmp/cr_test_data.XXXXXX");
     if (!mkdtemp(tdir)) exit(1);
 }
 
-static int tdir_remove(void) {
+DU_UNUSED static int tdir_remove(void) {
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tdir);
     return system(cmd);
 }
 
-static const char *tpath(const char *name) {
+DU_UNUSED static const char *tpath(const char *name) {
     static char p[4][256];
     static int k;
     k = (k + 1) % 4;
@@ -29,7 +30,7 @@ static const char *tpath(const char *name) {
     return p[k];
 }
 
-static const char *tput(const char *name, const char *text) {
+DU_UNUSED static const char *tput(const char *name, const char *text) {
     const char *p = tpath(name);
     FILE *f = fopen(p, "wb");
     fputs(text, f);
@@ -38,7 +39,7 @@ static const char *tput(const char *name, const char *text) {
 }
 
 /* Write text gzip-compressed, then cut the file to half its size. */
-static const char *tput_truncated_gz(const char *name, const char *line, int copies) {
+DU_UNUSED static const char *tput_truncated_gz(const char *name, const char *line, int copies) {
     const char *p = tpath(name);
     gzFile g = gzopen(p, "wb");
     for (int i = 0; i < copies; i++) gzprintf(g, line, i + 1);

@@ -1,4 +1,4 @@
-/* Shared corpus pieces: dictionary, tokenizer, all-or-nothing outputs. */
+/* Shared corpus pieces: dictionary, tokenizer. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,32 +43,8 @@ static void test_dict(void) {
     cr_cdict_destroy(&d); /* idempotent */
 }
 
-static void test_out(void) {
-    char dir[] = "/tmp/cr_test_corpus_XXXXXX", path[128], tmp[140];
-    CR_CHECK(mkdtemp(dir) != NULL);
-    snprintf(path, sizeof path, "%s/out.txt", dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    cr_err e;
-    cr_corpus_out o;
-    CR_CHECK(cr_corpus_out_open(&o, path, &e) == 0);
-    fputs("hello\n", o.f);
-    CR_CHECK(access(path, F_OK) != 0); /* not visible before close */
-    CR_CHECK(cr_corpus_out_close(&o, &e) == 0);
-    CR_CHECK(access(path, F_OK) == 0 && access(tmp, F_OK) != 0);
-    unlink(path);
-    CR_CHECK(cr_corpus_out_open(&o, path, &e) == 0);
-    fputs("partial\n", o.f);
-    cr_corpus_out_abort(&o);
-    CR_CHECK(access(path, F_OK) != 0 && access(tmp, F_OK) != 0);
-    snprintf(path, sizeof path, "%s/missing/out.txt", dir);
-    CR_CHECK(cr_corpus_out_open(&o, path, &e) == -1);
-    CR_CHECK(strstr(e.msg, "/missing/out.txt.tmp: cannot write") != NULL);
-    CR_CHECK(rmdir(dir) == 0);
-}
-
 int main(void) {
     CR_RUN(test_tokens);
     CR_RUN(test_dict);
-    CR_RUN(test_out);
     return cr_test_done();
 }

@@ -42,7 +42,8 @@ static void write_fake(const char *dir) {
         if (i % 5 == 0 && i < NN) k += (size_t)snprintf(ptrs + k, sizeof ptrs - k, " %%p %08d n 0000", 10000001 + i), np++;
         if (i % 5 == 1 && i > 1) k += (size_t)snprintf(ptrs + k, sizeof ptrs - k, " #p %08d n 0000", 9999999 + i), np++;
         if (i <= NV) k += (size_t)snprintf(ptrs + k, sizeof ptrs - k, " + %08d v 0101", 20000000 + i), np++;
-        fprintf(f, "%08d 03 n 02 n%da 0 N%dB 1 %03d%s | gloss of noun %d  \n", 10000000 + i, i, i, np, ptrs, i);
+        fprintf(f, "%08d 03 n 03 n%da 0 n%db 1 Prop%d 0 %03d%s | gloss of noun %d  \n", 10000000 + i, i, i, i, np,
+                ptrs, i);
     }
     fclose(f);
     f = open_in(dir, "data.verb");
@@ -121,7 +122,9 @@ static void test_load(void) {
     CR_CHECK_STR(cr_cdict_str(wn->names, wn->syn[NN].name), "v1.v.20000001");
     CR_CHECK_STR(cr_cdict_str(wn->names, wn->syn[NN + NV + 2].name), "a3.s.30000003");
     /* lemmas lower-cased, adjective marker stripped */
-    CR_CHECK(cr_cdict_find(wn->lemmas, "n1b", 3) != UINT32_MAX);
+    CR_CHECK(cr_cdict_find(wn->lemmas, "prop1", 5) != UINT32_MAX);
+    CR_CHECK(cr_cdict_find(wn->lemmas, "Prop1", 5) == UINT32_MAX);
+    CR_CHECK(wn->proper[wn->syn[0].lem0 + 2] == 1 && wn->proper[wn->syn[0].lem0] == 0);
     CR_CHECK(cr_cdict_find(wn->lemmas, "a1", 2) != UINT32_MAX);
     CR_CHECK(cr_cdict_find(wn->lemmas, "a1(p)", 5) == UINT32_MAX);
     /* 59 hypernym + 59 hyponym + 11 has_part + 11 part_of + 10+10 derivation (noun side and verb side)
@@ -260,9 +263,9 @@ static void test_synonyms(void) {
     snprintf(qp, sizeof qp, "%s/syn.tsv", root);
     /* every noun lemma with count 10, except n7b with count 1 (below min count 5) */
     FILE *f = fopen(vp, "w");
-    for (int i = 1; i <= NN; i++) fprintf(f, "n%da\t10\nn%db\t%d\n", i, i, i == 7 ? 1 : 10);
+    for (int i = 1; i <= NN; i++) fprintf(f, "n%da\t10\nn%db\t%d\nprop%d\t10\n", i, i, i == 7 ? 1 : 10, i);
     fclose(f);
-    cr_wn_syn_opts o = {3, 100, 5, vp};
+    cr_wn_syn_opts o = {3, 100, 5, vp, NULL};
     uint64_t n = 0;
     cr_err e;
     CR_CHECK(cr_wn_write_synonyms(wn, &o, qp, &n, &e) == 0);
@@ -276,7 +279,8 @@ static void test_synonyms(void) {
         CR_CHECK(ans >= 1 && ans <= 4);
         pos[ans]++;
         for (int c = 1; c <= 4; c++) {
-            CR_CHECK(w[c][0] == 'n' && strcmp(w[c], "n7b") != 0); /* nouns only, vocabulary respected */
+            CR_CHECK(w[c][0] == 'n' && strcmp(w[c], "n7b") != 0); /* vocabulary and min count respected, */
+            /* capitalized (proper-noun) senses ("Prop7" in the fixture) never used */
             CR_CHECK(strcmp(w[c], w[0]) != 0);
             CR_CHECK(same_synset(wn, w[0], w[c]) == (c == ans));
         }
@@ -284,6 +288,43 @@ static void test_synonyms(void) {
     fclose(f);
     CR_CHECK(lines == (int)n);
     CR_CHECK(pos[1] && pos[2] && pos[3] && pos[4]); /* answer position is randomized */
+    cr_wn_destroy(&wn);
+}
+
+/* The vocabulary from a text corpus, from an "id TAB word" map, and a bad line. */
+static void test_synonym_sources(void) {
+    cr_wn *wn = load_fake();
+    char cp[512], mp[512], bp[512], qp[512];
+    snprintf(cp, sizeof cp, "%s/corpus.txt", root);
+    snprintf(mp, sizeof mp, "%s/map.tsv", root);
+    snprintf(bp, sizeof bp, "%s/badvocab.txt", root);
+    snprintf(qp, sizeof qp, "%s/syn2.tsv", root);
+    FILE *c = fopen(cp, "w"), *m = fopen(mp, "w"), *b = fopen(bp, "w");
+    for (int i = 1; i <= NN; i++) {
+        fprintf(c, "n%da n%da n%db%s\n", i, i, i, i == 9 ? "" : " n0 n0");
+        fprintf(m, "%d\tn%da\n%d\tn%db\n", 2 * i, i, 2 * i + 1, i);
+    }
+    fprintf(b, "n1a\t3\nn1b 2 extra\n");
+    fclose(c);
+    fclose(m);
+    fclose(b);
+    uint64_t n = 0;
+    cr_err e;
+    cr_wn_syn_opts o = {5, 100, 2, NULL, cp}; /* n9b and every other n{i}b seen once: only n{i}a pass */
+    CR_CHECK(cr_wn_write_synonyms(wn, &o, qp, &n, &e) == 0);
+    CR_CHECK(n == 0);
+    o.min_count = 1;
+    CR_CHECK(cr_wn_write_synonyms(wn, &o, qp, &n, &e) == 0);
+    CR_CHECK(n == NN);
+    o = (cr_wn_syn_opts){5, 100, 1, mp, NULL};
+    CR_CHECK(cr_wn_write_synonyms(wn, &o, qp, &n, &e) == 0);
+    CR_CHECK(n == NN);
+    o.min_count = 2; /* a map has no counts */
+    CR_CHECK(cr_wn_write_synonyms(wn, &o, qp, &n, &e) == -1);
+    CR_CHECK(strstr(e.msg, "map.tsv:1: no count for 'n1a'") != NULL);
+    o = (cr_wn_syn_opts){5, 100, 1, bp, NULL};
+    CR_CHECK(cr_wn_write_synonyms(wn, &o, qp, &n, &e) == -1);
+    CR_CHECK(strstr(e.msg, "badvocab.txt:2: expected 'word [count]' or 'id TAB word'") != NULL);
     cr_wn_destroy(&wn);
 }
 
@@ -345,6 +386,7 @@ int main(void) {
     CR_RUN(test_kg_rr);
     CR_RUN(test_graph);
     CR_RUN(test_synonyms);
+    CR_RUN(test_synonym_sources);
     CR_RUN(test_malformed);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);

@@ -14,7 +14,7 @@ static const char *edges_err(const char *text) {
 
 static const char *del_err(const char *text, int64_t ne, int64_t nr) {
     static cr_err e;
-    cr_triples t;
+    cr_triple_cols t;
     cr_err_clear(&e);
     if (cr_triples_load_del(tput("bad.del", text), ne, nr, &t, &e) == 0) cr_triples_free(&t);
     return e.msg;
@@ -45,7 +45,7 @@ static void test_triples_names(void) {
     cr_dict ents, rels;
     cr_dict_init(&ents);
     cr_dict_init(&rels);
-    cr_triples t, v;
+    cr_triple_cols t, v;
     cr_err e;
     CR_CHECK(cr_triples_load(tput("train.txt", "a\tr1\tb\nb\tr2\tc d\na\tr1\tc d\n"), &ents, &rels, 1, &t, &e) == 0);
     CR_CHECK(t.n == 3 && t.n_ent == 3 && t.n_rel == 2 && t.o[1] == 2 && t.r[1] == 1);
@@ -105,7 +105,7 @@ static void test_triples_del(void) {
     CR_CHECK(strstr(del_err("0\tx\t1\n", 0, 0), ":1: relation id is not an integer"));
     CR_CHECK(strstr(del_err("0\t0\t1\t1\n", 0, 0), ":1: extra field"));
     CR_CHECK(strstr(del_err("", 0, 0), "bad.del: empty file"));
-    cr_triples t;
+    cr_triple_cols t;
     cr_err e;
     CR_CHECK(cr_triples_load_del(tput("ok.del", "0\t1\t4\n2 0 3\n"), 0, 0, &t, &e) == 0);
     CR_CHECK(t.n == 2 && t.n_ent == 5 && t.n_rel == 2);

@@ -196,7 +196,26 @@ static void test_ubound(void) {
     CR_CHECK(cr_mbp_ubound(3, 5, 0.03) == 1);
 }
 
+/* The brute-force T_sum of these tests and the shared metric code agree. */
+static void test_tsum_matches_shared_metrics(void) {
+    cr_bigraph *g = pu_planted(300, 200, 4, 6, 0.7, 8);
+    cr_part_opts o;
+    cr_part_opts_default(&o);
+    cr_placement *p = cr_placement_new(4, g->nu, g->nv);
+    cr_err e;
+    CR_CHECK(cr_part_mbp(g, 4, &o, p, &e) == 0);
+    cr_part_metrics m;
+    CR_CHECK(cr_part_metrics_compute(g, p, &m, &e) == 0);
+    CR_CHECK(m.t_sum == pu_tsum(g, p->u_part, p->v_part, 4));
+    CR_CHECK(m.m_max == pu_mmax(g, p->u_part, 4));
+    CR_CHECK(m.load == pu_load(p->u_part, g->nu, 4));
+    cr_part_metrics_free(&m);
+    cr_placement_destroy(&p);
+    cr_bigraph_destroy(&g);
+}
+
 int main(void) {
+    CR_RUN(test_tsum_matches_shared_metrics);
     CR_RUN(test_ubound);
     CR_RUN(test_coarsen_preserves_sums);
     CR_RUN(test_fm_gain_matches_bruteforce);

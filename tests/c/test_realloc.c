@@ -153,7 +153,49 @@ static void test_run_cost_and_threshold(void) {
     CR_CHECK_STR(e.msg, "realloc: key 0 on server 7 >= k = 2");
 }
 
+/* End to end: samples of "topic" t (feature t) access keys 10t..10t+9; all
+ * hot topics' keys sit on server 0. A batch drawn from the cached topics gets
+ * access estimates on exactly those keys, and reallocation spreads them. */
+static void test_pipeline_shifted_access(void) {
+    enum { K = 4, NK = 80 };
+    cr_lru *l = cr_lru_new(64);
+    cr_err e;
+    for (uint64_t id = 0; id < 200; id++) {
+        uint32_t t = (uint32_t)(id % 4), idx[1] = {t};
+        float val[1] = {1.0f + (float)(id % 3) * 0.01f};
+        uint32_t keys[10];
+        for (uint32_t j = 0; j < 10; j++) keys[j] = 10 * t + j;
+        CR_CHECK(cr_lru_put(l, id, idx, val, 1, keys, 10, &e) == 0);
+    }
+    CR_CHECK(cr_lru_size(l) == 64);
+    uint32_t server[NK];
+    for (uint32_t p = 0; p < NK; p++) server[p] = p < 40 ? 0 : 1 + p % 3;
+    cr_sample batch[40];
+    uint32_t bidx[40];
+    float bval[40];
+    for (uint32_t d = 0; d < 40; d++) {
+        bidx[d] = d % 4, bval[d] = 1.0f;
+        batch[d] = (cr_sample){&bidx[d], &bval[d], 1};
+    }
+    cr_realloc_opts o;
+    cr_realloc_opts_default(&o);
+    double w[NK] = {0};
+    uint64_t edges;
+    CR_CHECK(cr_realloc_estimate(l, batch, 40, &o, NK, w, &edges, &e) == 0);
+    CR_CHECK(edges == 400);
+    for (uint32_t p = 0; p < NK; p++) CR_CHECK_NEAR(w[p], p < 40 ? 10.0 : 0.0, 1e-9);
+    double before = load_spread(server, w, NK, K);
+    CR_CHECK_NEAR(before, 400, 1e-9);
+    cr_realloc_result r;
+    CR_CHECK(cr_realloc_run(K, NK, server, w, NULL, &o, &r, &e) == 0);
+    CR_CHECK(load_spread(server, w, NK, K) <= 10 + 1e-9);
+    CR_CHECK(r.moves == 30 && r.migration_volume == 30);
+    cr_realloc_result_free(&r);
+    cr_lru_destroy(&l);
+}
+
 int main(void) {
+    CR_RUN(test_pipeline_shifted_access);
     CR_RUN(test_lru_bounded_and_recency);
     CR_RUN(test_lru_churn);
     CR_RUN(test_estimate_weights);

@@ -12,7 +12,7 @@ static void test_vocab(void) {
     cr_dict v;
     cr_dict_init(&v);
     cr_err e;
-    CR_CHECK(cr_text_load(p, 2, &c, &v, &e) == 0);
+    CR_CHECK(cr_text_load(p, &(cr_text_opts){2, 0, 0}, &c, &v, &e) == 0);
     /* counts: the 3, cat 2, others 1 -> vocab {the, cat} */
     CR_CHECK(v.n == 2 && c.count[0] == 3 && c.count[1] == 2);
     CR_CHECK_STR(cr_dict_name(&v, 0), "the");
@@ -26,11 +26,35 @@ static void test_vocab(void) {
     cr_corpus d;
     cr_dict w;
     cr_dict_init(&w);
-    CR_CHECK(cr_text_load(tpath("t2.txt"), 1, &d, &w, &e) == 0);
+    CR_CHECK(cr_text_load(tpath("t2.txt"), &(cr_text_opts){1, 0, 0}, &d, &w, &e) == 0);
     CR_CHECK(d.ntok == c.ntok && d.nsent == c.nsent && !memcmp(d.tok, c.tok, 5 * 8) && w.n == 2);
     cr_corpus_free(&d);
     cr_dict_free(&w);
     cr_corpus_free(&c);
+    cr_dict_free(&v);
+}
+
+static void test_fixed_vocab_and_split(void) {
+    cr_corpus c, h;
+    cr_dict v;
+    cr_dict_init(&v);
+    cr_err e;
+    CR_CHECK(cr_text_load(tput("tr.txt", "a b c a b a\n"), &(cr_text_opts){1, 0, 0}, &c, &v, &e) == 0);
+    CR_CHECK(v.n == 3 && c.nsent == 1);
+    /* held-out text through the training vocabulary: unknown words dropped */
+    CR_CHECK(cr_text_load(tput("ho.txt", "c zz a\nzz\nb b\n"), &(cr_text_opts){1, 0, 1}, &h, &v, &e) == 0);
+    CR_CHECK(v.n == 3 && h.raw == 6 && h.ntok == 4 && h.nsent == 2);
+    CR_CHECK(h.tok[0] == 2 && h.tok[1] == 0 && h.tok[2] == 1);
+    CR_CHECK(h.count[0] == 1 && h.count[1] == 2 && h.count[2] == 1);
+    cr_corpus_free(&h);
+    /* long lines split into max_sentence pieces */
+    cr_dict w;
+    cr_dict_init(&w);
+    CR_CHECK(cr_text_load(tpath("tr.txt"), &(cr_text_opts){1, 4, 0}, &h, &w, &e) == 0);
+    CR_CHECK(h.nsent == 2 && h.sent[1] == 4 && h.sent[2] == 6);
+    cr_corpus_free(&h);
+    cr_corpus_free(&c);
+    cr_dict_free(&w);
     cr_dict_free(&v);
 }
 
@@ -55,11 +79,11 @@ static void test_errors(void) {
     cr_dict v;
     cr_dict_init(&v);
     cr_err e;
-    CR_CHECK(cr_text_load(tput("e.txt", "\n \n"), 1, &c, &v, &e) == -1 && strstr(e.msg, "e.txt: empty file"));
-    CR_CHECK(cr_text_load(tput("e.txt", "a b\n"), 2, &c, &v, &e) == -1 && strstr(e.msg, "no word occurs"));
-    CR_CHECK(cr_text_load(tpath("none.txt"), 1, &c, &v, &e) == -1 && strstr(e.msg, "none.txt: No such file"));
+    CR_CHECK(cr_text_load(tput("e.txt", "\n \n"), &(cr_text_opts){1, 0, 0}, &c, &v, &e) == -1 && strstr(e.msg, "e.txt: empty file"));
+    CR_CHECK(cr_text_load(tput("e.txt", "a b\n"), &(cr_text_opts){2, 0, 0}, &c, &v, &e) == -1 && strstr(e.msg, "no word occurs"));
+    CR_CHECK(cr_text_load(tpath("none.txt"), &(cr_text_opts){1, 0, 0}, &c, &v, &e) == -1 && strstr(e.msg, "none.txt: No such file"));
     const char *p = tput_truncated_gz("t.txt.gz", "w%d alpha beta gamma delta\n", 30000);
-    CR_CHECK(cr_text_load(p, 1, &c, &v, &e) == -1 && strstr(e.msg, "t.txt.gz: ") && strstr(e.msg, "gzip"));
+    CR_CHECK(cr_text_load(p, &(cr_text_opts){1, 0, 0}, &c, &v, &e) == -1 && strstr(e.msg, "t.txt.gz: ") && strstr(e.msg, "gzip"));
     cr_dict_free(&v);
 }
 
@@ -71,7 +95,7 @@ static void test_zipf_text(void) {
     cr_corpus c;
     cr_dict v;
     cr_dict_init(&v);
-    CR_CHECK(cr_text_load(o.out, 1, &c, &v, &e) == 0);
+    CR_CHECK(cr_text_load(o.out, &(cr_text_opts){1, 0, 0}, &c, &v, &e) == 0);
     CR_CHECK(c.ntok == 20000 && c.nsent == 400);
     /* zipf(1) over 500 words: P(w1) = 1/H_500 ~ 0.147 */
     CR_CHECK_STR(cr_dict_name(&v, 0), "w1");
@@ -84,6 +108,7 @@ static void test_zipf_text(void) {
 int main(void) {
     tdir_make();
     CR_RUN(test_vocab);
+    CR_RUN(test_fixed_vocab_and_split);
     CR_RUN(test_tables);
     CR_RUN(test_errors);
     CR_RUN(test_zipf_text);

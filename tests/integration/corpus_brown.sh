@@ -6,7 +6,7 @@ BIN=${CRESCENT_BIN:?}
 if "$BIN" data brown --help 2>&1 | grep -q 'not built yet'; then
     echo "crescent data does not forward to the corpus builders yet"; exit 77
 fi
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT; trap 'exit 1' INT TERM
 fail() { echo "FAIL: $*"; exit 1; }
 
 mkdir -p "$T/package"
@@ -35,7 +35,7 @@ printf '\n\n\tThe/at jury/nn\n\tsaid vbd\n' > "$T/package/ca01"
 (cd "$T" && tar czf bad.tgz package)
 err=$("$BIN" data brown --brown-tgz "$T/bad.tgz" --out "$T/bad.txt" 2>&1) && fail "malformed accepted"
 echo "$err" | grep -qF "bad.tgz:package/ca01:4: token 'said' has no /tag" || fail "message: $err"
-[ ! -e "$T/bad.txt" ] && [ ! -e "$T/bad.txt.tmp" ] || fail "partial output left"
+[ -z "$(ls "$T" | grep '^bad\.txt')" ] || fail "partial output left: $(ls "$T")"
 
 # not a tarball
 printf 'garbage' | gzip > "$T/junk.tgz"

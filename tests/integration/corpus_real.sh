@@ -10,7 +10,7 @@ BIN=${CRESCENT_BIN:?}
 if "$BIN" data wordnet --help 2>&1 | grep -q 'not built yet'; then
     echo "crescent data does not forward to the corpus builders yet"; exit 77
 fi
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT; trap 'exit 1' INT TERM
 fail() { echo "FAIL: $*"; exit 1; }
 
 "$BIN" data wordnet --out "$T/wn" --seed 1 || fail "wordnet"
@@ -29,11 +29,14 @@ for r in _hyponym _instance_hyponym _member_holonym _part_of _substance_holonym 
     grep -qP "\t$r\$" "$T/rr/relations.tsv" && fail "--rr kept $r"
 done
 
-"$BIN" data wordnet-graph --out "$T/wn.edges" || fail "wordnet-graph"
+gout=$("$BIN" data wordnet-graph --out "$T/wn.edges") || fail "wordnet-graph"
+gnodes=$(echo "$gout" | sed -n 's/.*: \([0-9]*\) nodes, \([0-9]*\) undirected.*/\1/p')
+gedges=$(echo "$gout" | sed -n 's/.*: \([0-9]*\) nodes, \([0-9]*\) undirected.*/\2/p')
 
 out=$("$BIN" data gcide-text --out "$T/gcide.txt") || fail "gcide-text"
 echo "$out"
 tokens=$(echo "$out" | sed -n 's/^gcide-text: wrote .*: [0-9]* lines, \([0-9]*\) tokens.*/\1/p')
+lines=$(echo "$out" | sed -n 's/^gcide-text: wrote .*: \([0-9]*\) lines, .*/\1/p')
 [ "${tokens:-0}" -gt 3000000 ] || fail "only ${tokens:-0} tokens"
 grep -q '[][{}\\]' "$T/gcide.txt" && fail "markup left in gcide-text"
 
@@ -46,4 +49,37 @@ awk -v nf="$nf" '$1 != "+1" && $1 != "-1" {print "label " NR; exit 1}
 "$BIN" data wordnet-synonyms --vocab "$T/gcide.svm.vocab" --min-count 20 --questions 200 --out "$T/syn.tsv" || fail "synonyms"
 [ "$(wc -l < "$T/syn.tsv")" -eq 200 ] || fail "synonym count"
 awk -F'\t' 'NF != 6 || $6 < 1 || $6 > 4 {exit 1}' "$T/syn.tsv" || fail "synonym format"
+# The shared readers (cr.data) load every output: LibKGE ids and names agree,
+# the edge list, the LIBSVM matrix with its vocabulary size, the text corpus.
+if command -v lua5.4 >/dev/null && [ -n "${LUA_CPATH:-}" ]; then
+    lua5.4 - "$T" "$gnodes" "$gedges" "$lines" "$tokens" <<'LUA' || fail "shared readers"
+local data = require "crescent".data
+local T, gnodes, gedges, lines, tokens = arg[1], tonumber(arg[2]), tonumber(arg[3]), tonumber(arg[4]),
+  tonumber(arg[5])
+local ents, rels = data.dict(T .. "/wn/entities.tsv"), data.dict(T .. "/wn/relations.tsv")
+for _, split in ipairs { "train", "valid", "test" } do
+  local ids = data.triples(T .. "/wn/" .. split .. ".del", { entities = ents, relations = rels })
+  local names = data.triples(T .. "/wn/" .. split .. ".tsv", { entities = ents, relations = rels })
+  assert(ids.n == names.n and ids.n > 0, split)
+  for _, k in ipairs { 1, ids.n // 2, ids.n } do
+    assert(ids.s[k] == names.s[k] and ids.r[k] == names.r[k] and ids.o[k] == names.o[k], split .. " ids vs names")
+  end
+end
+local g = data.edges(T .. "/wn.edges")
+assert(g.m == gedges and g.n == gnodes, "edges " .. g.m .. " " .. g.n)
+local vocab = 0
+for _ in io.lines(T .. "/gcide.svm.vocab") do vocab = vocab + 1 end
+local m = data.libsvm(T .. "/gcide.svm", { features = vocab })
+assert(m.rows == lines and m.cols == vocab, "libsvm " .. m.rows .. " x " .. m.cols)
+local c = data.text(T .. "/gcide.txt")
+assert(c.raw == tokens and c.nsent == lines, "text " .. c.raw .. " " .. c.nsent)
+-- the synonym file parses with the evaluator, and every question word is in the vocabulary it was built from
+local words = {}
+for line in io.lines(T .. "/gcide.svm.vocab") do words[#words + 1] = line:match("^[^\t]+") end
+local cr = require "crescent"
+local r = cr.eval.synonyms(cr.core.util.matrix(#words, 4), words, T .. "/syn.tsv")
+assert(r.questions == 200 and r.covered == 200, "synonyms " .. r.questions .. " " .. r.covered)
+print("shared readers: ok")
+LUA
+fi
 echo ok

@@ -28,6 +28,17 @@ awk -v x="$impr" 'BEGIN { exit !(x > 0) }' || fail "parsa T_max improvement $imp
 "$BIN" partition "$tmp/g.libsvm" -k 4 --method metis --seeds 1 >"$tmp/metis.txt"
 grep -qE '^metis( |: unavailable \(libmetis not installed\))' "$tmp/metis.txt" || fail "metis row"
 
+CRESCENT_LIBMETIS=/nonexistent/libmetis.so "$BIN" partition "$tmp/g.libsvm" -k 4 --method random,metis --seeds 1 >"$tmp/nometis.txt"
+grep -qx 'metis: unavailable (libmetis not installed)' "$tmp/nometis.txt" || fail "missing library not reported: $(cat "$tmp/nometis.txt")"
+CRESCENT_LIBMETIS=/nonexistent/libmetis.so "$BIN" partition "$tmp/g.libsvm" -k 4 --method metis --seeds 1 >/dev/null \
+    && fail "metis alone without the library must exit non-zero"
+
+# a failing method is a row, the next methods still run, exit status 1
+"$BIN" partition "$tmp/g.libsvm" -k 4 --method parsa,tsh1 --init-blocks 5 --seeds 1 >"$tmp/fail.txt" \
+    && fail "failed method must give a non-zero exit"
+grep -qx 'parsa: failed: parsa: init_blocks (5) > blocks (1)' "$tmp/fail.txt" || fail "failure row: $(cat "$tmp/fail.txt")"
+grep -q '^tsh1 ' "$tmp/fail.txt" || fail "rows after a failing method missing"
+
 # --out, read back from Lua with the same assignment
 "$BIN" partition "$tmp/g.libsvm" -k 4 --method tsh1 --seeds 1 --out "$tmp/p.txt" >/dev/null || fail "--out run"
 head -1 "$tmp/p.txt" | grep -q '^# crescent placement 1$' || fail "placement header"

@@ -150,3 +150,76 @@ describe("text", function()
     assert.truthy(msg:find("e.txt: empty file", 1, true))
   end)
 end)
+
+describe("text with a fixed vocabulary", function()
+  it("maps held-out text through the training vocabulary and splits long lines", function()
+    local tr = data.text(put("tr.txt", "a b c a b a\n"))
+    local ho = data.text(put("ho.txt", "c zz a\nzz\nb b\n"), { vocab = tr.vocab })
+    assert.are.equal(3, #tr.vocab)
+    assert.are.same({2, 0, 1, 1}, ho.tokens:totable())
+    assert.are.same({1, 2, 1}, ho.counts:totable())
+    local sp = data.text(path("tr.txt"), { max_sentence = 4 })
+    assert.are.same({0, 4, 6}, sp.sentences:totable())
+  end)
+end)
+
+describe("argument errors", function()
+  it("are positioned at the caller's line, not inside crescent", function()
+    local line = debug.getinfo(1, "l").currentline + 1
+    local msg = raised(function() local m = data.matrix_market(path("a.mmc"), { cahce = true }); return m end)
+    assert.are.equal(("data_spec.lua:%d: unknown option 'cahce'"):format(line), msg:match("data_spec%.lua:.*"))
+    local u = cr.core.util
+    msg = raised(data.write_matrix_market, path("x.mmc"), { rows = 2, cols = 2, row = u.ints{0, 5}, col = u.ints{0, 1} }, true)
+    assert.truthy(msg:find("entry 2: (5, 1) outside 2 x 2", 1, true))
+  end)
+
+  it("write_matrix_market writes a pattern file without values", function()
+    local u = cr.core.util
+    assert.is_true(data.write_matrix_market(path("p.mmc"), { rows = 2, cols = 3, row = u.ints{0, 1}, col = u.ints{2, 0} }, true))
+    local m = data.matrix_market(path("p.mmc"), { cache = false })
+    assert.are.same({2, 3, 2}, {m.rows, m.cols, m.nnz})
+    assert.are.same({2, 0}, m.col:totable())
+    assert.are.equal(1, m.val:get(2, 1))
+  end)
+end)
+
+describe("writers validate what they are given", function()
+  local u
+  setup(function() u = cr.core.util end)
+  it("rejects ids the readers would refuse", function()
+    assert.truthy(raised(data.write_edges, path("e.txt"), { src = u.ints{0, -1}, dst = u.ints{1, 2} })
+      :find("edge 2 has an id outside", 1, true))
+    assert.truthy(raised(data.write_triples, path("t.del"), { s = u.ints{0}, r = u.ints{-1}, o = u.ints{0} })
+      :find("triple 1 has a negative id", 1, true))
+    assert.truthy(raised(data.write_libsvm, path("l.svm"),
+      { ptr = u.ints{0, 2}, idx = u.ints{3, 1}, val = u.matrix(2, 1), label = u.matrix(1, 1) })
+      :find("row 1: feature ids must increase", 1, true))
+    assert.truthy(raised(data.write_libsvm, path("l.svm"),
+      { ptr = u.ints{0, 3}, idx = u.ints{1, 2}, val = u.matrix(2, 1), label = u.matrix(1, 1) })
+      :find("inconsistent CSR", 1, true))
+  end)
+end)
+
+describe("mm_open", function()
+  it("reads a MatrixMarket file in chunks", function()
+    local p = put("ch.mmc", "%%MatrixMarket matrix coordinate real general\n5 5 5\n1 1 1\n2 2 2\n3 3 3\n4 4 4\n5 5 5\n")
+    local r <close> = data.mm_open(p)
+    assert.are.same({5, 5, 5}, {r:header()})
+    local seen = {}
+    while true do
+      local row, col, val = r:next(2)
+      if not row then break end
+      assert.are.equal(#row, val:rows())
+      for i = 1, #row do seen[#seen + 1] = row:get(i) + val:get(i, 1) * 10 end
+    end
+    assert.are.same({10, 21, 32, 43, 54}, seen)
+  end)
+
+  it("returns nil, msg on a bad line, then stops", function()
+    local r = cr.core.data.mm_open(put("ch2.mmc", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n1 9 1\n"))
+    local row, msg = r:next(10)
+    assert.is_nil(row)
+    assert.truthy(msg:find("ch2.mmc:4: column 9 out of range 1..2", 1, true))
+    assert.is_nil(r:next(10))
+  end)
+end)

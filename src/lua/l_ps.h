@@ -1,0 +1,18 @@
+#ifndef CR_L_PS_H
+#define CR_L_PS_H
+/* `crescent run`: run a job script in a scheduler Lua state. Lives here so
+ * that src/cli stays free of lua.h. */
+
+/* Command-line overrides of cr.job{} values; NULL / -1 = not given. */
+typedef struct cr_run_overrides {
+    long nodes, workers, seed;
+    const char *policy, *metrics;
+} cr_run_overrides;
+
+/* Run script `path` with overrides; afterwards, if repl, start the REPL on
+ * the same state with the job still open; then close every job. argv/argc
+ * are the script's arguments (global `arg`, and `...`). Returns the process
+ * exit status (0 ok, 1 script or job failure). */
+int cr_lps_run(const char *home, const char *path, const cr_run_overrides *ov, int repl, int argc, char **argv);
+
+#endif

@@ -1,0 +1,135 @@
+#include "lua/l_worker_serial.h"
+
+#include <lauxlib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    char *b;
+    size_t n, cap;
+} sbuf;
+
+static void put(sbuf *s, const char *p, size_t n) {
+    if (s->n + n + 1 > s->cap) {
+        while (s->n + n + 1 > s->cap) s->cap = s->cap ? 2 * s->cap : 256;
+        s->b = realloc(s->b, s->cap);
+    }
+    memcpy(s->b + s->n, p, n);
+    s->n += n;
+    s->b[s->n] = '\0';
+}
+
+static void puts_(sbuf *s, const char *p) { put(s, p, strlen(p)); }
+
+static void put_string(sbuf *s, const char *p, size_t n) {
+    put(s, "\"", 1);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        char tmp[8];
+        if (c == '"' || c == '\\') {
+            tmp[0] = '\\';
+            tmp[1] = (char)c;
+            put(s, tmp, 2);
+        } else if (c < 32 || c == 127) {
+            snprintf(tmp, sizeof tmp, "\\%03u", c);
+            put(s, tmp, 4);
+        } else
+            put(s, (const char *)&c, 1);
+    }
+    put(s, "\"", 1);
+}
+
+static int dump(lua_State *L, int idx, sbuf *s, int depth, char *err, size_t en, const char *path) {
+    char tmp[64];
+    switch (lua_type(L, idx)) {
+    case LUA_TNIL:
+        puts_(s, "nil");
+        return 0;
+    case LUA_TBOOLEAN:
+        puts_(s, lua_toboolean(L, idx) ? "true" : "false");
+        return 0;
+    case LUA_TNUMBER:
+        if (lua_isinteger(L, idx)) snprintf(tmp, sizeof tmp, "%lld", (long long)lua_tointeger(L, idx));
+        else {
+            double d = lua_tonumber(L, idx);
+            if (isnan(d)) snprintf(tmp, sizeof tmp, "(0/0)");
+            else if (isinf(d)) snprintf(tmp, sizeof tmp, d > 0 ? "(1/0)" : "(-1/0)");
+            else snprintf(tmp, sizeof tmp, "%.17g", d);
+            if (!strpbrk(tmp, ".en(")) strcat(tmp, ".0");
+        }
+        puts_(s, tmp);
+        return 0;
+    case LUA_TSTRING: {
+        size_t n;
+        const char *p = lua_tolstring(L, idx, &n);
+        put_string(s, p, n);
+        return 0;
+    }
+    case LUA_TTABLE:
+        break;
+    default:
+        snprintf(err, en, "%s: cannot send a %s (plain data only)", path, luaL_typename(L, idx));
+        return -1;
+    }
+    if (depth > 64) {
+        snprintf(err, en, "%s: tables nested too deeply (cycle?)", path);
+        return -1;
+    }
+    idx = lua_absindex(L, idx);
+    luaL_checkstack(L, 4, "serialize");
+    puts_(s, "{");
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        int kt = lua_type(L, -2);
+        if (kt != LUA_TNUMBER && kt != LUA_TSTRING && kt != LUA_TBOOLEAN) {
+            lua_pop(L, 2);
+            snprintf(err, en, "%s: table key of type %s cannot be sent", path, lua_typename(L, kt));
+            return -1;
+        }
+        char sub[256];
+        if (kt == LUA_TSTRING) snprintf(sub, sizeof sub, "%s.%s", path, lua_tostring(L, -2));
+        else snprintf(sub, sizeof sub, "%s[?]", path);
+        puts_(s, "[");
+        lua_pushvalue(L, -2); /* do not let tostring-like calls touch the key */
+        int rc = dump(L, -1, s, depth + 1, err, en, sub);
+        lua_pop(L, 1);
+        if (rc == 0) {
+            puts_(s, "]=");
+            rc = dump(L, -1, s, depth + 1, err, en, sub);
+        }
+        if (rc < 0) {
+            lua_pop(L, 2);
+            return -1;
+        }
+        puts_(s, ",");
+        lua_pop(L, 1);
+    }
+    puts_(s, "}");
+    return 0;
+}
+
+int cr_lser_dump(lua_State *L, int idx, char **out, size_t *len, char *err, size_t err_n) {
+    sbuf s = {0};
+    put(&s, "", 0);
+    if (dump(L, idx, &s, 0, err, err_n, "value") < 0) {
+        free(s.b);
+        return -1;
+    }
+    *out = s.b;
+    *len = s.n;
+    return 0;
+}
+
+int cr_lser_load(lua_State *L, const char *s, size_t n) {
+    char *code = malloc(n + 8);
+    memcpy(code, "return ", 7);
+    memcpy(code + 7, s, n);
+    int rc = luaL_loadbufferx(L, code, n + 7, "=data", "t");
+    free(code);
+    if (rc != LUA_OK) return -1;
+    lua_newtable(L);
+    lua_setupvalue(L, -2, 1); /* _ENV = {} */
+    return lua_pcall(L, 0, 1, 0) == LUA_OK ? 0 : -1;
+}

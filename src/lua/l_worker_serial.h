@@ -1,0 +1,19 @@
+#ifndef CR_L_WORKER_SERIAL_H
+#define CR_L_WORKER_SERIAL_H
+/* Plain Lua data (nil, booleans, numbers, strings, tables of those; no
+ * cycles, no functions/userdata) <-> a Lua literal string. Used to ship job
+ * options, call arguments and results between the scheduler and workers. */
+
+#include <lua.h>
+#include <stddef.h>
+
+/* [-0, +0] Serialize the value at idx into a new malloc'd string (*out,
+ * *len; caller frees). Returns 0, or -1 with a message in err (err_n bytes)
+ * naming the offending path, e.g. "args.data: cannot send a function". */
+int cr_lser_dump(lua_State *L, int idx, char **out, size_t *len, char *err, size_t err_n);
+
+/* [-0, +1] Push the value encoded in s (n bytes), evaluated with no access
+ * to any global. Returns 0, or -1 with an error message pushed instead. */
+int cr_lser_load(lua_State *L, const char *s, size_t n);
+
+#endif

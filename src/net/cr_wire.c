@@ -1,0 +1,104 @@
+#include "net/cr_wire.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+int cr_parts_recv(void *sock, cr_parts *p, int flags) {
+    p->n = 0;
+    int more = 1;
+    while (more) {
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, sock, p->n ? 0 : flags) < 0) {
+            int err = errno;
+            zmq_msg_close(&m);
+            cr_parts_close(p);
+            errno = err;
+            return -1;
+        }
+        more = zmq_msg_more(&m);
+        if (p->n < CR_PARTS_MAX) p->part[p->n++] = m;
+        else zmq_msg_close(&m);
+    }
+    return p->n;
+}
+
+void cr_parts_close(cr_parts *p) {
+    for (int i = 0; i < p->n; i++) zmq_msg_close(&p->part[i]);
+    p->n = 0;
+}
+
+int cr_ctl_send(void *sock, const void *id, size_t idlen, const cr_ctl *h, const void *p1, size_t n1,
+                const void *p2, size_t n2) {
+    if (id && zmq_send(sock, id, idlen, ZMQ_SNDMORE) < 0) return -1;
+    if (zmq_send(sock, h, sizeof *h, p1 ? ZMQ_SNDMORE : 0) < 0) return -1;
+    if (p1 && zmq_send(sock, n1 ? p1 : "", n1, p2 ? ZMQ_SNDMORE : 0) < 0) return -1;
+    if (p2 && zmq_send(sock, n2 ? p2 : "", n2, 0) < 0) return -1;
+    return 0;
+}
+
+int cr_ctl_parse(cr_parts *p, int first, cr_ctl *h, const void **p1, size_t *n1, const void **p2,
+                 size_t *n2) {
+    if (p->n <= first || cr_parts_size(p, first) != sizeof *h) return -1;
+    memcpy(h, cr_parts_data(p, first), sizeof *h);
+    *p1 = *p2 = NULL;
+    *n1 = *n2 = 0;
+    if (p->n > first + 1) {
+        *p1 = cr_parts_data(p, first + 1);
+        *n1 = cr_parts_size(p, first + 1);
+    }
+    if (p->n > first + 2) {
+        *p2 = cr_parts_data(p, first + 2);
+        *n2 = cr_parts_size(p, first + 2);
+    }
+    return 0;
+}
+
+static void free_fn(void *data, void *hint) {
+    (void)hint;
+    free(data);
+}
+
+int cr_send_owned(void *sock, void *buf, size_t len, int more) {
+    zmq_msg_t m;
+    if (zmq_msg_init_data(&m, buf, len, free_fn, NULL) < 0) {
+        free(buf);
+        return -1;
+    }
+    if (zmq_msg_send(&m, sock, more ? ZMQ_SNDMORE : 0) < 0) {
+        zmq_msg_close(&m);
+        return -1;
+    }
+    return 0;
+}
+
+int cr_wire_deflate(const void *src, size_t n, void **out, size_t *outlen, cr_err *e) {
+    uLongf cap = compressBound((uLong)n);
+    void *buf = malloc(cap ? cap : 1);
+    if (!buf) return cr_errf(e, "out of memory compressing %zu bytes", n);
+    if (compress2(buf, &cap, src, (uLong)n, 1) != Z_OK) {
+        free(buf);
+        return cr_errf(e, "zlib compression failed");
+    }
+    *out = buf;
+    *outlen = cap;
+    return 0;
+}
+
+int cr_wire_inflate(const void *src, size_t n, void *dst, size_t raw, cr_err *e) {
+    uLongf got = (uLongf)raw;
+    if (uncompress(dst, &got, src, (uLong)n) != Z_OK || got != raw)
+        return cr_errf(e, "corrupt compressed frame (%zu bytes, expected %zu inflated)", n, raw);
+    return 0;
+}
+
+void *cr_socket(void *ctx, int type) {
+    void *s = zmq_socket(ctx, type);
+    if (s) {
+        int zero = 0;
+        zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+    }
+    return s;
+}

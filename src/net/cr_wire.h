@@ -1,0 +1,100 @@
+#ifndef CR_WIRE_H
+#define CR_WIRE_H
+/* Wire format of crescent's messages (ZeroMQ multipart).
+ *
+ * Control plane (scheduler ROUTER <-> node DEALER, node-internal inproc):
+ *   [routing id (ROUTER side only)] [cr_ctl] [payload 1]? [payload 2]?
+ * Data plane (worker DEALER -> node ROUTER):
+ *   request  [cr_dhdr] [keys: int64 * nkeys] [values: float32 * nkeys * dim (push only)]
+ *   reply    [cr_dhdr] [values (pull only)]
+ * Headers are fixed-size structs sent as raw bytes: every process runs the
+ * same binary on the same architecture. A value frame whose header has
+ * CR_D_ZLIB set is zlib-compressed; raw_bytes is its inflated size. */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <zmq.h>
+
+#include "base/cr_err.h"
+
+enum {
+    CR_M_REGISTER = 1, /* node -> sched: a = pid; p1 = advertised data address */
+    CR_M_WELCOME,      /* sched -> node: node = id, a = nodes, b = workers/node, f = seed; p1 = addresses */
+    CR_M_HB,           /* both ways */
+    CR_M_TABLE,        /* sched -> node: table = id; p1 = cr_table_def */
+    CR_M_MODEL,        /* sched -> node: p1 = source, p2 = chunkname NUL serialized opts */
+    CR_M_CALL,         /* sched -> node: p1 = function name, p2 = serialized args */
+    CR_M_POLICY,       /* sched -> node: p1 = source, p2 = chunkname NUL serialized opts */
+    CR_M_CLOCKS,       /* sched -> node: p1 = int64 clocks[W], p2 = int64 barriers[W] + active[W] */
+    CR_M_SETLR,        /* sched -> node: table, f = lr */
+    CR_M_GETROWS,      /* sched -> node: table, a = lo, b = count -> ROWS p1 = values, p2 = state */
+    CR_M_SETROWS,      /* sched -> node: table, a = lo, b = count, p1 = values, p2 = state -> ACK */
+    CR_M_STATS,        /* sched -> node -> REPLY p1 = serialized Lua table */
+    CR_M_SHUTDOWN,     /* sched -> node */
+    CR_M_REPLY,        /* node -> sched: worker (or -1), p1 = serialized result */
+    CR_M_ERROR,        /* node -> sched: worker (or -1), p1 = message */
+    CR_M_STATE,        /* worker -> node -> sched: worker, a = clock, b = barrier count */
+    CR_M_PROGRESS,     /* node -> sched: a = items */
+    CR_M_DEAD,         /* sched thread -> api: p1 = message */
+    CR_M_ACK,          /* node -> sched */
+    CR_M_ROWS,         /* node -> sched */
+};
+
+typedef struct cr_ctl {
+    int32_t type, node, worker, table;
+    int64_t a, b;
+    double f;
+} cr_ctl;
+
+enum { CR_D_PULL = 1, CR_D_PUSH, CR_D_PULL_REP, CR_D_PUSH_ACK };
+#define CR_D_ZLIB 1u
+
+typedef struct cr_dhdr {
+    uint8_t type, flags;
+    uint16_t table;
+    uint32_t req;
+    int32_t worker, dim;
+    int64_t nkeys;
+    int64_t raw_bytes; /* size of the value frame before compression */
+} cr_dhdr;
+
+/* One received multipart message: up to CR_PARTS_MAX frames (more are dropped). */
+#define CR_PARTS_MAX 8
+typedef struct cr_parts {
+    int n;
+    zmq_msg_t part[CR_PARTS_MAX];
+} cr_parts;
+
+/* Receive every frame of the next message on sock (zmq flags, e.g.
+ * ZMQ_DONTWAIT). Returns the frame count, or -1 (errno from zmq). On success
+ * the caller must cr_parts_close(p). */
+int cr_parts_recv(void *sock, cr_parts *p, int flags);
+void cr_parts_close(cr_parts *p);
+static inline void *cr_parts_data(cr_parts *p, int i) { return zmq_msg_data(&p->part[i]); }
+static inline size_t cr_parts_size(cr_parts *p, int i) { return zmq_msg_size(&p->part[i]); }
+
+/* Send a control message: optional routing id (id may be NULL), the header,
+ * and payloads p1/p2 (NULL = absent; a present payload may be empty). The
+ * payloads are copied. Returns 0 or -1 (errno). */
+int cr_ctl_send(void *sock, const void *id, size_t idlen, const cr_ctl *h, const void *p1, size_t n1,
+                const void *p2, size_t n2);
+
+/* Parse frames [first..] of p as a control message: h filled, p1/p2 point into
+ * p (NULL if absent). Returns 0, or -1 if the header frame is malformed. */
+int cr_ctl_parse(cr_parts *p, int first, cr_ctl *h, const void **p1, size_t *n1, const void **p2,
+                 size_t *n2);
+
+/* Send len bytes at buf as one frame, taking ownership of buf (freed with
+ * free() by ZeroMQ when sent): no copy. more = 1 if frames follow. */
+int cr_send_owned(void *sock, void *buf, size_t len, int more);
+
+/* zlib (level 1) compression of a value frame. On success *out is a new
+ * buffer (caller frees) of *outlen bytes. */
+int cr_wire_deflate(const void *src, size_t n, void **out, size_t *outlen, cr_err *e);
+/* Inflate src (n bytes) into dst, which must hold exactly raw bytes. */
+int cr_wire_inflate(const void *src, size_t n, void *dst, size_t raw, cr_err *e);
+
+/* Create a socket of `type` with linger 0 (never blocks at close). */
+void *cr_socket(void *ctx, int type);
+
+#endif

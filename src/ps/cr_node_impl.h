@@ -1,0 +1,62 @@
+#ifndef CR_NODE_IMPL_H
+#define CR_NODE_IMPL_H
+/* Internals of cr_node shared by cr_node.c and cr_wclient.c only. */
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "net/cr_wire.h"
+#include "ps/cr_node.h"
+
+#define CR_NODE_MAX_TABLES 256
+
+typedef struct cr_wstat {
+    int64_t clock, barrier;
+    double wait_s;
+    int64_t max_gap;
+    int64_t pulls, pushes;
+    uint64_t seen_cmd; /* last command generation taken by this worker */
+} cr_wstat;
+
+struct cr_node {
+    cr_node_opts opts;
+    void *zctx;
+    int own_ctx;
+    int id, nodes, wpn;
+    uint64_t seed;
+    char **addrs; /* data addresses of all nodes */
+    char advertise[256];
+
+    void *sched;   /* DEALER to the scheduler (main thread only) */
+    void *data;    /* ROUTER for peers (server thread only) */
+    void *up;      /* PULL from workers (main thread only) */
+    void **wup;    /* per worker PUSH into up */
+    char up_ep[64];
+    cr_zap *zap;
+    pthread_t server, *workers;
+    int server_started, nstarted;
+    atomic_int stop;
+
+    pthread_mutex_t mu;     /* guards everything below */
+    pthread_cond_t cmd_cv;  /* new command or stop */
+    pthread_cond_t clk_cv;  /* clocks or policy changed or stop */
+    uint64_t cmd_gen;
+    uint64_t clk_gen; /* bumped on every clocks/policy change */
+    cr_cmd cmd;
+    char *cmd_buf1, *cmd_buf2;
+    int64_t *clocks, *barriers; /* per global worker, from the scheduler */
+    int64_t *active;
+    cr_wstat *ws; /* per local worker */
+    uint64_t pol_gen;
+    char *pol_src, *pol_chunk, *pol_opts;
+    size_t pol_srcn, pol_optsn;
+
+    cr_shard *tables[CR_NODE_MAX_TABLES];
+    atomic_int ntables;
+
+    atomic_llong progress;
+    atomic_llong msgs_remote, bytes_remote, msgs_local, bytes_local;
+    atomic_llong keys_local, keys_remote, pulls, pushes, served;
+};
+
+#endif

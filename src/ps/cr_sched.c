@@ -1,0 +1,444 @@
+#include "ps/cr_sched.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/cr_time.h"
+
+#define HB_INTERVAL 0.5
+
+typedef struct nodeinfo {
+    char rid[256];
+    size_t ridlen;
+    pid_t pid;   /* as registered */
+    char addr[256];
+    double heard;
+    int dead;
+} nodeinfo;
+
+struct cr_sched {
+    cr_sched_opts o;
+    void *zctx;
+    void *router;   /* sched thread */
+    void *api;      /* PAIR, caller side */
+    void *api_t;    /* PAIR, thread side */
+    char endpoint[256];
+    pid_t *children;
+    int nchildren;
+    pthread_t thread, inproc_node;
+    int thread_started, inproc_started;
+    nodeinfo *nodes;
+    int W;
+    int64_t *clocks, *bar; /* bar: barriers[W] then active[W] */
+    char inproc_ep[64];
+    int failed;
+    cr_zap *zap;
+};
+
+const char *cr_sched_endpoint(const cr_sched *s) { return s->endpoint; }
+int cr_sched_nodes(const cr_sched *s) { return s->o.nodes; }
+int cr_sched_workers(const cr_sched *s) { return s->o.workers; }
+
+static int find_node(cr_sched *s, const void *rid, size_t len) {
+    for (int i = 0; i < s->o.nodes; i++)
+        if (s->nodes[i].ridlen == len && !memcmp(s->nodes[i].rid, rid, len)) return i;
+    return -1;
+}
+
+static void to_node(cr_sched *s, int i, const cr_ctl *h, const void *p1, size_t n1, const void *p2, size_t n2) {
+    if (s->nodes[i].dead) return;
+    cr_ctl c = *h;
+    c.node = i;
+    cr_ctl_send(s->router, s->nodes[i].rid, s->nodes[i].ridlen, &c, p1, n1, p2, n2);
+}
+
+static void broadcast_clocks(cr_sched *s) {
+    cr_ctl h = {.type = CR_M_CLOCKS, .worker = -1};
+    for (int i = 0; i < s->o.nodes; i++)
+        to_node(s, i, &h, s->clocks, (size_t)s->W * 8, s->bar, (size_t)s->W * 16);
+}
+
+/* Child process: become `crescent node --scheduler EP`; dies with us. */
+static pid_t spawn_node(const char *exe, const char *ep, pid_t parent) {
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+    char *argv[] = {"crescent", "node", "--scheduler", (char *)ep, NULL};
+    execv(exe, argv);
+    fprintf(stderr, "crescent: cannot exec %s: %s\n", exe, strerror(errno));
+    _exit(127);
+}
+
+static void *inproc_node_main(void *arg) {
+    cr_sched *s = arg;
+    cr_node_opts no = {.scheduler = s->inproc_ep, .zctx = s->zctx, .inproc = 1, .hooks = s->o.hooks,
+                       .timeout = 3600 * 24 * 365.0};
+    cr_err e;
+    if (cr_node_run(&no, &e) < 0) fprintf(stderr, "crescent: in-process node: %s\n", e.msg);
+    return NULL;
+}
+
+static void api_send(cr_sched *s, const cr_ctl *h, const void *p1, size_t n1) {
+    cr_ctl_send(s->api_t, NULL, 0, h, p1, n1, NULL, 0);
+}
+
+static void describe_exit(char *buf, size_t n, int status) {
+    if (WIFSIGNALED(status)) snprintf(buf, n, "killed by signal %d", WTERMSIG(status));
+    else snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
+}
+
+static void kill_children(cr_sched *s, int sig) {
+    for (int i = 0; i < s->nchildren; i++)
+        if (s->children[i] > 0) kill(s->children[i], sig);
+}
+
+static void reap_children(cr_sched *s, double wait_s) {
+    double end = cr_now() + wait_s;
+    for (;;) {
+        int left = 0;
+        for (int i = 0; i < s->nchildren; i++) {
+            if (s->children[i] <= 0) continue;
+            if (waitpid(s->children[i], NULL, WNOHANG) == s->children[i]) s->children[i] = 0;
+            else left++;
+        }
+        if (!left) return;
+        if (cr_now() > end) {
+            kill_children(s, SIGKILL);
+            for (int i = 0; i < s->nchildren; i++)
+                if (s->children[i] > 0) waitpid(s->children[i], NULL, 0), s->children[i] = 0;
+            return;
+        }
+        struct timespec ts = {0, 10 * 1000 * 1000}; /* bounded shutdown only */
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void node_died(cr_sched *s, int i, const char *why) {
+    char msg[512];
+    s->nodes[i].dead = 1;
+    snprintf(msg, sizeof msg, "node %d (pid %d, %s) died: %s", i, (int)s->nodes[i].pid, s->nodes[i].addr, why);
+    fprintf(stderr, "crescent: %s\n", msg);
+    s->failed = 1;
+    if (s->o.exit_on_death) {
+        cr_ctl h = {.type = CR_M_SHUTDOWN};
+        for (int k = 0; k < s->o.nodes; k++) to_node(s, k, &h, NULL, 0, NULL, 0);
+        /* Sockets have linger 0 and _exit skips zmq teardown: give the I/O
+         * thread a moment to put the shutdown messages on the wire. */
+        struct timespec ts = {0, 200 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        kill_children(s, SIGTERM);
+        reap_children(s, 3);
+        fflush(NULL);
+        _exit(1);
+    }
+    cr_ctl h = {.type = CR_M_DEAD, .node = i};
+    api_send(s, &h, msg, strlen(msg));
+}
+
+static void check_health(cr_sched *s, double now) {
+    double timeout = s->o.timeout > 0 ? s->o.timeout : 3.0;
+    for (int c = 0; c < s->nchildren; c++) {
+        int status;
+        if (s->children[c] <= 0 || waitpid(s->children[c], &status, WNOHANG) != s->children[c]) continue;
+        pid_t pid = s->children[c];
+        s->children[c] = 0;
+        for (int i = 0; i < s->o.nodes; i++)
+            if (s->nodes[i].pid == pid && !s->nodes[i].dead) {
+                char why[64];
+                describe_exit(why, sizeof why, status);
+                node_died(s, i, why);
+            }
+    }
+    for (int i = 0; i < s->o.nodes; i++)
+        if (!s->nodes[i].dead && now - s->nodes[i].heard > timeout) {
+            char why[64];
+            snprintf(why, sizeof why, "no heartbeat for %.1f s", now - s->nodes[i].heard);
+            node_died(s, i, why);
+        }
+}
+
+/* Handle a message from a node; returns 0. */
+static void from_node(cr_sched *s, cr_parts *p, double now) {
+    int i = find_node(s, cr_parts_data(p, 0), cr_parts_size(p, 0));
+    cr_ctl h;
+    const void *p1, *p2;
+    size_t n1, n2;
+    if (i < 0 || cr_ctl_parse(p, 1, &h, &p1, &n1, &p2, &n2) < 0) return;
+    s->nodes[i].heard = now;
+    switch (h.type) {
+    case CR_M_HB:
+        return;
+    case CR_M_STATE:
+        if (h.worker >= 0 && h.worker < s->W) {
+            if (h.a > s->clocks[h.worker]) s->clocks[h.worker] = h.a;
+            if (h.b > s->bar[h.worker]) s->bar[h.worker] = h.b;
+            broadcast_clocks(s);
+        }
+        return;
+    case CR_M_REPLY:
+    case CR_M_ERROR:
+        if (h.worker >= 0 && h.worker < s->W) {
+            s->bar[s->W + h.worker] = 0; /* idle */
+            broadcast_clocks(s);
+        }
+        break;
+    default:
+        break;
+    }
+    /* Forward the rest to the caller, header and payloads as they are. */
+    for (int k = 1; k < p->n; k++)
+        zmq_send(s->api_t, cr_parts_data(p, k), cr_parts_size(p, k), k + 1 < p->n ? ZMQ_SNDMORE : 0);
+}
+
+/* Handle a command from the caller: [int32 target][ctl][p1][p2]. Returns 1 on shutdown. */
+static int from_api(cr_sched *s, cr_parts *p) {
+    int32_t target;
+    cr_ctl h;
+    const void *p1, *p2;
+    size_t n1, n2;
+    if (p->n < 2 || cr_parts_size(p, 0) != sizeof target || cr_ctl_parse(p, 1, &h, &p1, &n1, &p2, &n2) < 0)
+        return 0;
+    memcpy(&target, cr_parts_data(p, 0), sizeof target);
+    if (h.type == CR_M_CALL || h.type == CR_M_MODEL) {
+        for (int w = 0; w < s->W; w++) s->bar[s->W + w] = 1;
+        broadcast_clocks(s);
+    }
+    for (int i = 0; i < s->o.nodes; i++)
+        if (target < 0 || target == i) to_node(s, i, &h, p1, n1, p2, n2);
+    return h.type == CR_M_SHUTDOWN;
+}
+
+static int registration(cr_sched *s, cr_err *e) {
+    double deadline = cr_now() + (s->o.join_timeout > 0 ? s->o.join_timeout : 30);
+    int joined = 0;
+    zmq_pollitem_t it = {.socket = s->router, .events = ZMQ_POLLIN};
+    while (joined < s->o.nodes) {
+        if (cr_now() > deadline)
+            return cr_errf(e, "only %d of %d nodes joined %s within %.0f s", joined, s->o.nodes, s->endpoint,
+                           s->o.join_timeout > 0 ? s->o.join_timeout : 30);
+        for (int c = 0; c < s->nchildren; c++) {
+            int status;
+            if (s->children[c] > 0 && waitpid(s->children[c], &status, WNOHANG) == s->children[c]) {
+                char why[64];
+                describe_exit(why, sizeof why, status);
+                s->children[c] = 0;
+                return cr_errf(e, "node process %d %s before joining", c, why);
+            }
+        }
+        if (zmq_poll(&it, 1, 100) <= 0) continue;
+        cr_parts p;
+        if (cr_parts_recv(s->router, &p, ZMQ_DONTWAIT) < 0) continue;
+        cr_ctl h;
+        const void *p1, *p2;
+        size_t n1, n2;
+        if (cr_ctl_parse(&p, 1, &h, &p1, &n1, &p2, &n2) == 0 && h.type == CR_M_REGISTER &&
+            cr_parts_size(&p, 0) <= sizeof s->nodes[0].rid && find_node(s, cr_parts_data(&p, 0), cr_parts_size(&p, 0)) < 0) {
+            nodeinfo *ni = &s->nodes[joined++];
+            ni->ridlen = cr_parts_size(&p, 0);
+            memcpy(ni->rid, cr_parts_data(&p, 0), ni->ridlen);
+            ni->pid = (pid_t)h.a;
+            snprintf(ni->addr, sizeof ni->addr, "%.*s", (int)n1, p1 ? (const char *)p1 : "");
+            ni->heard = cr_now();
+        }
+        cr_parts_close(&p);
+    }
+    size_t len = 0;
+    for (int i = 0; i < s->o.nodes; i++) len += strlen(s->nodes[i].addr) + 1;
+    char *book = malloc(len + 1), *q = book;
+    for (int i = 0; i < s->o.nodes; i++) {
+        size_t l = strlen(s->nodes[i].addr) + 1;
+        memcpy(q, s->nodes[i].addr, l);
+        q += l;
+    }
+    for (int i = 0; i < s->o.nodes; i++) {
+        cr_ctl h = {.type = CR_M_WELCOME, .a = s->o.nodes, .b = s->o.workers};
+        memcpy(&h.f, &s->o.seed, sizeof h.f);
+        to_node(s, i, &h, book, len, NULL, 0);
+        s->nodes[i].heard = cr_now();
+    }
+    free(book);
+    return 0;
+}
+
+static void *sched_main(void *arg) {
+    cr_sched *s = arg;
+    cr_err e;
+    cr_ctl ready = {.type = CR_M_ACK};
+    if (registration(s, &e) < 0) {
+        ready.type = CR_M_ERROR;
+        api_send(s, &ready, e.msg, strlen(e.msg));
+        return NULL;
+    }
+    api_send(s, &ready, NULL, 0);
+    zmq_pollitem_t it[2] = {{.socket = s->router, .events = ZMQ_POLLIN}, {.socket = s->api_t, .events = ZMQ_POLLIN}};
+    double hb = 0;
+    for (;;) {
+        zmq_poll(it, 2, 100);
+        double now = cr_now();
+        cr_parts p;
+        while (cr_parts_recv(s->router, &p, ZMQ_DONTWAIT) > 0) {
+            from_node(s, &p, now);
+            cr_parts_close(&p);
+        }
+        while (cr_parts_recv(s->api_t, &p, ZMQ_DONTWAIT) > 0) {
+            int quit = from_api(s, &p);
+            cr_parts_close(&p);
+            if (quit) return NULL;
+        }
+        if (now - hb >= HB_INTERVAL) {
+            cr_ctl h = {.type = CR_M_HB};
+            for (int i = 0; i < s->o.nodes; i++) to_node(s, i, &h, NULL, 0, NULL, 0);
+            hb = now;
+        }
+        if (!s->failed) check_health(s, now);
+    }
+}
+
+static void destroy(cr_sched *s) {
+    if (s->thread_started) pthread_join(s->thread, NULL);
+    kill_children(s, 0); /* no-op probe */
+    reap_children(s, 3);
+    if (s->inproc_started) pthread_join(s->inproc_node, NULL);
+    if (s->router) { /* let queued shutdown messages leave */
+        int linger = 300;
+        zmq_setsockopt(s->router, ZMQ_LINGER, &linger, sizeof linger);
+        zmq_close(s->router);
+    }
+    if (s->api) zmq_close(s->api);
+    if (s->api_t) zmq_close(s->api_t);
+    cr_zap_stop(&s->zap);
+    zmq_ctx_term(s->zctx);
+    free(s->children);
+    free(s->nodes);
+    free(s->clocks);
+    free(s->bar);
+    free(s);
+}
+
+cr_sched *cr_sched_start(const cr_sched_opts *o, cr_err *e) {
+    if (o->nodes < 1 || o->workers < 0) {
+        cr_errf(e, "nodes must be >= 1 and workers >= 0");
+        return NULL;
+    }
+    cr_sched *s = calloc(1, sizeof *s);
+    s->o = *o;
+    s->zctx = zmq_ctx_new();
+    s->W = o->nodes * o->workers;
+    s->nodes = calloc((size_t)o->nodes, sizeof *s->nodes);
+    s->clocks = calloc((size_t)s->W + 1, 8);
+    s->bar = calloc(2 * (size_t)s->W + 1, 8);
+    s->children = calloc((size_t)o->nodes, sizeof *s->children);
+    s->router = cr_socket(s->zctx, ZMQ_ROUTER);
+    int inproc = o->nodes == 1 && o->spawn && o->hooks;
+    const char *ep = o->listen ? o->listen : "tcp://127.0.0.1:*";
+    if (inproc) {
+        snprintf(s->inproc_ep, sizeof s->inproc_ep, "inproc://crescent-sched-%p", (void *)s);
+        ep = s->inproc_ep;
+    }
+    if (!inproc && (cr_curve_check_bind(&o->curve, ep, e) < 0 || cr_zap_start(s->zctx, &o->curve, &s->zap, e) < 0)) {
+        destroy(s);
+        return NULL;
+    }
+    if (!inproc) cr_curve_server(s->router, &o->curve);
+    if (zmq_bind(s->router, ep) < 0) {
+        cr_errf(e, "cannot bind scheduler to '%s': %s", ep, zmq_strerror(errno));
+        destroy(s);
+        return NULL;
+    }
+    size_t len = sizeof s->endpoint;
+    zmq_getsockopt(s->router, ZMQ_LAST_ENDPOINT, s->endpoint, &len);
+    char pair_ep[64];
+    snprintf(pair_ep, sizeof pair_ep, "inproc://crescent-api-%p", (void *)s);
+    s->api_t = cr_socket(s->zctx, ZMQ_PAIR);
+    s->api = cr_socket(s->zctx, ZMQ_PAIR);
+    zmq_bind(s->api_t, pair_ep);
+    zmq_connect(s->api, pair_ep);
+    if (inproc) {
+        if (pthread_create(&s->inproc_node, NULL, inproc_node_main, s) == 0) s->inproc_started = 1;
+    } else if (o->spawn) {
+        for (int i = 0; i < o->nodes; i++) {
+            s->children[i] = spawn_node(o->exe ? o->exe : "/proc/self/exe", s->endpoint, getpid());
+            if (s->children[i] < 0) {
+                cr_errf(e, "fork failed: %s", strerror(errno));
+                kill_children(s, SIGKILL);
+                destroy(s);
+                return NULL;
+            }
+            s->nchildren++;
+        }
+    } else if (o->on_listen) {
+        o->on_listen(s->endpoint, o->on_listen_arg);
+    } else {
+        fprintf(stderr, "crescent: scheduler waiting for %d node(s) on %s\n", o->nodes, s->endpoint);
+    }
+    if (pthread_create(&s->thread, NULL, sched_main, s) != 0) {
+        cr_errf(e, "cannot start scheduler thread");
+        kill_children(s, SIGKILL);
+        destroy(s);
+        return NULL;
+    }
+    s->thread_started = 1;
+    cr_parts p;
+    cr_ctl h = {0};
+    const void *p1, *p2;
+    size_t n1, n2;
+    if (cr_parts_recv(s->api, &p, 0) > 0 && cr_ctl_parse(&p, 0, &h, &p1, &n1, &p2, &n2) == 0 &&
+        h.type == CR_M_ACK) {
+        cr_parts_close(&p);
+        return s;
+    }
+    cr_errf(e, "%.*s", (int)n1, p1 ? (const char *)p1 : "scheduler failed to start");
+    cr_parts_close(&p);
+    /* The thread has returned (registration failed): stop whoever joined. */
+    s->failed = 1;
+    pthread_join(s->thread, NULL);
+    s->thread_started = 0;
+    cr_ctl sd = {.type = CR_M_SHUTDOWN};
+    for (int i = 0; i < o->nodes; i++)
+        if (s->nodes[i].ridlen) to_node(s, i, &sd, NULL, 0, NULL, 0);
+    kill_children(s, SIGTERM);
+    destroy(s);
+    return NULL;
+}
+
+int cr_sched_send(cr_sched *s, int node, const cr_ctl *h, const void *p1, size_t n1, const void *p2, size_t n2,
+                  cr_err *e) {
+    int32_t target = node;
+    if (zmq_send(s->api, &target, sizeof target, ZMQ_SNDMORE) < 0 ||
+        cr_ctl_send(s->api, NULL, 0, h, p1, n1, p2, n2) < 0)
+        return cr_errf(e, "scheduler: send failed: %s", zmq_strerror(errno));
+    return 0;
+}
+
+int cr_sched_recv(cr_sched *s, cr_parts *p, long timeout_ms, cr_err *e) {
+    zmq_pollitem_t it = {.socket = s->api, .events = ZMQ_POLLIN};
+    if (zmq_poll(&it, 1, timeout_ms) <= 0) return 0;
+    if (cr_parts_recv(s->api, p, 0) < 0) return cr_errf(e, "scheduler: receive failed: %s", zmq_strerror(errno));
+    cr_ctl h;
+    const void *p1, *p2;
+    size_t n1, n2;
+    if (cr_ctl_parse(p, 0, &h, &p1, &n1, &p2, &n2) == 0 && h.type == CR_M_DEAD) {
+        cr_errf(e, "%.*s", (int)n1, (const char *)p1);
+        cr_parts_close(p);
+        return -1;
+    }
+    return 1;
+}
+
+void cr_sched_close(cr_sched **sp) {
+    cr_sched *s = sp ? *sp : NULL;
+    if (!s) return;
+    cr_ctl h = {.type = CR_M_SHUTDOWN};
+    cr_sched_send(s, -1, &h, NULL, 0, NULL, 0, NULL);
+    destroy(s);
+    *sp = NULL;
+}

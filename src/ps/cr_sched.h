@@ -1,0 +1,62 @@
+#ifndef CR_SCHED_H
+#define CR_SCHED_H
+/* The scheduler runtime: control plane only (membership, address book,
+ * clocks, heartbeats, failure detection). It never touches parameters.
+ *
+ * cr_sched_start binds a ROUTER, starts the nodes (fork+exec of
+ * /proc/self/exe "node --scheduler ENDPOINT" with PR_SET_PDEATHSIG, or one
+ * in-process node thread when nodes == 1), waits until all N registered and
+ * sends them the address book. A background thread then answers heartbeats,
+ * keeps every worker's clock, broadcasts clock vectors, and watches for dead
+ * nodes. The caller (the job, on one thread) sends commands with
+ * cr_sched_send and reads node answers with cr_sched_recv. */
+
+#include <stdint.h>
+
+#include "base/cr_err.h"
+#include "net/cr_auth.h"
+#include "net/cr_wire.h"
+#include "ps/cr_node.h"
+
+typedef struct cr_sched cr_sched;
+
+typedef struct cr_sched_opts {
+    int nodes, workers;        /* nodes >= 1, workers per node >= 0 */
+    uint64_t seed;
+    const char *listen;        /* endpoint to bind (NULL: tcp://127.0.0.1:*) */
+    int spawn;                 /* 1: start the node processes; 0: wait for external ones */
+    const char *exe;           /* binary to start as a node (NULL: /proc/self/exe) */
+    const cr_node_hooks *hooks; /* worker body for the in-process node (nodes == 1) */
+    int exit_on_death;         /* 1: a dead node ends the process (status 1) after cleanup */
+    double timeout;            /* node silence that counts as death (0: 3 s) */
+    double join_timeout;       /* seconds to wait for registrations (0: 30) */
+    /* Called once the control endpoint is bound, before waiting for nodes
+     * (e.g. to start node threads in tests); may be NULL. */
+    void (*on_listen)(const char *endpoint, void *arg);
+    void *on_listen_arg;
+    cr_curve curve;            /* keys for connections off loopback (curve.on = 0: none) */
+} cr_sched_opts;
+
+/* Start; returns NULL with a message on failure (nothing left running). */
+cr_sched *cr_sched_start(const cr_sched_opts *o, cr_err *e);
+
+/* Endpoint nodes connect to (e.g. "tcp://127.0.0.1:40123"). */
+const char *cr_sched_endpoint(const cr_sched *s);
+int cr_sched_nodes(const cr_sched *s);
+int cr_sched_workers(const cr_sched *s); /* per node */
+
+/* Send a command to node `node` (-1: every node). Payloads are copied.
+ * A CR_M_CALL/CR_M_MODEL marks every worker active. */
+int cr_sched_send(cr_sched *s, int node, const cr_ctl *h, const void *p1, size_t n1, const void *p2,
+                  size_t n2, cr_err *e);
+
+/* Next answer from a node (REPLY, ERROR, ACK, ROWS, PROGRESS). Blocks up to
+ * timeout_ms (-1: forever); returns 1 with the message in p (caller closes
+ * it; parse with cr_ctl_parse(p, 0, ...)), 0 on timeout, -1 if a node died
+ * (message in e; the job cannot continue). */
+int cr_sched_recv(cr_sched *s, cr_parts *p, long timeout_ms, cr_err *e);
+
+/* Shut every node down, reap children (SIGKILL after 3 s), free s. */
+void cr_sched_close(cr_sched **s);
+
+#endif

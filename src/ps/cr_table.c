@@ -1,0 +1,194 @@
+#include "ps/cr_table.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cr_rng.h"
+
+int cr_table_def_check(const cr_table_def *d, cr_err *e) {
+    size_t n = strnlen(d->name, CR_TABLE_NAME_MAX);
+    if (n == 0 || n >= CR_TABLE_NAME_MAX)
+        return cr_errf(e, "table name must have 1 to %d characters", CR_TABLE_NAME_MAX - 1);
+    if (d->keys <= 0) return cr_errf(e, "table '%s': keys must be positive", d->name);
+    if (d->dim <= 0 || d->dim > (1 << 20)) return cr_errf(e, "table '%s': dim must be in [1, 1048576]", d->name);
+    if (d->init == CR_INIT_UNIFORM && !(d->init_a <= d->init_b))
+        return cr_errf(e, "table '%s': uniform(a, b) needs a <= b", d->name);
+    if (d->init == CR_INIT_NORMAL && !(d->init_b >= 0))
+        return cr_errf(e, "table '%s': normal(mean, std) needs std >= 0", d->name);
+    if (d->init < CR_INIT_ZEROS || d->init > CR_INIT_NORMAL)
+        return cr_errf(e, "table '%s': unknown initializer", d->name);
+    return 0;
+}
+
+int64_t cr_table_block(int64_t keys, int nodes) {
+    int64_t b = (keys + nodes - 1) / nodes;
+    return b > 0 ? b : 1;
+}
+
+static uint64_t name_hash(const char *s) {
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+void cr_table_init_row(const cr_table_def *d, int64_t k, float *out) {
+    if (d->init == CR_INIT_ZEROS) {
+        memset(out, 0, (size_t)d->dim * sizeof *out);
+        return;
+    }
+    cr_rng r;
+    cr_rng_seed2(&r, d->seed ^ name_hash(d->name), (uint64_t)k);
+    for (int32_t j = 0; j < d->dim; j++)
+        out[j] = d->init == CR_INIT_UNIFORM
+                     ? (float)(d->init_a + (d->init_b - d->init_a) * cr_rng_uniform(&r))
+                     : (float)(d->init_a + d->init_b * cr_rng_normal(&r));
+}
+
+cr_shard *cr_shard_new(const cr_table_def *d, int node, int nodes, cr_err *e) {
+    cr_shard *s = calloc(1, sizeof *s);
+    if (!s) {
+        cr_errf(e, "out of memory");
+        return NULL;
+    }
+    s->def = *d;
+    s->node = node;
+    s->nodes = nodes;
+    s->block = cr_table_block(d->keys, nodes);
+    s->lo = (int64_t)node * s->block;
+    if (s->lo > d->keys) s->lo = d->keys;
+    s->hi = s->lo + s->block < d->keys ? s->lo + s->block : d->keys;
+    s->sdim = cr_optim_state_dim(&d->optim, d->dim);
+    size_t rows = (size_t)(s->hi - s->lo);
+    s->w = malloc(rows * (size_t)d->dim * sizeof(float) + 1);
+    s->state = malloc(rows * (size_t)s->sdim * sizeof(float) + 1);
+    if (!s->w || !s->state) {
+        free(s->w);
+        free(s->state);
+        free(s);
+        cr_errf(e, "table '%s': out of memory for %zu rows of dim %d", d->name, rows, (int)d->dim);
+        return NULL;
+    }
+    for (int64_t k = s->lo; k < s->hi; k++) {
+        cr_table_init_row(d, k, s->w + (size_t)(k - s->lo) * d->dim);
+        cr_optim_init_state(&d->optim, s->state + (size_t)(k - s->lo) * s->sdim, d->dim);
+    }
+    for (int i = 0; i < CR_SHARD_STRIPES; i++) pthread_mutex_init(&s->locks[i], NULL);
+    return s;
+}
+
+void cr_shard_destroy(cr_shard **sp) {
+    cr_shard *s = sp ? *sp : NULL;
+    if (!s) return;
+    for (int i = 0; i < CR_SHARD_STRIPES; i++) pthread_mutex_destroy(&s->locks[i]);
+    free(s->w);
+    free(s->state);
+    free(s);
+    *sp = NULL;
+}
+
+static inline pthread_mutex_t *lock_of(cr_shard *s, int64_t k) {
+    return &s->locks[(uint64_t)k % CR_SHARD_STRIPES];
+}
+
+/* Batches take each stripe lock once: key positions are bucketed by stripe
+ * (stable counting sort, so repeated keys keep their order) and each bucket
+ * is processed under its lock. Small batches lock per key. */
+#define BATCH_MIN 128
+
+static uint32_t *by_stripe(const int64_t *keys, int64_t n, int64_t start[CR_SHARD_STRIPES + 1]) {
+    uint32_t *order = malloc((size_t)n * sizeof *order);
+    if (!order) return NULL;
+    int64_t count[CR_SHARD_STRIPES] = {0};
+    for (int64_t i = 0; i < n; i++) count[(uint64_t)keys[i] % CR_SHARD_STRIPES]++;
+    start[0] = 0;
+    for (int b = 0; b < CR_SHARD_STRIPES; b++) start[b + 1] = start[b] + count[b];
+    int64_t fill[CR_SHARD_STRIPES];
+    memcpy(fill, start, sizeof fill);
+    for (int64_t i = 0; i < n; i++) order[fill[(uint64_t)keys[i] % CR_SHARD_STRIPES]++] = (uint32_t)i;
+    return order;
+}
+
+void cr_shard_pull(cr_shard *s, const int64_t *keys, int64_t n, float *out) {
+    size_t dim = (size_t)s->def.dim, rowb = dim * sizeof(float);
+    int64_t start[CR_SHARD_STRIPES + 1];
+    uint32_t *order = n >= BATCH_MIN && n <= UINT32_MAX ? by_stripe(keys, n, start) : NULL;
+    if (!order) {
+        for (int64_t i = 0; i < n; i++) {
+            pthread_mutex_t *m = lock_of(s, keys[i]);
+            pthread_mutex_lock(m);
+            memcpy(out + (size_t)i * dim, s->w + (size_t)(keys[i] - s->lo) * dim, rowb);
+            pthread_mutex_unlock(m);
+        }
+        return;
+    }
+    for (int b = 0; b < CR_SHARD_STRIPES; b++) {
+        if (start[b] == start[b + 1]) continue;
+        pthread_mutex_lock(&s->locks[b]);
+        for (int64_t j = start[b]; j < start[b + 1]; j++) {
+            uint32_t i = order[j];
+            memcpy(out + (size_t)i * dim, s->w + (size_t)(keys[i] - s->lo) * dim, rowb);
+        }
+        pthread_mutex_unlock(&s->locks[b]);
+    }
+    free(order);
+}
+
+void cr_shard_push(cr_shard *s, const int64_t *keys, int64_t n, const float *g) {
+    size_t dim = (size_t)s->def.dim, sd = (size_t)s->sdim;
+    int64_t start[CR_SHARD_STRIPES + 1];
+    uint32_t *order = n >= BATCH_MIN && n <= UINT32_MAX ? by_stripe(keys, n, start) : NULL;
+    if (!order) {
+        for (int64_t i = 0; i < n; i++) {
+            size_t r = (size_t)(keys[i] - s->lo);
+            pthread_mutex_t *m = lock_of(s, keys[i]);
+            pthread_mutex_lock(m);
+            cr_optim_apply(&s->def.optim, s->w + r * dim, s->state + r * sd, g + (size_t)i * dim, s->def.dim);
+            pthread_mutex_unlock(m);
+        }
+        return;
+    }
+    for (int b = 0; b < CR_SHARD_STRIPES; b++) {
+        if (start[b] == start[b + 1]) continue;
+        pthread_mutex_lock(&s->locks[b]);
+        for (int64_t j = start[b]; j < start[b + 1]; j++) {
+            uint32_t i = order[j];
+            size_t r = (size_t)(keys[i] - s->lo);
+            cr_optim_apply(&s->def.optim, s->w + r * dim, s->state + r * sd, g + (size_t)i * dim, s->def.dim);
+        }
+        pthread_mutex_unlock(&s->locks[b]);
+    }
+    free(order);
+}
+
+void cr_shard_get_rows(cr_shard *s, int64_t lo, int64_t count, float *vals, float *state) {
+    size_t dim = (size_t)s->def.dim, sd = (size_t)s->sdim;
+    for (int64_t k = lo; k < lo + count; k++) {
+        size_t r = (size_t)(k - s->lo), i = (size_t)(k - lo);
+        pthread_mutex_t *m = lock_of(s, k);
+        pthread_mutex_lock(m);
+        memcpy(vals + i * dim, s->w + r * dim, dim * sizeof(float));
+        if (state && sd) memcpy(state + i * sd, s->state + r * sd, sd * sizeof(float));
+        pthread_mutex_unlock(m);
+    }
+}
+
+void cr_shard_set_rows(cr_shard *s, int64_t lo, int64_t count, const float *vals, const float *state) {
+    size_t dim = (size_t)s->def.dim, sd = (size_t)s->sdim;
+    for (int64_t k = lo; k < lo + count; k++) {
+        size_t r = (size_t)(k - s->lo), i = (size_t)(k - lo);
+        pthread_mutex_t *m = lock_of(s, k);
+        pthread_mutex_lock(m);
+        memcpy(s->w + r * dim, vals + i * dim, dim * sizeof(float));
+        if (sd) {
+            if (state) memcpy(s->state + r * sd, state + i * sd, sd * sizeof(float));
+            else cr_optim_init_state(&s->def.optim, s->state + r * sd, s->def.dim);
+        }
+        pthread_mutex_unlock(m);
+    }
+}
+
+void cr_shard_set_lr(cr_shard *s, float lr) {
+    for (int i = 0; i < CR_SHARD_STRIPES; i++) pthread_mutex_lock(&s->locks[i]);
+    s->def.optim.lr = lr;
+    for (int i = CR_SHARD_STRIPES - 1; i >= 0; i--) pthread_mutex_unlock(&s->locks[i]);
+}

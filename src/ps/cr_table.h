@@ -1,0 +1,75 @@
+#ifndef CR_TABLE_H
+#define CR_TABLE_H
+/* Parameter tables and their shards.
+ *
+ * A table is a dense key range [0, keys) of float32 rows of `dim` values plus
+ * optimizer state. Placement is by contiguous ranges: node i owns
+ * [i*block, min((i+1)*block, keys)) with block = ceil(keys / nodes).
+ * Initial values depend only on (seed, table name, key), never on the node
+ * count. A shard holds one node's range; rows are guarded by striped locks so
+ * that worker threads (local access through shared memory) and the node's
+ * server thread (remote requests) can use it concurrently. */
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "base/cr_err.h"
+#include "optim/cr_optim.h"
+
+#define CR_TABLE_NAME_MAX 64
+#define CR_SHARD_STRIPES 64
+
+typedef enum { CR_INIT_ZEROS = 0, CR_INIT_UNIFORM, CR_INIT_NORMAL } cr_init_kind;
+
+/* Plain data, sent as is between processes of the same binary. */
+typedef struct cr_table_def {
+    char name[CR_TABLE_NAME_MAX];
+    int64_t keys;
+    int32_t dim;
+    int32_t init;         /* cr_init_kind */
+    int32_t compress;     /* 1: zlib-compress large remote value frames */
+    int32_t pad_;
+    double init_a, init_b; /* uniform(a, b) or normal(mean a, std b) */
+    cr_optim optim;
+    uint64_t seed;
+} cr_table_def;
+
+/* Check a definition (name non-empty and short, keys > 0, dim > 0, sane init).
+ * Returns 0 or -1 with a message. */
+int cr_table_def_check(const cr_table_def *d, cr_err *e);
+
+/* Keys per node for the range placement. */
+int64_t cr_table_block(int64_t keys, int nodes);
+
+/* Initial value of row k (dim floats into out). Deterministic. */
+void cr_table_init_row(const cr_table_def *d, int64_t k, float *out);
+
+typedef struct cr_shard {
+    cr_table_def def;
+    int node, nodes;
+    int64_t lo, hi, block; /* this node's keys [lo, hi) */
+    int32_t sdim;          /* optimizer state floats per row */
+    float *w, *state;      /* (hi-lo) * dim, (hi-lo) * sdim; owned */
+    pthread_mutex_t locks[CR_SHARD_STRIPES];
+} cr_shard;
+
+/* New shard of table d for `node` of `nodes`, initialised. Caller owns it
+ * (cr_shard_destroy). Returns NULL with a message if memory is short. */
+cr_shard *cr_shard_new(const cr_table_def *d, int node, int nodes, cr_err *e);
+void cr_shard_destroy(cr_shard **s);
+
+/* Owner node of key k (k < keys). */
+static inline int cr_shard_owner(const cr_shard *s, int64_t k) { return (int)(k / s->block); }
+
+/* Copy rows of local keys (all in [lo, hi)) into out (n * dim floats). */
+void cr_shard_pull(cr_shard *s, const int64_t *keys, int64_t n, float *out);
+/* Apply updates g (n * dim floats) of local keys with the table's rule. */
+void cr_shard_push(cr_shard *s, const int64_t *keys, int64_t n, const float *g);
+/* Bulk copy of rows [lo, lo+count) (global keys, local) out of / into the
+ * shard, values and optimizer state (state may be NULL: then skipped / reset). */
+void cr_shard_get_rows(cr_shard *s, int64_t lo, int64_t count, float *vals, float *state);
+void cr_shard_set_rows(cr_shard *s, int64_t lo, int64_t count, const float *vals, const float *state);
+/* Change the learning rate of the table's rule. */
+void cr_shard_set_lr(cr_shard *s, float lr);
+
+#endif

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Bad command-line values and bad policy files: one clear line, no crash.
+set -u
+. "$CRESCENT_ROOT/tests/integration/jobs/lib.sh"
+check() { # expected-status pattern command...
+    local want=$1 pat=$2; shift 2
+    timeout 30 "$@" >"$TMP/out" 2>&1
+    local rc=$?
+    [ $rc -eq "$want" ] || { cat "$TMP/out"; fail "'$*' exited $rc, expected $want"; }
+    grep -q -- "$pat" "$TMP/out" || { cat "$TMP/out"; fail "'$*': expected message matching '$pat'"; }
+}
+check 2 "--nodes: 'abc' is not an integer" "$CRESCENT_BIN" run "$JOBS/count.lua" --nodes abc
+check 2 "--workers: '-1' is not an integer" "$CRESCENT_BIN" run "$JOBS/count.lua" --workers -1
+check 2 "unknown option '--frobnicate'" "$CRESCENT_BIN" run --frobnicate "$JOBS/count.lua"
+check 2 "usage: crescent node" "$CRESCENT_BIN" node
+check 1 "unknown consistency policy 'nosuch'" "$CRESCENT_BIN" run "$JOBS/count.lua" --policy nosuch
+check 1 "ssp: staleness must be a non-negative integer" "$CRESCENT_BIN" run "$JOBS/count.lua" --policy ssp:staleness=-1
+# a policy file with a syntax error, and one that returns the wrong thing
+printf 'return function(opts) return {may_proceed = function( end\n' >"$TMP/broken.lua"
+check 1 "bad policy file: .*broken.lua:1:" "$CRESCENT_BIN" run "$JOBS/count.lua" --policy "$TMP/broken.lua"
+printf 'return 42\n' >"$TMP/wrong.lua"
+check 1 "must return a constructor" "$CRESCENT_BIN" run "$JOBS/count.lua" --policy "$TMP/wrong.lua"
+# keys out of range / wrong row counts from a model script name the model line
+check 1 "bad_keys.lua:[0-9]*: pull: key 10 (position 2) out of range \[0, 10) of table 'C'" \
+    "$CRESCENT_BIN" run "$JOBS/bad_keys.lua" -- pull
+check 1 "bad_keys.lua:[0-9]*: push: 2 keys need a 2 x 3 matrix of rows for table 'C', got 2 x 2" \
+    "$CRESCENT_BIN" run "$JOBS/bad_keys.lua" -- push
+check 1 "bad_keys.lua:[0-9]*: C:get: key 99 out of range \[0, 10)" "$CRESCENT_BIN" run "$JOBS/bad_keys.lua" -- get
+"$CRESCENT_BIN" keygen | grep -Eq "^public .{40}$" || fail "keygen"
+no_orphans || exit 1
