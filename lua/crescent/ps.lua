@@ -349,10 +349,15 @@ function Job:epoch(args)
     local bar = (not M.quiet) and cps.progress(("epoch %d"):format(self.epochs + 1),
                                                math.tointeger(args.total) or 0) or nil
     local t0 = core.util.now()
-    local results = self:_guard(self.rt.call, "epoch", s, function(n)
+    local ok, results = pcall(self._guard, self, self.rt.call, "epoch", s, function(n)
         items = items + n
         if bar then bar:add(n) end
     end)
+    if not ok then
+        self.epochs = self.epochs + 1 -- it ran, and failed: the next one gets the next number
+        if bar then bar:done() end
+        error(results, 0)
+    end
     local secs = core.util.now() - t0
     if bar then bar:done() end
     local after = traffic(self:stats())
