@@ -2,7 +2,7 @@
 --
 -- Every function here raises on failure with a one-line message positioned
 -- at the caller's line: expected failures name the data file and line
--- ("job.lua:12: train.mmc:17: column 2001 out of range [1, 2000]"), wrong
+-- ("job.lua:12: train.mmc:17: column 2001 out of range 1..2000"), wrong
 -- arguments say what is wrong ("job.lua:12: unknown option 'cahce'"). The C
 -- functions underneath (crescent.core.data) return nil, msg for expected
 -- failures instead; use them directly to handle failures without pcall.

@@ -6,8 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cr_time.h"
 #include "cli/cli.h"
 #include "data/cr_gen.h"
+#include "data/cr_graph.h"
+#include "data/cr_libsvm.h"
+#include "data/cr_mm.h"
+#include "data/cr_text.h"
 
 typedef enum { OPT_INT, OPT_NUM, OPT_STR } opt_kind;
 
@@ -29,6 +34,9 @@ static void usage(FILE *f) {
             "  bipartite --rows R --cols C (--density d | --sparsity v) [--zipf a] [--seed S]\n"
             "            --out FILE     (FILE.mtx/.mmc: MatrixMarket pattern; otherwise LIBSVM)\n"
             "  zipf-text --tokens T --vocab V [--exponent 1.0] [--line-tokens 100] [--seed S] --out FILE\n"
+            "  check FILE [--format mm|libsvm|edges|triples|del|text]\n"
+            "            read FILE with crescent's reader, print its shape or the first bad line\n"
+            "            (format from the extension: .mmc .mtx .mm / .svm .libsvm / .edges / .del / .tsv / .txt)\n"
             "  wordnet | wordnet-graph | gcide-text | gcide-docs | brown | gcide-brown | wordnet-synonyms\n"
             "            (corpus builders; see crescent data NAME --help)\n");
 }
@@ -154,6 +162,100 @@ static int zipf_text(int argc, char **argv) {
     return 0;
 }
 
+static int has_suffix(const char *s, const char *suf) {
+    size_t n = strlen(s), k = strlen(suf);
+    if (n > 3 && !strcmp(s + n - 3, ".gz")) n -= 3;
+    return n >= k && !strncmp(s + n - k, suf, k);
+}
+
+static const char *guess_format(const char *path) {
+    static const struct { const char *suffix, *format; } ext[] = {
+        {".mmc", "mm"}, {".mtx", "mm"}, {".mm", "mm"}, {".svm", "libsvm"}, {".libsvm", "libsvm"},
+        {".edges", "edges"}, {".del", "del"}, {".tsv", "triples"}, {".txt", "text"}};
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+        if (has_suffix(path, ext[i].suffix)) return ext[i].format;
+    return NULL;
+}
+
+/* check FILE [--format F]: the readers as a command, for users and tests. */
+static int check(int argc, char **argv) {
+    const char *format = NULL, *path = NULL;
+    char *rest[8]; /* argv without FILE, for parse_opts */
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        if (i >= 2 && !path && argv[i][0] != '-' && strcmp(argv[i - 1], "--format") != 0) path = argv[i];
+        else if (n < 8) rest[n++] = argv[i];
+        else n = 9;
+    }
+    opt opts[] = {{"format", OPT_STR, &format, 0, 0}};
+    int rc = n > 8 ? 2 : parse_opts(n, rest, opts, 1);
+    if (rc) return rc;
+    if (!path) {
+        fprintf(stderr, "crescent data check: FILE expected\n");
+        return 2;
+    }
+    if (!format) format = guess_format(path);
+    if (!format) {
+        fprintf(stderr, "crescent data check: cannot tell the format of %s; give --format\n", path);
+        return 2;
+    }
+    cr_err e;
+    double t0 = cr_now();
+    if (!strcmp(format, "mm")) {
+        cr_coo m;
+        if ((rc = cr_mm_load(path, CR_MM_NO_CACHE, NULL, NULL, &m, NULL, &e)) == 0) {
+            printf("%s: MatrixMarket %lld x %lld, %lld entries", path, (long long)m.rows, (long long)m.cols,
+                   (long long)m.nnz);
+            cr_coo_free(&m);
+        }
+    } else if (!strcmp(format, "libsvm")) {
+        cr_csr m;
+        if ((rc = cr_libsvm_load(path, 0, &m, &e)) == 0) {
+            printf("%s: LIBSVM %lld samples, %lld features, %lld nonzeros", path, (long long)m.rows,
+                   (long long)m.cols, (long long)m.nnz);
+            cr_csr_free(&m);
+        }
+    } else if (!strcmp(format, "edges")) {
+        cr_edges g;
+        if ((rc = cr_edges_load(path, &g, &e)) == 0) {
+            printf("%s: edge list, %lld nodes, %lld edges", path, (long long)g.n, (long long)g.m);
+            cr_edges_free(&g);
+        }
+    } else if (!strcmp(format, "triples") || !strcmp(format, "del")) {
+        cr_triple_cols t;
+        cr_dict en, rl;
+        cr_dict_init(&en);
+        cr_dict_init(&rl);
+        rc = !strcmp(format, "del") ? cr_triples_load_del(path, 0, 0, &t, &e) : cr_triples_load(path, &en, &rl, 1, &t, &e);
+        if (rc == 0) {
+            printf("%s: %lld triples, %lld entities, %lld relations", path, (long long)t.n, (long long)t.n_ent,
+                   (long long)t.n_rel);
+            cr_triples_free(&t);
+        }
+        cr_dict_free(&en);
+        cr_dict_free(&rl);
+    } else if (!strcmp(format, "text")) {
+        cr_corpus c;
+        cr_dict v;
+        cr_dict_init(&v);
+        if ((rc = cr_text_load(path, &(cr_text_opts){1, 0, 0}, &c, &v, &e)) == 0) {
+            printf("%s: text, %lld tokens, %lld lines, %lld distinct words", path, (long long)c.ntok,
+                   (long long)c.nsent, (long long)v.n);
+            cr_corpus_free(&c);
+        }
+        cr_dict_free(&v);
+    } else {
+        fprintf(stderr, "crescent data check: unknown format '%s' (mm, libsvm, edges, triples, del, text)\n", format);
+        return 2;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "crescent data check: %s\n", e.msg);
+        return 1;
+    }
+    printf(" (%.2f s)\n", cr_now() - t0);
+    return 0;
+}
+
 int cr_cli_data(int argc, char **argv) {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(argc < 2 ? stderr : stdout);
@@ -168,6 +270,7 @@ int cr_cli_data(int argc, char **argv) {
     if (!strcmp(argv[1], "zipf-mf")) return zipf_mf(argc, argv);
     if (!strcmp(argv[1], "bipartite")) return bipartite(argc, argv);
     if (!strcmp(argv[1], "zipf-text")) return zipf_text(argc, argv);
+    if (!strcmp(argv[1], "check")) return check(argc, argv);
     fprintf(stderr, "crescent data: unknown dataset '%s'\n", argv[1]);
     usage(stderr);
     return 2;

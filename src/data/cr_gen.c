@@ -116,6 +116,43 @@ static float *normal_factors(int64_t n, int rank, double sd, cr_rng *r) {
     return f;
 }
 
+/* Index ranges of a zipf table: single indices first, then ranges growing
+ * by 1% (the probabilities inside one differ by about 1%). Fills lo[] with
+ * range starts (lo[nb] = n) and mean[] with the mean probability; returns nb. */
+static int64_t buckets(const cr_zipf *z, int64_t *lo, double *mean) {
+    int64_t nb = 0, a = 0;
+    while (a < z->n) {
+        int64_t b = a < 1000 ? a + 1 : a + a / 100;
+        if (b > z->n) b = z->n;
+        double mass = z->cdf[b - 1] - (a ? z->cdf[a - 1] : 0);
+        lo[nb] = a;
+        mean[nb++] = mass / (double)(b - a);
+        a = b;
+    }
+    lo[nb] = z->n;
+    return nb;
+}
+
+/* Expected number of distinct cells after d independent draws of (row, col):
+ * sum over cells of 1 - exp(-d p_i q_j), evaluated on the ranges above. By
+ * concavity the range means slightly overestimate it, so a "too few" verdict
+ * is safe. */
+static double expected_distinct(const cr_zipf *zr, const cr_zipf *zc, double d) {
+    size_t cap = 4000; /* ranges per axis: 1000 + log(2^31/1000)/log(1.01) < 2500 */
+    int64_t *lr = cr_xmalloc(cap * sizeof *lr), *lc = cr_xmalloc(cap * sizeof *lc);
+    double *mr = cr_xmalloc(cap * sizeof *mr), *mc = cr_xmalloc(cap * sizeof *mc);
+    int64_t nr = buckets(zr, lr, mr), nc = buckets(zc, lc, mc);
+    double sum = 0;
+    for (int64_t a = 0; a < nr; a++)
+        for (int64_t b = 0; b < nc; b++)
+            sum += (double)(lr[a + 1] - lr[a]) * (double)(lc[b + 1] - lc[b]) * -expm1(-d * mr[a] * mc[b]);
+    free(lr);
+    free(lc);
+    free(mr);
+    free(mc);
+    return sum;
+}
+
 /* Draw o->cells distinct (row, col) pairs; rows[k], cols[k] in draw order. */
 static int draw_cells(const cr_zipf_mf_opts *o, uint32_t *rows, uint32_t *cols, int64_t *draws, cr_err *e) {
     cr_zipf zr, zc;
@@ -132,7 +169,18 @@ static int draw_cells(const cr_zipf_mf_opts *o, uint32_t *rows, uint32_t *cols, 
     }
     cr_rng rng;
     cr_rng_seed2(&rng, o->seed, 1);
-    int64_t got = 0, n = 0, limit = 50 * o->cells + 1000000;
+    int64_t got = 0, n = 0, limit = 50 * o->cells + 1000000, window_got = 0;
+    double expect = expected_distinct(&zr, &zc, (double)limit);
+    if (expect < (double)o->cells) {
+        free(set.slot);
+        cr_zipf_free(&zr);
+        cr_zipf_free(&zc);
+        return cr_errf(e,
+                       "zipf(%g) over %lld x %lld gives only about %.0f distinct cells in %lld draws; "
+                       "lower --cells or raise --rows/--cols",
+                       o->exponent, (long long)o->rows, (long long)o->cols, expect, (long long)limit);
+    }
+    const int64_t window = 1 << 20;
     while (got < o->cells && n < limit) {
         int64_t i = cr_zipf_draw(&zr, &rng), j = cr_zipf_draw(&zc, &rng);
         n++;
@@ -141,6 +189,14 @@ static int draw_cells(const cr_zipf_mf_opts *o, uint32_t *rows, uint32_t *cols, 
             cols[got] = (uint32_t)j;
             got++;
         }
+        /* The acceptance rate only falls, so the draws still needed are at
+         * least (cells - got) / (rate of the last window): give up as soon
+         * as even that exceeds the budget, rather than at the budget. */
+        if (n % window == 0) {
+            double rate = (double)(got - window_got) / (double)window;
+            if (rate * (double)(limit - n) < (double)(o->cells - got)) break;
+            window_got = got;
+        }
     }
     free(set.slot);
     cr_zipf_free(&zr);
@@ -148,8 +204,8 @@ static int draw_cells(const cr_zipf_mf_opts *o, uint32_t *rows, uint32_t *cols, 
     *draws = n;
     if (got < o->cells)
         return cr_errf(e,
-                       "only %lld distinct cells after %lld zipf(%g) draws over %lld x %lld; "
-                       "lower --cells or raise --rows/--cols",
+                       "only %lld distinct cells after %lld zipf(%g) draws over %lld x %lld and too "
+                       "few new ones per draw to reach --cells; lower --cells or raise --rows/--cols",
                        (long long)got, (long long)n, o->exponent, (long long)o->rows, (long long)o->cols);
     return 0;
 }
@@ -270,6 +326,16 @@ static int bipartite_cells(const cr_bipartite_opts *o, uint64_t **out, int64_t *
             return cr_errf(e, "out of memory for %lld cells", (long long)want);
         }
         int64_t limit = 50 * want + 1000000;
+        cr_zipf zr; /* uniform rows, only for the feasibility estimate */
+        if (cr_zipf_init(&zr, o->rows, 0, e) != 0) {
+            free(k);
+            free(set.slot);
+            cr_zipf_free(&zc);
+            return -1;
+        }
+        double expect = expected_distinct(&zr, &zc, (double)limit);
+        cr_zipf_free(&zr);
+        if (expect < (double)want) limit = 0; /* reported below without drawing */
         while ((int64_t)n < want && *draws < limit) {
             uint64_t i = cr_rng_below(&r, (uint64_t)o->rows), j = (uint64_t)cr_zipf_draw(&zc, &r);
             (*draws)++;
@@ -279,8 +345,8 @@ static int bipartite_cells(const cr_bipartite_opts *o, uint64_t **out, int64_t *
         cr_zipf_free(&zc);
         if ((int64_t)n < want) {
             free(k);
-            return cr_errf(e, "only %zu distinct cells after %lld draws; lower --density or --zipf", n,
-                           (long long)*draws);
+            return cr_errf(e, "zipf(%g) columns give only about %.0f of the %lld distinct cells wanted; "
+                              "lower --density or --zipf", o->zipf, expect, (long long)want);
         }
         qsort(k, n, sizeof *k, cmp_u64);
     }

@@ -43,7 +43,8 @@ typedef struct cr_gen_stats {
 
 /* Write OUT/train.mmc and OUT/test.mmc. Errors: bad options, impossible or
  * impractical cell counts (more than rows*cols, or the zipf head saturates so
- * that N unique cells are not found within 50*N + 10^6 draws), I/O. */
+ * that N unique cells are not found within 50*N + 10^6 draws; the run stops
+ * early once the current acceptance rate shows the budget cannot suffice), I/O. */
 int cr_gen_zipf_mf(const cr_zipf_mf_opts *o, cr_gen_stats *st, cr_err *e);
 
 typedef struct cr_bipartite_opts {

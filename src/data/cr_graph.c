@@ -16,7 +16,7 @@ static int parse_id(char **s, int64_t max, int64_t *out, const char *what, const
     if (rc == -1 || (rc == 0 && !cr_field_end(**s))) return cr_errf_at(e, path, ln, "%s is not an integer", what);
     if (rc == -2 || *out < 0 || *out > max) {
         int w = (int)strcspn(at, " \t");
-        return cr_errf_at(e, path, ln, "%s %.*s out of range [0, %lld]", what, w > 24 ? 24 : w, at, (long long)max);
+        return cr_errf_at(e, path, ln, "%s %.*s out of range 0..%lld", what, w > 24 ? 24 : w, at, (long long)max);
     }
     *s = cr_skip_ws(*s);
     return 0;

@@ -44,7 +44,7 @@ static int parse_line(acc *a, char *s, int64_t features, const char *path, long 
         if (rc == 0 && *s != ':') rc = -1;
         if (rc == -1) return cr_errf_at(e, path, ln, "expected ID:VALUE, got '%.20s'", at);
         if (rc == -2 || id < 1 || id > INT32_MAX)
-            return cr_errf_at(e, path, ln, "feature id %.20s out of range [1, 2147483647]", at);
+            return cr_errf_at(e, path, ln, "feature id %.20s out of range 1..2147483647", at);
         if (features > 0 && id > features)
             return cr_errf_at(e, path, ln, "feature id %lld beyond the declared %lld features", (long long)id,
                               (long long)features);

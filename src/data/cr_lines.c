@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "base/cr_alloc.h"
@@ -23,7 +24,7 @@ struct cr_lines {
 cr_lines *cr_lines_open(const char *path, cr_err *e) {
     gzFile gz = gzopen(path, "rb");
     if (!gz) {
-        cr_errf(e, "%s: cannot open: %s", path, errno ? strerror(errno) : "unknown error");
+        cr_errf(e, "%s: %s", path, errno ? strerror(errno) : "cannot open");
         return NULL;
     }
     gzbuffer(gz, 1u << 18);
@@ -33,6 +34,14 @@ cr_lines *cr_lines_open(const char *path, cr_err *e) {
     r->cap = BLOCK + 1;
     r->buf = cr_xmalloc(r->cap);
     return r;
+}
+
+/* zlib's message, without the "path: " zlib puts in front of it. */
+static const char *gz_msg(cr_lines *r, int *code) {
+    const char *m = gzerror(r->gz, code);
+    size_t n = strlen(r->path);
+    if (!strncmp(m, r->path, n) && m[n] == ':' && m[n + 1] == ' ') m += n + 2;
+    return m;
 }
 
 /* Refill: move the unread tail to the front, grow if a line fills the
@@ -52,12 +61,12 @@ static int fill(cr_lines *r, cr_err *e) {
     int n = gzread(r->gz, r->buf + r->end, BLOCK);
     if (n < 0) {
         int code;
-        const char *msg = gzerror(r->gz, &code);
+        const char *msg = gz_msg(r, &code);
         return cr_errf(e, "%s: read error: %s", r->path, code == Z_ERRNO ? strerror(errno) : msg);
     }
     if (n == 0) {
         int code;
-        const char *msg = gzerror(r->gz, &code);
+        const char *msg = gz_msg(r, &code);
         if (code != Z_OK && code != Z_STREAM_END)
             return cr_errf(e, "%s: %s (truncated or corrupt gzip?)", r->path, msg);
         r->eof = 1;
@@ -77,6 +86,8 @@ int cr_lines_next(cr_lines *r, char **line, size_t *len, cr_err *e) {
             if (n > 0 && s[n - 1] == '\r') n--;
             s[n] = '\0'; /* cap leaves room for this NUL at the very end */
             r->lineno++;
+            if (memchr(s, '\0', n)) /* parsers stop at NUL: refuse instead of reading half a line */
+                return cr_errf_at(e, r->path, r->lineno, "NUL byte in line (binary file?)");
             *line = s;
             *len = n;
             return 1;
@@ -86,6 +97,12 @@ int cr_lines_next(cr_lines *r, char **line, size_t *len, cr_err *e) {
         if (fill(r, e) < 0) return -1;
         scan = r->start + seen;
     }
+}
+
+long long cr_lines_plain_size(cr_lines *r) {
+    struct stat st;
+    if (!gzdirect(r->gz) || stat(r->path, &st) != 0) return -1;
+    return (long long)st.st_size;
 }
 
 long cr_lines_lineno(const cr_lines *r) { return r->lineno; }
@@ -116,6 +133,20 @@ int cr_parse_i64(char **p, int64_t *out) {
 int cr_parse_f32(char **p, float *out) {
     char *s = cr_skip_ws(*p), *end;
     if (*s == '\0') return -1;
+    /* Fast path for small integers (counts, 0/1 features): exact, and the
+     * conversion from int rounds like strtof would. Anything else (a dot,
+     * an exponent, more digits) goes to strtof. */
+    {
+        const char *d = s + (*s == '-' || *s == '+');
+        int v = 0, n = 0;
+        while (n < 9 && *d >= '0' && *d <= '9') v = v * 10 + (*d++ - '0'), n++;
+        if (n > 0 && !(*d >= '0' && *d <= '9') && *d != '.' && *d != 'e' && *d != 'E' && *d != 'x' &&
+            *d != 'X' && !(*d >= 'a' && *d <= 'z') && !(*d >= 'A' && *d <= 'Z')) {
+            *out = *s == '-' ? -(float)v : (float)v; /* keeps -0 */
+            *p = (char *)d;
+            return 0;
+        }
+    }
     float v = strtof(s, &end);
     if (end == s) return -1;
     if (!isfinite(v)) return -2;

@@ -21,8 +21,13 @@ cr_lines *cr_lines_open(const char *path, cr_err *e);
 
 /* Next line without its '\n' (and without a trailing '\r'). Returns 1 and
  * sets *line / *len, 0 at the end of the input, -1 on a read error (e is
- * filled: truncated gzip, I/O error, a line longer than 256 MiB). */
+ * filled: truncated gzip, I/O error, a line longer than 256 MiB, a NUL byte
+ * inside a line, i.e. a binary file). */
 int cr_lines_next(cr_lines *r, char **line, size_t *len, cr_err *e);
+
+/* Size in bytes of an uncompressed input (for sanity checks of declared
+ * counts against what the file can hold), or -1 for gzip input. */
+long long cr_lines_plain_size(cr_lines *r);
 
 /* 1-based number of the line last returned (0 before the first). */
 long cr_lines_lineno(const cr_lines *r);

@@ -57,6 +57,10 @@ static int parse_size(cr_lines *in, char *s, cr_mm_header *h, cr_err *e) {
     if (v[2] > MAX_NNZ || v[2] > v[0] * v[1]) /* both <= 2^31: no overflow */
         return cr_errf_at(e, path, ln, "%lld entries cannot fit a %lld x %lld matrix", (long long)v[2],
                           (long long)v[0], (long long)v[1]);
+    long long size = cr_lines_plain_size(in); /* each entry takes >= 4 bytes: "i j\n" */
+    if (size >= 0 && v[2] > size / 4)
+        return cr_errf_at(e, path, ln, "declares %lld entries but the file has only %lld bytes", (long long)v[2],
+                          size);
     h->rows = v[0];
     h->cols = v[1];
     h->nnz = v[2];
@@ -108,7 +112,7 @@ static int parse_entry(cr_mm_reader *r, char *s, int64_t *ri, int64_t *ci, float
         int64_t lim = k ? r->h.cols : r->h.rows;
         if (rc == -2) return cr_errf_at(e, path, ln, "%s index beyond 64 bits", what[k]);
         if (id[k] < 1 || id[k] > lim)
-            return cr_errf_at(e, path, ln, "%s %lld out of range [1, %lld]", what[k], (long long)id[k],
+            return cr_errf_at(e, path, ln, "%s %lld out of range 1..%lld", what[k], (long long)id[k],
                               (long long)lim);
     }
     *ri = id[0] - 1;
@@ -236,6 +240,8 @@ static int cache_read(const char *cpath, const struct stat *st, cr_coo_alloc all
              h.src_size == (uint64_t)st->st_size && h.mtime_sec == (int64_t)st->st_mtim.tv_sec &&
              h.mtime_nsec == (int64_t)st->st_mtim.tv_nsec && h.nnz >= 0 && h.nnz <= MAX_NNZ &&
              h.rows >= 0 && h.cols >= 0;
+    struct stat cst; /* the cache must be exactly header + arrays before anything is allocated */
+    ok = ok && fstat(fileno(f), &cst) == 0 && (uint64_t)cst.st_size == sizeof h + (uint64_t)h.nnz * 20;
     if (!ok) {
         fclose(f);
         return 0;

@@ -43,6 +43,84 @@ static void check_keys(lua_State *L, int t, const char *const *allowed) {
     }
 }
 
+/* ---- shared helpers ---- */
+
+/* [-0, +1] A new Ints holding a copy of a[0..n). */
+static cr_ints *push_ints(lua_State *L, const int64_t *a, int64_t n) {
+    cr_ints *v = cr_lints_new(L, n);
+    if (n) memcpy(v->data, a, (size_t)n * sizeof *a);
+    return v;
+}
+
+/* [-0, +1] A new n x 1 Matrix holding a copy of a[0..n). */
+static void push_col(lua_State *L, const float *a, int64_t n) {
+    cr_mat *m = cr_lmat_new(L, n, 1);
+    if (n) memcpy(m->data, a, (size_t)n * sizeof *a);
+}
+
+static void set_int(lua_State *L, const char *k, int64_t v) {
+    lua_pushinteger(L, v);
+    lua_setfield(L, -2, k);
+}
+
+/* [-0, +2] nil, msg: the expected-failure return of every reader. */
+static int fail(lua_State *L, const cr_err *e) {
+    luaL_pushfail(L);
+    lua_pushstring(L, e->msg);
+    return 2;
+}
+
+static int64_t opt_int(lua_State *L, int t, const char *key, int64_t dflt) {
+    if (lua_isnoneornil(L, t)) return dflt;
+    lua_getfield(L, t, key);
+    int ok;
+    lua_Integer v = lua_tointegerx(L, -1, &ok);
+    if (!ok && !lua_isnil(L, -1)) luaL_error(L, "option '%s' must be an integer", key);
+    lua_pop(L, 1);
+    return ok ? v : dflt;
+}
+
+static double opt_num(lua_State *L, int t, const char *key, double dflt) {
+    if (lua_isnoneornil(L, t)) return dflt;
+    lua_getfield(L, t, key);
+    int ok;
+    lua_Number v = lua_tonumberx(L, -1, &ok);
+    if (!ok && !lua_isnil(L, -1)) luaL_error(L, "option '%s' must be a number", key);
+    lua_pop(L, 1);
+    return ok ? v : dflt;
+}
+
+/* Field k of table t as an Ints / Matrix (raises with the field's name). */
+static cr_ints *field_ints(lua_State *L, int t, const char *k) {
+    lua_getfield(L, t, k);
+    cr_ints *v = cr_lints_test(L, -1);
+    if (!v) luaL_error(L, "field '%s' must be a crescent.Ints", k);
+    lua_pop(L, 1); /* still referenced by the table */
+    return v;
+}
+
+static cr_mat *field_mat(lua_State *L, int t, const char *k) {
+    lua_getfield(L, t, k);
+    cr_mat *m = cr_lmat_test(L, -1);
+    if (!m) luaL_error(L, "field '%s' must be a crescent.Matrix", k);
+    lua_pop(L, 1);
+    return m;
+}
+
+/* Convert a loaded C result into Lua values without leaking it: build runs
+ * under lua_pcall with the C object as a light userdata (plus nargs values
+ * from the stack top), the C object is freed either way, then an error is
+ * re-raised. [-nargs, +1] */
+static int build_then_free(lua_State *L, lua_CFunction build, void *obj, void (*free_fn)(void *), int nargs) {
+    lua_pushcfunction(L, build);
+    lua_pushlightuserdata(L, obj);
+    lua_rotate(L, -(nargs + 2), 2); /* build, obj below the nargs values */
+    int st = lua_pcall(L, nargs + 1, 1, 0);
+    free_fn(obj);
+    if (st != LUA_OK) return lua_error(L);
+    return 1;
+}
+
 /* Field k of table t as an integer (raises with the field's name). */
 static int64_t field_int(lua_State *L, int t, const char *k) {
     lua_getfield(L, t, k);
@@ -124,6 +202,67 @@ static int l_matrix_market(lua_State *L) {
     return 1;
 }
 
+/* ---- chunked MatrixMarket reading: crescent.MMReader ---- */
+
+#define MMREADER_MT "crescent.MMReader"
+
+typedef struct lmmr {
+    cr_mm_reader *r; /* NULL once closed or at the end */
+    cr_mm_header h;
+} lmmr;
+
+static int mmr_close(lua_State *L) {
+    lmmr *u = luaL_checkudata(L, 1, MMREADER_MT);
+    cr_mm_close(&u->r);
+    return 0;
+}
+
+/* mm_open(path) -> reader | nil, msg. reader.rows/cols/nnz via
+ * reader:header(); reader:next(n) -> row Ints, col Ints, val Matrix n x 1
+ * (at most n entries, 0-based ids), or nil at the end, or nil, msg on a bad
+ * line (the reader is then closed). Use with `local r <close> = ...`. */
+static int l_mm_open(lua_State *L) {
+    const char *path = luaL_checkstring(L, 1);
+    lmmr *u = lua_newuserdatauv(L, sizeof *u, 0);
+    u->r = NULL;
+    luaL_setmetatable(L, MMREADER_MT);
+    cr_err e;
+    u->r = cr_mm_open(path, &u->h, &e);
+    if (!u->r) return fail(L, &e);
+    return 1;
+}
+
+/* reader:header() -> rows, cols, nnz */
+static int mmr_header(lua_State *L) {
+    lmmr *u = luaL_checkudata(L, 1, MMREADER_MT);
+    lua_pushinteger(L, u->h.rows);
+    lua_pushinteger(L, u->h.cols);
+    lua_pushinteger(L, u->h.nnz);
+    return 3;
+}
+
+static int mmr_next(lua_State *L) {
+    lmmr *u = luaL_checkudata(L, 1, MMREADER_MT);
+    lua_Integer cap = luaL_optinteger(L, 2, 65536);
+    luaL_argcheck(L, cap >= 1 && cap <= (1 << 26), 2, "chunk size must be in 1..2^26");
+    if (!u->r) return 0;
+    cr_ints *row = cr_lints_new(L, cap), *col = cr_lints_new(L, cap);
+    cr_mat *val = cr_lmat_new(L, cap, 1);
+    cr_err e;
+    long got = cr_mm_read(u->r, row->data, col->data, val->data, (size_t)cap, &e);
+    if (got <= 0) {
+        cr_mm_close(&u->r);
+        if (got < 0) return fail(L, &e);
+        return 0;
+    }
+    if (got < cap) { /* the last chunk: exact-size copies */
+        push_ints(L, row->data, got);
+        push_ints(L, col->data, got);
+        push_col(L, val->data, got);
+    }
+    return 3;
+}
+
 /* write_matrix_market(path, {rows=, cols=, row=Ints, col=Ints, val=Matrix}
  * [, pattern]) -> true | nil, msg */
 static int l_write_matrix_market(lua_State *L) {
@@ -157,84 +296,6 @@ static int l_write_matrix_market(lua_State *L) {
         return 2;
     }
     lua_pushboolean(L, 1);
-    return 1;
-}
-
-/* ---- shared helpers ---- */
-
-/* [-0, +1] A new Ints holding a copy of a[0..n). */
-static cr_ints *push_ints(lua_State *L, const int64_t *a, int64_t n) {
-    cr_ints *v = cr_lints_new(L, n);
-    if (n) memcpy(v->data, a, (size_t)n * sizeof *a);
-    return v;
-}
-
-/* [-0, +1] A new n x 1 Matrix holding a copy of a[0..n). */
-static void push_col(lua_State *L, const float *a, int64_t n) {
-    cr_mat *m = cr_lmat_new(L, n, 1);
-    if (n) memcpy(m->data, a, (size_t)n * sizeof *a);
-}
-
-static void set_int(lua_State *L, const char *k, int64_t v) {
-    lua_pushinteger(L, v);
-    lua_setfield(L, -2, k);
-}
-
-/* [-0, +2] nil, msg: the expected-failure return of every reader. */
-static int fail(lua_State *L, const cr_err *e) {
-    luaL_pushfail(L);
-    lua_pushstring(L, e->msg);
-    return 2;
-}
-
-static int64_t opt_int(lua_State *L, int t, const char *key, int64_t dflt) {
-    if (lua_isnoneornil(L, t)) return dflt;
-    lua_getfield(L, t, key);
-    int ok;
-    lua_Integer v = lua_tointegerx(L, -1, &ok);
-    if (!ok && !lua_isnil(L, -1)) luaL_error(L, "option '%s' must be an integer", key);
-    lua_pop(L, 1);
-    return ok ? v : dflt;
-}
-
-static double opt_num(lua_State *L, int t, const char *key, double dflt) {
-    if (lua_isnoneornil(L, t)) return dflt;
-    lua_getfield(L, t, key);
-    int ok;
-    lua_Number v = lua_tonumberx(L, -1, &ok);
-    if (!ok && !lua_isnil(L, -1)) luaL_error(L, "option '%s' must be a number", key);
-    lua_pop(L, 1);
-    return ok ? v : dflt;
-}
-
-/* Field k of table t as an Ints / Matrix (raises with the field's name). */
-static cr_ints *field_ints(lua_State *L, int t, const char *k) {
-    lua_getfield(L, t, k);
-    cr_ints *v = cr_lints_test(L, -1);
-    if (!v) luaL_error(L, "field '%s' must be a crescent.Ints", k);
-    lua_pop(L, 1); /* still referenced by the table */
-    return v;
-}
-
-static cr_mat *field_mat(lua_State *L, int t, const char *k) {
-    lua_getfield(L, t, k);
-    cr_mat *m = cr_lmat_test(L, -1);
-    if (!m) luaL_error(L, "field '%s' must be a crescent.Matrix", k);
-    lua_pop(L, 1);
-    return m;
-}
-
-/* Convert a loaded C result into Lua values without leaking it: build runs
- * under lua_pcall with the C object as a light userdata (plus nargs values
- * from the stack top), the C object is freed either way, then an error is
- * re-raised. [-nargs, +1] */
-static int build_then_free(lua_State *L, lua_CFunction build, void *obj, void (*free_fn)(void *), int nargs) {
-    lua_pushcfunction(L, build);
-    lua_pushlightuserdata(L, obj);
-    lua_rotate(L, -(nargs + 2), 2); /* build, obj below the nargs values */
-    int st = lua_pcall(L, nargs + 1, 1, 0);
-    free_fn(obj);
-    if (st != LUA_OK) return lua_error(L);
     return 1;
 }
 
@@ -606,12 +667,17 @@ static int l_write_text(lua_State *L) {
     return 1;
 }
 
+static const luaL_Reg mmr_methods[] = {
+    {"next", mmr_next}, {"header", mmr_header}, {"close", mmr_close}, {NULL, NULL},
+};
+
 static const luaL_Reg dict_methods[] = {
     {"id", d_id}, {"name", d_name}, {"names", d_names}, {"write", d_write}, {NULL, NULL},
 };
 
 static const luaL_Reg funcs[] = {
     {"matrix_market", l_matrix_market},
+    {"mm_open", l_mm_open},
     {"write_matrix_market", l_write_matrix_market},
     {"libsvm", l_libsvm},
     {"write_libsvm", l_write_libsvm},
@@ -634,6 +700,15 @@ int cr_lopen_data(lua_State *L) {
         lua_pushcfunction(L, d_len);
         lua_setfield(L, -2, "__len");
         luaL_newlib(L, dict_methods);
+        lua_setfield(L, -2, "__index");
+    }
+    lua_pop(L, 1);
+    if (luaL_newmetatable(L, MMREADER_MT)) {
+        lua_pushcfunction(L, mmr_close);
+        lua_setfield(L, -2, "__gc");
+        lua_pushcfunction(L, mmr_close);
+        lua_setfield(L, -2, "__close");
+        luaL_newlib(L, mmr_methods);
         lua_setfield(L, -2, "__index");
     }
     lua_pop(L, 1);

@@ -70,9 +70,13 @@ static void match_side(const side *s, uint32_t cap, cr_rng *r, uint32_t *match) 
         uint32_t nt = 0, budget = CR_MBP_SCAN_BUDGET;
         for (uint64_t a = s->off[x]; a < s->off[x + 1] && budget; a++) {
             uint32_t nb = s->adj[a], mx = s->mul[a];
-            uint64_t lo = s->ooff[nb], hi = s->ooff[nb + 1];
-            if (hi - lo > CR_MBP_SCAN_PER_NBR) hi = lo + CR_MBP_SCAN_PER_NBR;
-            for (uint64_t b = lo; b < hi && budget; b++, budget--) {
+            uint64_t lo = s->ooff[nb], len = s->ooff[nb + 1] - lo, start = 0, cnt = len;
+            if (len > CR_MBP_SCAN_PER_NBR) { /* a window at a random place of a long list */
+                cnt = CR_MBP_SCAN_PER_NBR;
+                start = cr_rng_below(r, len);
+            }
+            for (uint64_t j = 0; j < cnt && budget; j++, budget--) {
+                uint64_t b = lo + (start + j) % len;
                 uint32_t y = s->oadj[b];
                 if (y == x || match[y] != UINT32_MAX) continue;
                 if ((uint64_t)s->w[x] + s->w[y] > cap) continue;

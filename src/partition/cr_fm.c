@@ -1,5 +1,7 @@
 /* k-way FM refinement of a bipartite placement (MBP step 3). Gains are the
- * decrease in weighted T_sum (see cr_mbp.h). Highest gain first through a
+ * decrease in the estimated T_sum (see cr_mbp.h): machine j needs
+ * need(v, j) = min(w(v), cnt_j(v)) of the originals inside coarse parameter
+ * v, an upper bound that is exact on the finest level. Highest gain first through a
  * lazy max-heap: a popped vertex's gain is recomputed and the vertex is
  * pushed back when it went down, so no eager update of every
  * neighbour-of-neighbour is needed after a move. */
@@ -8,6 +10,8 @@
 
 #include "base/cr_alloc.h"
 #include "partition/cr_mbp.h"
+
+static inline int64_t need(uint32_t w, uint32_t c) { return c < w ? c : w; }
 
 int cr_fm_init(cr_fm *fm, const cr_wgraph *g, uint32_t k, uint32_t *up, uint32_t *vp,
                uint64_t ubound, uint64_t mem_bound, cr_err *e) {
@@ -31,11 +35,13 @@ int cr_fm_init(cr_fm *fm, const cr_wgraph *g, uint32_t k, uint32_t *up, uint32_t
                 cr_fm_free(fm);
                 return cr_errf(e, "mbp: edge multiplicity overflow");
             }
-            if (*c == 0) fm->mem[up[u]] += g->vw[g->u_adj[a]];
             *c += g->u_mul[a];
         }
     }
-    for (uint32_t v = 0; v < g->nv; v++) fm->vload[vp[v]] += g->vw[v];
+    for (uint32_t v = 0; v < g->nv; v++) {
+        fm->vload[vp[v]] += g->vw[v];
+        for (uint32_t j = 0; j < k; j++) fm->mem[j] += (uint64_t)need(g->vw[v], fm->cnt[(size_t)v * k + j]);
+    }
     /* one unit of excess memory outweighs any T_sum change of one move */
     int64_t maxdeg = 0;
     for (uint32_t u = 0; u < g->nu; u++) {
@@ -58,33 +64,37 @@ void cr_fm_free(cr_fm *fm) {
     fm->scratch = NULL;
 }
 
+/* Cost change at machine j (not the owner) when cnt_j(v) goes c -> c + d. */
+static inline int64_t dneed(uint32_t w, uint32_t c, int64_t d) {
+    return need(w, (uint32_t)((int64_t)c + d)) - need(w, c);
+}
+
 int64_t cr_fm_gain_u(const cr_fm *fm, uint32_t u, uint32_t b) {
     const cr_wgraph *g = fm->g;
     uint32_t a = fm->up[u], k = fm->k;
     if (a == b) return 0;
     int64_t gain = 0;
     for (uint64_t i = g->u_off[u]; i < g->u_off[u + 1]; i++) {
-        uint32_t v = g->u_adj[i], s = fm->vp[v];
+        uint32_t v = g->u_adj[i], s = fm->vp[v], w = g->vw[v], m = g->u_mul[i];
         const uint32_t *c = &fm->cnt[(size_t)v * k];
-        if (c[a] == g->u_mul[i] && s != a) gain += g->vw[v];
-        if (c[b] == 0 && s != b) gain -= g->vw[v];
+        if (s != a) gain -= dneed(w, c[a], -(int64_t)m);
+        if (s != b) gain -= dneed(w, c[b], m);
     }
     return 2 * gain;
 }
 
 int64_t cr_fm_gain_v(const cr_fm *fm, uint32_t v, uint32_t b) {
-    uint32_t a = fm->vp[v];
+    uint32_t a = fm->vp[v], w = fm->g->vw[v];
     const uint32_t *c = &fm->cnt[(size_t)v * fm->k];
-    return 2 * (int64_t)fm->g->vw[v] * ((c[b] > 0) - (c[a] > 0));
+    return 2 * (need(w, c[b]) - need(w, c[a]));
 }
 
 uint64_t cr_fm_tsum(const cr_fm *fm) {
     uint64_t t = 0;
     for (uint32_t v = 0; v < fm->g->nv; v++) {
         const uint32_t *c = &fm->cnt[(size_t)v * fm->k];
-        uint64_t need = 0;
-        for (uint32_t j = 0; j < fm->k; j++) need += c[j] > 0 && j != fm->vp[v];
-        t += need * fm->g->vw[v];
+        for (uint32_t j = 0; j < fm->k; j++)
+            if (j != fm->vp[v]) t += (uint64_t)need(fm->g->vw[v], c[j]);
     }
     return 2 * t;
 }
@@ -95,11 +105,11 @@ void cr_fm_move_u(cr_fm *fm, uint32_t u, uint32_t b) {
     if (a == b) return;
     for (uint64_t i = g->u_off[u]; i < g->u_off[u + 1]; i++) {
         uint32_t v = g->u_adj[i];
-        uint32_t *c = &fm->cnt[(size_t)v * k];
-        c[a] -= g->u_mul[i];
-        if (c[a] == 0) fm->mem[a] -= g->vw[v];
-        if (c[b] == 0) fm->mem[b] += g->vw[v];
-        c[b] += g->u_mul[i];
+        uint32_t *c = &fm->cnt[(size_t)v * k], w = g->vw[v], m = g->u_mul[i];
+        fm->mem[a] = (uint64_t)((int64_t)fm->mem[a] + dneed(w, c[a], -(int64_t)m));
+        fm->mem[b] = (uint64_t)((int64_t)fm->mem[b] + dneed(w, c[b], m));
+        c[a] -= m;
+        c[b] += m;
     }
     fm->uload[a] -= g->uw[u];
     fm->uload[b] += g->uw[u];
@@ -125,22 +135,25 @@ static int64_t excess(const cr_fm *fm, int64_t m) {
 static int64_t best_u(const cr_fm *fm, uint32_t u, uint32_t *to) {
     const cr_wgraph *g = fm->g;
     uint32_t a = fm->up[u], k = fm->k;
-    int64_t *addt = fm->scratch, *addm = fm->scratch + k; /* T increase, memory increase */
+    /* addm[b]: memory increase at b; own[b]: the part of it on parameters b
+     * owns, which costs no traffic (T increase = addm - own) */
+    int64_t *addm = fm->scratch, *own = fm->scratch + k;
     memset(fm->scratch, 0, 2 * (size_t)k * sizeof *fm->scratch);
     int64_t rel = 0, relm = 0;
     for (uint64_t i = g->u_off[u]; i < g->u_off[u + 1]; i++) {
-        uint32_t v = g->u_adj[i], s = fm->vp[v], w = g->vw[v];
+        uint32_t v = g->u_adj[i], s = fm->vp[v], w = g->vw[v], m = g->u_mul[i];
         const uint32_t *c = &fm->cnt[(size_t)v * k];
-        if (c[a] == g->u_mul[i]) {
-            relm += w;
-            if (s != a) rel += w;
+        int64_t r = -dneed(w, c[a], -(int64_t)m);
+        relm += r;
+        if (s != a) rel += r;
+        for (uint32_t b = 0; b < k; b++) { /* branch-free: min(w - c, m) when c < w, else 0 */
+            uint32_t room = c[b] < w ? w - c[b] : 0;
+            addm[b] += room < m ? room : m;
         }
-        for (uint32_t b = 0; b < k; b++)
-            if (c[b] == 0) {
-                addm[b] += w;
-                if (s != b) addt[b] += w;
-            }
+        own[s] += c[s] < w ? (w - c[s] < m ? w - c[s] : m) : 0;
     }
+    int64_t *addt = own;
+    for (uint32_t b = 0; b < k; b++) addt[b] = addm[b] - own[b];
     int64_t best = INT64_MIN, pen_a = 0;
     if (fm->mem_bound)
         pen_a = fm->penalty * (excess(fm, (int64_t)fm->mem[a]) - excess(fm, (int64_t)fm->mem[a] - relm));
@@ -155,15 +168,17 @@ static int64_t best_u(const cr_fm *fm, uint32_t u, uint32_t *to) {
     return best;
 }
 
-/* Best move of v: to a machine that needs it, the lightest server first. */
+/* Best move of v: to the machine needing most of it, the lightest server
+ * among equals. */
 static int64_t best_v(const cr_fm *fm, uint32_t v, uint32_t *to) {
-    uint32_t a = fm->vp[v], k = fm->k;
+    uint32_t a = fm->vp[v], k = fm->k, w = fm->g->vw[v];
     const uint32_t *c = &fm->cnt[(size_t)v * k];
-    if (c[a] > 0) return 0;
-    int found = 0;
-    for (uint32_t b = 0; b < k; b++)
-        if (c[b] > 0 && (!found || fm->vload[b] < fm->vload[*to])) *to = b, found = 1;
-    return found ? 2 * (int64_t)fm->g->vw[v] : 0;
+    int64_t best = 0, na = need(w, c[a]);
+    for (uint32_t b = 0; b < k; b++) {
+        int64_t gn = need(w, c[b]) - na;
+        if (gn > best || (gn == best && gn > 0 && fm->vload[b] < fm->vload[*to])) best = gn, *to = b;
+    }
+    return 2 * best;
 }
 
 /* Max-heap of (gain, id); id < nu is a U vertex, else V vertex id - nu. */
@@ -248,10 +263,10 @@ static int64_t pass(cr_fm *fm, heap *h, uint8_t *state, logent *log, uint64_t st
             uint32_t u = (uint32_t)t.id, a = fm->up[u];
             log[nlog++] = (logent){t.id, a};
             cr_fm_move_u(fm, u, to);
-            /* parameters a no longer needs may now gain by moving to a needer */
+            /* parameters a needs less now may gain by moving to a bigger user */
             for (uint64_t i = g->u_off[u]; i < g->u_off[u + 1]; i++) {
                 uint32_t v = g->u_adj[i];
-                if (fm->vp[v] != a || fm->cnt[(size_t)v * fm->k + a] || state[nu + v]) continue;
+                if (fm->vp[v] != a || state[nu + v]) continue;
                 int64_t gv = best_v(fm, v, &to);
                 if (gv > 0) hpush(h, gv, nu + v), state[nu + v] = 1;
             }

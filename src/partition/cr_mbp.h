@@ -5,9 +5,11 @@
  * other partitioners: the weighted bipartite graph of the coarse levels, one
  * coarsening step, and the k-way FM refinement state.
  *
- * Cost model on a weighted graph: T_sum = 2 * sum_v w(v) * |{j != s(v) :
- * v in N(U_j)}| (one unit per parameter per remote machine that needs it;
- * the factor 2 counts the pull and the request served, as in the metrics).
+ * Cost model on a weighted graph: machine j needs need(v, j) =
+ * min(w(v), cnt_j(v)) of the originals inside parameter v (cnt_j(v) = edge
+ * multiplicity from U_j into v, an upper bound on the originals it touches),
+ * and T_sum = 2 * sum_v sum_{j != s(v)} need(v, j) (the factor 2 counts the
+ * pull and the request served, as in the metrics); M_j = sum_v need(v, j).
  * On the finest level (all weights 1) this is exactly the spec's T_sum. */
 
 #include <stdint.h>
@@ -38,7 +40,8 @@ void cr_wgraph_destroy(cr_wgraph **gp);
  * contracted graph (caller owns): weights add up, parallel edges become one
  * edge whose multiplicity is the sum. The neighbour-of-neighbour scan of one
  * vertex visits at most CR_MBP_SCAN_BUDGET pairs and at most
- * CR_MBP_SCAN_PER_NBR entries of each neighbour's list. */
+ * CR_MBP_SCAN_PER_NBR entries of each neighbour's list (a window starting at
+ * a random place, so long lists are not always cut at the same ids). */
 #define CR_MBP_SCAN_BUDGET 2048
 #define CR_MBP_SCAN_PER_NBR 64
 cr_wgraph *cr_coarsen(const cr_wgraph *g, int do_u, int do_v, uint32_t cap_u, uint32_t cap_v,
@@ -52,7 +55,7 @@ typedef struct cr_fm {
     uint32_t *cnt;          /* nv*k: summed multiplicity from U_j into v */
     uint64_t *uload;        /* k: weight of U_j */
     uint64_t *vload;        /* k: weight of V_j */
-    uint64_t *mem;          /* k: weighted |N(U_j)| */
+    uint64_t *mem;          /* k: estimated |N(U_j)| (exact on the finest level) */
     uint64_t ubound;        /* balance bound on uload */
     uint64_t mem_bound;     /* 0 = none */
     int64_t penalty;        /* weight of memory excess in the refined objective */
@@ -65,11 +68,11 @@ int cr_fm_init(cr_fm *fm, const cr_wgraph *g, uint32_t k, uint32_t *up, uint32_t
                uint64_t ubound, uint64_t mem_bound, cr_err *e);
 void cr_fm_free(cr_fm *fm);
 
-/* Decrease in weighted T_sum if U vertex u (resp. V vertex v) moved to part
- * b (b may equal its part: 0). Ignores the bounds. */
+/* Decrease in the estimated T_sum if U vertex u (resp. V vertex v) moved to
+ * part b (b may equal its part: 0). Ignores the bounds. */
 int64_t cr_fm_gain_u(const cr_fm *fm, uint32_t u, uint32_t b);
 int64_t cr_fm_gain_v(const cr_fm *fm, uint32_t v, uint32_t b);
-/* Weighted T_sum of the current state. */
+/* Estimated T_sum of the current state. */
 uint64_t cr_fm_tsum(const cr_fm *fm);
 /* Move u (resp. v) to part b, updating the state. */
 void cr_fm_move_u(cr_fm *fm, uint32_t u, uint32_t b);

@@ -3,13 +3,17 @@
  * method, the median over seeds of T_sum, M_max, the improvement of T_sum
  * over random ((C_random - C) / C) and the partition time (loading and
  * graph generation excluded).
- * Usage: mbp_dppa NU NV K DEG P_IN RUNS [HASH_BINS] */
+ * Usage: mbp_dppa NU NV K DEG P_IN RUNS [HASH_BINS]
+ *        mbp_dppa hash NU NV K DEG P_IN M1 M2 ...  (densification table:
+ *        per m', the hashed graph's size and DPPA vs random T_sum on it) */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/cr_time.h"
 #include "part_util.h"
 #include "partition/cr_dppa.h"
+#include "partition/cr_fhash.h"
 #include "partition/cr_mbp.h"
 
 static int cmpd(const void *a, const void *b) {
@@ -22,7 +26,43 @@ static double median(double *x, int n) {
     return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
 
+static int hash_table(int argc, char **argv) {
+    uint32_t nu = (uint32_t)atoi(argv[2]), nv = (uint32_t)atoi(argv[3]), k = (uint32_t)atoi(argv[4]);
+    uint32_t deg = (uint32_t)atoi(argv[5]);
+    cr_bigraph *g = pu_planted(nu, nv, k, deg, atof(argv[6]), 2026);
+    printf("graph: |U| %u |V| %u |E| %llu, k %u\n", g->nu, g->nv, (unsigned long long)g->ne, k);
+    printf("%8s %9s %10s %8s %9s %12s %12s %8s %8s\n", "m'", "bins used", "edges", "kept", "density",
+           "T_sum dppa", "T_sum random", "impr%", "time s");
+    for (int a = 7; a < argc; a++) {
+        cr_part_opts o;
+        cr_part_opts_default(&o);
+        o.hash_bins = (uint32_t)atoi(argv[a]);
+        cr_bigraph *h;
+        cr_placement *p;
+        cr_err e;
+        double t0 = cr_now();
+        if (o.hash_bins == 0 || cr_dppa_hashed(g, k, &o, &h, &p, &e)) {
+            fprintf(stderr, "m'=%s: %s\n", argv[a], o.hash_bins ? e.msg : "need m' >= 1");
+            return 1;
+        }
+        double t = cr_now() - t0;
+        cr_fhash_stats st;
+        cr_fhash_stats_of(g, h, &st);
+        cr_placement *r = cr_placement_new(k, h->nu, h->nv);
+        pu_random(r, 1);
+        double td = (double)pu_tsum(h, p->u_part, p->v_part, k), tr = (double)pu_tsum(h, r->u_part, r->v_part, k);
+        printf("%8u %9u %10llu %7.1f%% %9.5f %12.0f %12.0f %8.1f %8.3f\n", st.bins, st.bins_used,
+               (unsigned long long)st.edges, 100 * st.edge_ratio, st.density, td, tr, 100 * (tr - td) / td, t);
+        cr_placement_destroy(&r);
+        cr_placement_destroy(&p);
+        cr_bigraph_destroy(&h);
+    }
+    cr_bigraph_destroy(&g);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc >= 8 && !strcmp(argv[1], "hash")) return hash_table(argc, argv);
     if (argc < 7) {
         fprintf(stderr, "usage: %s NU NV K DEG P_IN RUNS [HASH_BINS]\n", argv[0]);
         return 2;

@@ -65,7 +65,7 @@ static int r_dict(const char *p, cr_err *e) {
     return rc;
 }
 
-static const char alphabet[] = "0123456789 \t\n:-+.eE#%xnai\r";
+static const char alphabet[] = "0123456789 \t\n:-+.eE#%xnai\r\0";
 
 /* n mutants of base through rd; counts accepted / rejected. */
 static int fuzz(const char *name, const char *base, reader rd, int n, int *ok, int *bad) {
@@ -80,7 +80,7 @@ static int fuzz(const char *name, const char *base, reader rd, int n, int *ok, i
         int edits = 1 + (int)cr_rng_below(&r, 4);
         for (int k = 0; k < edits; k++) {
             uint64_t how = cr_rng_below(&r, 10), at = cr_rng_below(&r, m + 1);
-            char ch = alphabet[cr_rng_below(&r, sizeof alphabet - 1)];
+            char ch = alphabet[cr_rng_below(&r, sizeof alphabet)]; /* includes the final NUL */
             if (how < 6 && at < m) buf[at] = ch;
             else if (how < 8 && m < len * 2) { memmove(buf + at + 1, buf + at, m - at); buf[at] = ch; m++; }
             else if (how < 9 && at < m) { memmove(buf + at, buf + at + 1, m - at - 1); m--; }

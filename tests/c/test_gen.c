@@ -62,6 +62,9 @@ static void test_bipartite_zipf(void) {
     for (int64_t i = 0; i < c.nnz; i++) deg[c.col[i]]++;
     CR_CHECK(deg[0] > 5 * deg[100]); /* skewed column degrees */
     cr_coo_free(&c);
+    o.density = 0.9;
+    o.zipf = 2;
+    CR_CHECK(cr_gen_bipartite(&o, &st, &e) == -1 && strstr(e.msg, "give only about"));
 }
 
 static void test_zipf_mf_options(void) {

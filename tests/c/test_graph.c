@@ -32,13 +32,13 @@ static void test_edges(void) {
     cr_edges_free(&g);
     CR_CHECK(strstr(edges_err("0 1\n2\n"), "bad.edges:2: missing target id"));
     CR_CHECK(strstr(edges_err("0 1\n2 x\n"), "bad.edges:2: target id is not an integer"));
-    CR_CHECK(strstr(edges_err("0 1\n-2 1\n"), ":2: source id -2 out of range [0, 2147483647]"));
+    CR_CHECK(strstr(edges_err("0 1\n-2 1\n"), ":2: source id -2 out of range 0..2147483647"));
     CR_CHECK(strstr(edges_err("0 4294967296\n"), ":1: target id 4294967296 out of range"));
     CR_CHECK(strstr(edges_err("0 1 2\n"), ":1: extra field"));
     CR_CHECK(strstr(edges_err("# none\n"), "bad.edges: empty file"));
     tput_truncated_gz("e.gz", "%d 1\n", 30000);
     CR_CHECK(cr_edges_load(tpath("e.gz"), &g, &e) == -1 && strstr(e.msg, "e.gz: ") && strstr(e.msg, "gzip"));
-    CR_CHECK(cr_edges_load(tpath("nope"), &g, &e) == -1 && strstr(e.msg, "nope: cannot open: No such file"));
+    CR_CHECK(cr_edges_load(tpath("nope"), &g, &e) == -1 && strstr(e.msg, "nope: No such file"));
 }
 
 static void test_triples_names(void) {
@@ -98,8 +98,8 @@ static void test_triples_names(void) {
 }
 
 static void test_triples_del(void) {
-    CR_CHECK(strstr(del_err("0\t0\t1\n0\t5\t1\n", 3, 2), "bad.del:2: relation id 5 out of range [0, 1]"));
-    CR_CHECK(strstr(del_err("0\t0\t3\n", 3, 2), ":1: object id 3 out of range [0, 2]"));
+    CR_CHECK(strstr(del_err("0\t0\t1\n0\t5\t1\n", 3, 2), "bad.del:2: relation id 5 out of range 0..1"));
+    CR_CHECK(strstr(del_err("0\t0\t3\n", 3, 2), ":1: object id 3 out of range 0..2"));
     CR_CHECK(strstr(del_err("0\t0\t3000000000\n", 0, 0), ":1: object id 3000000000 out of range"));
     CR_CHECK(strstr(del_err("0\t0\n", 0, 0), ":1: missing object id"));
     CR_CHECK(strstr(del_err("0\tx\t1\n", 0, 0), ":1: relation id is not an integer"));

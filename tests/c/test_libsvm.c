@@ -20,6 +20,7 @@ static void test_read(void) {
     CR_CHECK(m.ptr[0] == 0 && m.ptr[1] == 2 && m.ptr[2] == 2 && m.ptr[3] == 4);
     CR_CHECK(m.idx[0] == 0 && m.idx[1] == 3 && m.idx[2] == 1 && m.idx[3] == 6);
     CR_CHECK(m.val[1] == 2.0f && m.val[2] == 1e-3f && m.label[1] == -1.0f && m.label[2] == 0.0f);
+    CR_CHECK(m.val[3] == -4.0f);
     /* round trip through the writer, also through gzip */
     CR_CHECK(cr_libsvm_write(tpath("b.svm"), &m, &e) == 0);
     cr_csr b;
@@ -33,6 +34,18 @@ static void test_read(void) {
     gzclose(g);
     CR_CHECK(cr_libsvm_load(tpath("c.svm.gz"), 0, &b, &e) == 0 && b.rows == 1 && b.idx[0] == 2);
     cr_csr_free(&b);
+    cr_csr_free(&m);
+}
+
+/* The integer fast path and strtof agree, including -0 and 9-digit values. */
+static void test_numbers(void) {
+    const char *p = tput("n.svm", "-0 1:-0 2:123456789 3:+7 4:1234567891 5:0.5 6:-12\n");
+    cr_csr m;
+    cr_err e;
+    CR_CHECK(cr_libsvm_load(p, 0, &m, &e) == 0);
+    CR_CHECK(signbit(m.label[0]) && signbit(m.val[0]) && m.val[0] == 0.0f);
+    CR_CHECK(m.val[1] == strtof("123456789", NULL) && m.val[2] == 7.0f);
+    CR_CHECK(m.val[3] == strtof("1234567891", NULL) && m.val[4] == 0.5f && m.val[5] == -12.0f);
     cr_csr_free(&m);
 }
 
@@ -56,7 +69,7 @@ static void test_errors(void) {
     CR_CHECK(strstr(err_of("# nothing\n", 0), "bad.svm: empty file"));
     cr_csr m;
     cr_err e;
-    CR_CHECK(cr_libsvm_load(tpath("none.svm"), 0, &m, &e) == -1 && strstr(e.msg, "none.svm: cannot open: No such file"));
+    CR_CHECK(cr_libsvm_load(tpath("none.svm"), 0, &m, &e) == -1 && strstr(e.msg, "none.svm: No such file"));
     const char *p = tput_truncated_gz("t.svm.gz", "1 %d:1 2000000:3\n", 20000);
     CR_CHECK(cr_libsvm_load(p, 0, &m, &e) == -1 && strstr(e.msg, "t.svm.gz"));
 }
@@ -64,6 +77,7 @@ static void test_errors(void) {
 int main(void) {
     tdir_make();
     CR_RUN(test_read);
+    CR_RUN(test_numbers);
     CR_RUN(test_errors);
     tdir_remove();
     return cr_test_done();
