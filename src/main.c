@@ -15,6 +15,7 @@ static const struct {
     {"data", cr_cli_data, "data NAME ... --out PATH  generate or convert a dataset"},
     {"partition", cr_cli_partition, "partition FILE -k K [--method a,b|all] ..."},
     {"keygen", cr_cli_keygen, "keygen                   print a CURVE key pair"},
+    {"ckpt", cr_cli_ckpt, "ckpt FILE...             verify checkpoints and describe their tables"},
 };
 
 static void usage(FILE *f) {

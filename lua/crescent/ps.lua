@@ -268,8 +268,13 @@ function Job:table(o)
         seed = self.seed, compress = o.compress and 1 or 0,
     }
     local id = self.ntables
+    -- a node that cannot make its shard (memory) leaves the tables out of
+    -- step across nodes: the job cannot go on
     local ok, err = pcall(self.rt.table, self.rt, id, def)
-    if not ok then error(err, 2) end
+    if not ok then
+        self:close()
+        error(err, 2)
+    end
     self.ntables = id + 1
     local t = setmetatable({
         job = self, id = id, name = o.name, keys = o.keys, dim = o.dim, optimizer = opt.name,

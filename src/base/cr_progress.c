@@ -116,7 +116,7 @@ void cr_progress_done(cr_progress **pp) {
         char c[32], r[32];
         cr_progress_human((double)p->count, c, sizeof c);
         cr_progress_human(el > 0 ? (double)p->count / el : 0, r, sizeof r);
-        if (p->tty) fprintf(p->out, "\r%*s\r", p->drawn_width, "");
+        if (p->tty && p->drawn_width > 0) fprintf(p->out, "\r%*s\r", p->drawn_width, ""); /* erase the bar */
         fprintf(p->out, "%s: %s items in %.2f s, %s/s\n", p->label, c, el, r);
         fflush(p->out);
     }

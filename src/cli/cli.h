@@ -9,6 +9,7 @@ int cr_cli_node(int argc, char **argv);      /* cli_node.c */
 int cr_cli_data(int argc, char **argv);      /* cli_data.c */
 int cr_cli_partition(int argc, char **argv); /* cli_partition.c */
 int cr_cli_keygen(int argc, char **argv);    /* cli_node.c */
+int cr_cli_ckpt(int argc, char **argv);      /* cli_ckpt.c: verify and describe checkpoints */
 /* Dataset builders from Debian packages and npm (cli_corpus.c): wordnet,
  * wordnet-graph, gcide-text, gcide-docs, brown, gcide-brown, wordnet-synonyms.
  * Called by cr_cli_data with the same argv; returns 2 with a message if

@@ -215,10 +215,9 @@ static void score_block(cr_kge_model model, const cr_mat *ent, const float *ent_
 static void eval_blocked(cr_kge_model model, const cr_mat *ent, const cr_mat *rel, const cr_triples *test,
                          const kv_index ix[2], int64_t block, double *ranks) {
     int64_t n = ent->rows, d = ent->cols;
-    if (block <= 0) {
-        block = ((int64_t)1 << 22) / n; /* a score block of about 16 MB */
-        block = block < 1 ? 1 : block > 512 ? 512 : block;
-    }
+    if (block <= 0) block = ((int64_t)1 << 22) / n; /* a score block of about 16 MB */
+    block = block < 1 ? 1 : block > 512 ? 512 : block;
+    if (block > test->n) block = test->n;
     float *Q = cr_xmalloc((size_t)(block * d) * sizeof(float));
     float *S = cr_xmalloc((size_t)(block * n) * sizeof(float));
     float *ent_sq = NULL;

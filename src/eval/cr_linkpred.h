@@ -58,7 +58,7 @@ typedef struct cr_triples {
 
 typedef struct cr_lp_opts {
     int naive;     /* 1: per-triple reference loop */
-    int64_t block; /* queries per sgemm block; 0: chosen from the entity count */
+    int64_t block; /* queries per sgemm block (at most 512); 0: chosen from the entity count */
 } cr_lp_opts;
 
 typedef struct cr_lp_result {

@@ -27,7 +27,7 @@ struct cr_mfcells {
     uint64_t *border; /* walk order of batches */
     uint64_t *gorder; /* walk order of groups, a permutation within each batch's range */
     int64_t maxcells; /* largest batch */
-    int32_t *bwi, *bhj; /* output buffers (maxcells) */
+    int32_t *bwi, *bhj; /* cr_mfcells_gather's buffers (maxcells), made on first use */
     float *bx;
 };
 
@@ -41,6 +41,60 @@ int cr_mfcells_read_header(const char *path, cr_mf_shape *h, cr_err *e) {
 }
 
 /* ---- loading ---- */
+
+/* Cells as three parallel growable arrays (0-based row, column, value). */
+typedef struct {
+    int64_t n, cap;
+    int32_t *row, *col;
+    float *x;
+} cellvec;
+
+static void cellvec_push(cellvec *v, int32_t i, int32_t j, float x) {
+    if (v->n == v->cap) {
+        v->cap = v->cap ? 2 * v->cap : 1024;
+        v->row = cr_xrealloc(v->row, (size_t)v->cap * sizeof *v->row);
+        v->col = cr_xrealloc(v->col, (size_t)v->cap * sizeof *v->col);
+        v->x = cr_xrealloc(v->x, (size_t)v->cap * sizeof *v->x);
+    }
+    v->row[v->n] = i;
+    v->col[v->n] = j;
+    v->x[v->n++] = x;
+}
+
+static void cellvec_free(cellvec *v) {
+    free(v->row);
+    free(v->col);
+    free(v->x);
+}
+
+/* Stream path and keep the cells with a row in [*lo, *hi) (clamped to the
+ * matrix); the size line goes to *shape. 0, or -1 with e set. */
+static int read_rows(const char *path, int64_t *lo, int64_t *hi, cr_mf_shape *shape, cellvec *out,
+                     cr_err *e) {
+    cr_mm_header mh;
+    cr_mm_reader *r = cr_mm_open(path, &mh, e);
+    if (!r) return -1;
+    if (mh.rows > INT32_MAX || mh.cols > INT32_MAX) {
+        cr_mm_close(&r);
+        return cr_errf(e, "%s: more than %d rows or columns", path, INT32_MAX);
+    }
+    *shape = (cr_mf_shape){mh.rows, mh.cols, mh.nnz};
+    if (*lo < 0) *lo = 0;
+    if (*hi < 0 || *hi > mh.rows) *hi = mh.rows;
+    if (*lo > *hi) *lo = *hi;
+    enum { CHUNK = 65536 };
+    int64_t *crow = cr_xmalloc(CHUNK * sizeof *crow), *ccol = cr_xmalloc(CHUNK * sizeof *ccol);
+    float *cval = cr_xmalloc(CHUNK * sizeof *cval);
+    long got;
+    while ((got = cr_mm_read(r, crow, ccol, cval, CHUNK, e)) > 0)
+        for (long k = 0; k < got; k++)
+            if (crow[k] >= *lo && crow[k] < *hi) cellvec_push(out, (int32_t)crow[k], (int32_t)ccol[k], cval[k]);
+    cr_mm_close(&r);
+    free(crow);
+    free(ccol);
+    free(cval);
+    return got < 0 ? -1 : 0;
+}
 
 typedef struct {
     int64_t count;
@@ -76,6 +130,67 @@ static int32_t *deal_columns(const int64_t *count, int64_t cols, int parts) {
     return owner;
 }
 
+/* Lay the columns gcol[0..G) (with count[col] cells each, c->n in all) out
+ * in that order and cut them into batches. m = round(n / batch) batches of
+ * about n / m cells: batch k ends at the first column where the running
+ * count reaches (k+1) n / m, so no small leftover batch remains (450k cells
+ * at batch 200k: 2 x 225k, not 200k + 200k + 50k; every batch costs a pull
+ * and push of its rows). fill[col] gets the column's first cell slot. */
+static void cut_batches(cr_mfcells *c, const int64_t *gcol, const int64_t *count, int64_t batch,
+                        int64_t *fill) {
+    int64_t G = c->ngroups, N = c->n;
+    c->gstart = cr_xmalloc((size_t)(G + 1) * sizeof *c->gstart);
+    c->hkeys = cr_xmalloc((size_t)(G + 1) * sizeof *c->hkeys);
+    c->hstart = cr_xmalloc((size_t)(G + 1) * sizeof *c->hstart);
+    int64_t m = batch >= N ? 1 : (N + batch / 2) / batch, at = 0;
+    if (m < 1) m = 1;
+    for (int64_t g = 0; g < G; g++) {
+        if (g == 0 || (double)at >= (double)c->nbatch * (double)N / (double)m) c->hstart[c->nbatch++] = g;
+        c->hkeys[g] = gcol[g];
+        c->gstart[g] = fill[gcol[g]] = at;
+        at += count[gcol[g]];
+    }
+    c->gstart[G] = at;
+    c->hstart[c->nbatch] = G;
+}
+
+/* Batch-local indices (wi, hj) of every cell and each batch's unique rows
+ * (wkeys, in order of first use); row[s] is cell s's global row, in
+ * [lo, hi). Also sets maxcells and the identity walk orders. */
+static void index_batches(cr_mfcells *c, const int32_t *row, int64_t lo, int64_t hi) {
+    int64_t span = hi - lo, nw = 0, G = c->ngroups, N = c->n;
+    int32_t *stamp = cr_xcalloc((size_t)(span + 1), sizeof *stamp);
+    int32_t *local = cr_xmalloc((size_t)(span + 1) * sizeof *local);
+    c->wi = cr_xmalloc((size_t)(N + 1) * sizeof *c->wi);
+    c->hj = cr_xmalloc((size_t)(N + 1) * sizeof *c->hj);
+    c->wkeys = cr_xmalloc((size_t)(N + 1) * sizeof *c->wkeys);
+    c->wstart = cr_xmalloc((size_t)(c->nbatch + 1) * sizeof *c->wstart);
+    for (int64_t b = 0; b < c->nbatch; b++) {
+        c->wstart[b] = nw;
+        int64_t cells = c->gstart[c->hstart[b + 1]] - c->gstart[c->hstart[b]];
+        if (cells > c->maxcells) c->maxcells = cells;
+        for (int64_t g = c->hstart[b]; g < c->hstart[b + 1]; g++)
+            for (int64_t s = c->gstart[g]; s < c->gstart[g + 1]; s++) {
+                int64_t r = row[s] - lo;
+                if (stamp[r] != (int32_t)(b + 1)) {
+                    stamp[r] = (int32_t)(b + 1);
+                    local[r] = (int32_t)(nw - c->wstart[b]);
+                    c->wkeys[nw++] = row[s];
+                }
+                c->wi[s] = local[r];
+                c->hj[s] = (int32_t)(g - c->hstart[b]);
+            }
+    }
+    c->wstart[c->nbatch] = nw;
+    c->wkeys = cr_xrealloc(c->wkeys, (size_t)(nw + 1) * sizeof *c->wkeys);
+    free(stamp);
+    free(local);
+    c->border = cr_xmalloc((size_t)(c->nbatch + 1) * sizeof *c->border);
+    c->gorder = cr_xmalloc((size_t)(G + 1) * sizeof *c->gorder);
+    for (int64_t b = 0; b < c->nbatch; b++) c->border[b] = (uint64_t)b;
+    for (int64_t g = 0; g < G; g++) c->gorder[g] = (uint64_t)g;
+}
+
 cr_mfcells *cr_mfcells_load(const char *path, const cr_mfcells_opts *opts, cr_err *e) {
     cr_mfcells_opts o = opts ? *opts : (cr_mfcells_opts){0, -1, 0, 1, INT64_MAX, 0};
     if (o.batch < 1) {
@@ -86,140 +201,48 @@ cr_mfcells *cr_mfcells_load(const char *path, const cr_mfcells_opts *opts, cr_er
         cr_errf(e, "%s: worker part %d of %d is out of range", path, o.part, o.parts);
         return NULL;
     }
-    cr_mm_header mh;
-    cr_mm_reader *r = cr_mm_open(path, &mh, e);
-    if (!r) return NULL;
-    if (mh.rows > INT32_MAX || mh.cols > INT32_MAX) {
-        cr_mm_close(&r);
-        cr_errf(e, "%s: more than %d rows or columns", path, INT32_MAX);
+    /* 1. this node's cells (the node's share is held once, briefly) */
+    cellvec v = {0, 0, NULL, NULL, NULL};
+    int64_t lo = o.row_lo, hi = o.row_hi;
+    cr_mf_shape shape;
+    if (read_rows(path, &lo, &hi, &shape, &v, e)) {
+        cellvec_free(&v);
         return NULL;
     }
-    cr_mf_shape hdr = {mh.rows, mh.cols, mh.nnz};
-    int64_t lo = o.row_lo < 0 ? 0 : o.row_lo;
-    int64_t hi = o.row_hi < 0 || o.row_hi > hdr.rows ? hdr.rows : o.row_hi;
-    if (lo > hi) lo = hi;
-    /* 1. this node's cells, streamed in chunks */
-    enum { CHUNK = 65536 };
-    int64_t *crow = cr_xmalloc(CHUNK * sizeof *crow), *ccol = cr_xmalloc(CHUNK * sizeof *ccol);
-    float *cval = cr_xmalloc(CHUNK * sizeof *cval);
-    int64_t n = 0, cap = 1024;
-    int32_t *ri = cr_xmalloc((size_t)cap * sizeof *ri), *ci = cr_xmalloc((size_t)cap * sizeof *ci);
-    float *xv = cr_xmalloc((size_t)cap * sizeof *xv);
-    long got;
-    while ((got = cr_mm_read(r, crow, ccol, cval, CHUNK, e)) > 0) {
-        for (long k = 0; k < got; k++) {
-            if (crow[k] < lo || crow[k] >= hi) continue;
-            if (n == cap) {
-                cap *= 2;
-                ri = cr_xrealloc(ri, (size_t)cap * sizeof *ri);
-                ci = cr_xrealloc(ci, (size_t)cap * sizeof *ci);
-                xv = cr_xrealloc(xv, (size_t)cap * sizeof *xv);
-            }
-            ri[n] = (int32_t)crow[k];
-            ci[n] = (int32_t)ccol[k];
-            xv[n] = cval[k];
-            n++;
-        }
-    }
-    cr_mm_close(&r);
-    free(crow);
-    free(ccol);
-    free(cval);
-    if (got < 0) {
-        free(ri);
-        free(ci);
-        free(xv);
-        return NULL;
-    }
-    /* 2. deal columns to workers, keep mine */
-    int64_t cols = hdr.cols;
+    /* 2. deal the node's columns to its workers; keep mine, in a seeded random order */
+    int64_t cols = shape.cols;
     int64_t *count = cr_xcalloc((size_t)cols + 1, sizeof *count);
-    for (int64_t k = 0; k < n; k++) count[ci[k]]++;
+    for (int64_t k = 0; k < v.n; k++) count[v.col[k]]++;
     int32_t *owner = deal_columns(count, cols, o.parts);
     cr_mfcells *c = cr_xcalloc(1, sizeof *c);
-    c->hdr = hdr;
+    c->hdr = shape;
     int64_t *gcol = cr_xmalloc((size_t)(cols + 1) * sizeof *gcol);
-    for (int64_t jj = 0; jj < cols; jj++) {
-        if (owner[jj] != o.part) count[jj] = 0;
-        if (count[jj]) gcol[c->ngroups++] = jj;
-        c->n += count[jj];
+    for (int64_t j = 0; j < cols; j++) {
+        if (owner[j] != o.part) count[j] = 0;
+        if (count[j]) gcol[c->ngroups++] = j;
+        c->n += count[j];
     }
-    /* 3. cut the columns, in a seeded random order, into batches */
     cr_rng rng;
     cr_rng_seed2(&rng, o.seed, (uint64_t)o.part);
     cr_rng_shuffle_u64(&rng, (uint64_t *)gcol, (uint64_t)c->ngroups);
-    int64_t G = c->ngroups, N = c->n;
-    c->gstart = cr_xmalloc((size_t)(G + 1) * sizeof *c->gstart);
-    c->hkeys = cr_xmalloc((size_t)(G + 1) * sizeof *c->hkeys);
-    c->hstart = cr_xmalloc((size_t)(G + 1) * sizeof *c->hstart);
+    /* 3. batches of whole columns; 4. cells in place; 5. local indices */
     int64_t *fill = cr_xmalloc((size_t)(cols + 1) * sizeof *fill);
-    int64_t at = 0, batch_cells = 0;
-    for (int64_t g = 0; g < G; g++) {
-        int64_t jj = gcol[g];
-        if (g == 0 || batch_cells >= o.batch) {
-            c->hstart[c->nbatch++] = g;
-            batch_cells = 0;
-        }
-        batch_cells += count[jj];
-        c->hkeys[g] = jj;
-        c->gstart[g] = at;
-        fill[jj] = at;
-        at += count[jj];
-    }
-    c->gstart[G] = at;
-    c->hstart[c->nbatch] = G;
-    /* 4. place the cells (rows global for now) */
-    int32_t *row = cr_xmalloc((size_t)(N + 1) * sizeof *row);
-    c->x = cr_xmalloc((size_t)(N + 1) * sizeof *c->x);
-    c->hj = cr_xmalloc((size_t)(N + 1) * sizeof *c->hj);
-    for (int64_t k = 0; k < n; k++) {
-        if (owner[ci[k]] != o.part) continue;
-        int64_t dst = fill[ci[k]]++;
-        row[dst] = ri[k];
-        c->x[dst] = xv[k];
+    cut_batches(c, gcol, count, o.batch, fill);
+    int32_t *row = cr_xmalloc((size_t)(c->n + 1) * sizeof *row);
+    c->x = cr_xmalloc((size_t)(c->n + 1) * sizeof *c->x);
+    for (int64_t k = 0; k < v.n; k++) {
+        if (owner[v.col[k]] != o.part) continue;
+        int64_t dst = fill[v.col[k]]++;
+        row[dst] = v.row[k];
+        c->x[dst] = v.x[k];
     }
     free(fill);
+    free(gcol);
     free(owner);
     free(count);
-    free(gcol);
-    free(ri);
-    free(ci);
-    free(xv);
-    /* 5. batch-local indices and each batch's unique rows */
-    int64_t span = hi - lo;
-    int32_t *stamp = cr_xcalloc((size_t)(span + 1), sizeof *stamp), *local = cr_xmalloc((size_t)(span + 1) * sizeof *local);
-    c->wi = cr_xmalloc((size_t)(N + 1) * sizeof *c->wi);
-    c->wkeys = cr_xmalloc((size_t)(N + 1) * sizeof *c->wkeys);
-    c->wstart = cr_xmalloc((size_t)(c->nbatch + 1) * sizeof *c->wstart);
-    int64_t nw = 0;
-    for (int64_t b = 0; b < c->nbatch; b++) {
-        c->wstart[b] = nw;
-        int64_t first = c->gstart[c->hstart[b]], last = c->gstart[c->hstart[b + 1]];
-        if (last - first > c->maxcells) c->maxcells = last - first;
-        for (int64_t g = c->hstart[b]; g < c->hstart[b + 1]; g++)
-            for (int64_t s = c->gstart[g]; s < c->gstart[g + 1]; s++) {
-                int64_t rr = row[s] - lo;
-                if (stamp[rr] != (int32_t)(b + 1)) {
-                    stamp[rr] = (int32_t)(b + 1);
-                    local[rr] = (int32_t)(nw - c->wstart[b]);
-                    c->wkeys[nw++] = row[s];
-                }
-                c->wi[s] = local[rr];
-                c->hj[s] = (int32_t)(g - c->hstart[b]);
-            }
-    }
-    c->wstart[c->nbatch] = nw;
-    c->wkeys = cr_xrealloc(c->wkeys, (size_t)(nw + 1) * sizeof *c->wkeys);
-    free(stamp);
-    free(local);
+    cellvec_free(&v);
+    index_batches(c, row, lo, hi);
     free(row);
-    c->border = cr_xmalloc((size_t)(c->nbatch + 1) * sizeof *c->border);
-    c->gorder = cr_xmalloc((size_t)(G + 1) * sizeof *c->gorder);
-    for (int64_t b = 0; b < c->nbatch; b++) c->border[b] = (uint64_t)b;
-    for (int64_t g = 0; g < G; g++) c->gorder[g] = (uint64_t)g;
-    c->bwi = cr_xmalloc((size_t)(c->maxcells + 1) * sizeof *c->bwi);
-    c->bhj = cr_xmalloc((size_t)(c->maxcells + 1) * sizeof *c->bhj);
-    c->bx = cr_xmalloc((size_t)(c->maxcells + 1) * sizeof *c->bx);
     return c;
 }
 
@@ -259,20 +282,36 @@ void cr_mfcells_shuffle(cr_mfcells *c, uint64_t seed) {
 int cr_mfcells_next(cr_mfcells *c, int64_t *pos, cr_mfcells_batch *b) {
     int64_t p = *pos < 0 ? 0 : *pos;
     if (p >= c->nbatch) return 0;
-    int64_t k = (int64_t)c->border[p], at = 0;
-    for (int64_t q = c->hstart[k]; q < c->hstart[k + 1]; q++) {
-        int64_t g = (int64_t)c->gorder[q], s = c->gstart[g], m = c->gstart[g + 1] - s;
-        memcpy(c->bwi + at, c->wi + s, (size_t)m * sizeof *c->bwi);
-        memcpy(c->bhj + at, c->hj + s, (size_t)m * sizeof *c->bhj);
-        memcpy(c->bx + at, c->x + s, (size_t)m * sizeof *c->bx);
-        at += m;
-    }
-    b->cells = (cr_mf_batch){at, c->bwi, c->bhj, c->bx};
+    int64_t k = (int64_t)c->border[p];
     b->id = k;
+    b->n = c->gstart[c->hstart[k + 1]] - c->gstart[c->hstart[k]];
     b->nw = c->wstart[k + 1] - c->wstart[k];
     b->nh = c->hstart[k + 1] - c->hstart[k];
     b->wkeys = c->wkeys + c->wstart[k];
     b->hkeys = c->hkeys + c->hstart[k];
+    b->walk = c->gorder + c->hstart[k];
     *pos = p + 1;
     return 1;
+}
+
+cr_mf_batch cr_mfcells_column(const cr_mfcells *c, const cr_mfcells_batch *b, int64_t k) {
+    int64_t g = (int64_t)b->walk[k], s = c->gstart[g];
+    return (cr_mf_batch){c->gstart[g + 1] - s, c->wi + s, c->hj + s, c->x + s};
+}
+
+cr_mf_batch cr_mfcells_gather(cr_mfcells *c, const cr_mfcells_batch *b) {
+    if (!c->bwi) { /* first use: room for the largest batch */
+        c->bwi = cr_xmalloc((size_t)(c->maxcells + 1) * sizeof *c->bwi);
+        c->bhj = cr_xmalloc((size_t)(c->maxcells + 1) * sizeof *c->bhj);
+        c->bx = cr_xmalloc((size_t)(c->maxcells + 1) * sizeof *c->bx);
+    }
+    int64_t at = 0;
+    for (int64_t k = 0; k < b->nh; k++) {
+        cr_mf_batch col = cr_mfcells_column(c, b, k);
+        memcpy(c->bwi + at, col.wi, (size_t)col.n * sizeof *c->bwi);
+        memcpy(c->bhj + at, col.hj, (size_t)col.n * sizeof *c->bhj);
+        memcpy(c->bx + at, col.x, (size_t)col.n * sizeof *c->bx);
+        at += col.n;
+    }
+    return (cr_mf_batch){at, c->bwi, c->bhj, c->bx};
 }

@@ -9,8 +9,8 @@
  * to `parts` workers greedily by cell count (largest first, to the least
  * loaded worker), which every worker of the node computes identically.
  *
- * The columns, in a seeded random order, are cut once into batches of whole
- * columns with at least `batch` cells, and each batch's unique W and H keys
+ * The columns, in a seeded random order, are cut once into round(n / batch)
+ * batches of whole columns of about equal size, and each batch's unique W and H keys
  * and batch-local indices are computed at load time: per epoch only the
  * order changes (cr_mfcells_shuffle: batch order and column order within
  * each batch), so handing out a batch is a few memcpys, not per-cell work. */
@@ -31,7 +31,7 @@ int cr_mfcells_read_header(const char *path, cr_mf_shape *h, cr_err *e);
 typedef struct cr_mfcells_opts {
     int64_t row_lo, row_hi; /* keep rows in [row_lo, row_hi), 0-based; row_hi < 0: to the end */
     int part, parts;        /* keep the columns dealt to worker `part` of `parts` (parts >= 1) */
-    int64_t batch;          /* cells per batch (>= 1; INT64_MAX: one batch) */
+    int64_t batch;          /* about this many cells per batch (>= 1; INT64_MAX: one batch) */
     uint64_t seed;          /* grouping of columns into batches */
 } cr_mfcells_opts;
 
@@ -55,18 +55,29 @@ const cr_mf_shape *cr_mfcells_header(const cr_mfcells *c);
  * (deterministic for a seed). */
 void cr_mfcells_shuffle(cr_mfcells *c, uint64_t seed);
 
-/* A batch: the cells plus the unique global keys they touch. wkeys[k] is
- * the W key (0-based row) of local W row k, hkeys likewise for H. All
- * pointers are into c and valid until the next cr_mfcells_next. */
+/* A batch: its size and the unique global keys its cells touch. wkeys[k]
+ * is the W key (0-based row) of local W row k, hkeys likewise for H; local
+ * H row k is the batch's column hkeys[k]. Pointers are into c and valid
+ * while c lives (a batch's keys never change). */
 typedef struct cr_mfcells_batch {
-    cr_mf_batch cells;
-    int64_t id; /* which batch (0 .. batches-1): its keys never change */
+    int64_t id; /* which batch (0 .. batches-1) */
+    int64_t n;  /* cells */
     int64_t nw, nh;
     const int64_t *wkeys, *hkeys;
+    const uint64_t *walk; /* internal: this epoch's column order */
 } cr_mfcells_batch;
 
 /* The batch at walk position *pos (0 at the start of an epoch); advances
- * *pos. Returns 1 with a batch, 0 when the epoch is over. */
+ * *pos. Returns 1 with a batch, 0 when the epoch is over. No copying. */
 int cr_mfcells_next(cr_mfcells *c, int64_t *pos, cr_mfcells_batch *b);
+
+/* The cells of the k-th column (0 <= k < b->nh) of b in this epoch's walk
+ * order, with batch-local indices: pointers into c, no copy. Running a
+ * kernel column by column for k = 0, 1, ... walks the batch in order. */
+cr_mf_batch cr_mfcells_column(const cr_mfcells *c, const cr_mfcells_batch *b, int64_t k);
+
+/* All cells of b in walk order as one array triple, copied into buffers
+ * owned by c (valid until the next gather). */
+cr_mf_batch cr_mfcells_gather(cr_mfcells *c, const cr_mfcells_batch *b);
 
 #endif

@@ -183,7 +183,7 @@ static int cells_next(lua_State *L) {
     }
     lua_rawgeti(L, -1, 1);
     lua_rawgeti(L, -2, 2);
-    lua_pushinteger(L, u->b.cells.n);
+    lua_pushinteger(L, u->b.n);
     return 3;
 }
 
@@ -219,7 +219,10 @@ static int l_mf_sgd(lua_State *L) {
     memcpy(u->scratch, W->data, wn * sizeof(float));
     memcpy(u->scratch + wn, H->data, (size_t)(H->rows * H->cols) * sizeof(float));
     cr_mf_stats st = {0, 0, 0};
-    cr_mf_sgd(&u->b.cells, W, H, lr, lambda, &st);
+    for (int64_t k = 0; k < u->b.nh; k++) { /* column by column: no copy of the cells */
+        cr_mf_batch col = cr_mfcells_column(u->c, &u->b, k);
+        cr_mf_sgd(&col, W, H, lr, lambda, &st);
+    }
     cr_mf_delta_to_grad(W, u->scratch, lr);
     cr_mf_delta_to_grad(H, u->scratch + wn, lr);
     lua_pushnumber(L, st.sse);
@@ -233,7 +236,10 @@ static int l_mf_eval(lua_State *L) {
     cr_mat *W, *H;
     lcells *u = batch_args(L, &W, &H);
     cr_mf_stats st = {0, 0, 0};
-    cr_mf_eval(&u->b.cells, W, H, &st);
+    for (int64_t k = 0; k < u->b.nh; k++) {
+        cr_mf_batch col = cr_mfcells_column(u->c, &u->b, k);
+        cr_mf_eval(&col, W, H, &st);
+    }
     lua_pushnumber(L, st.sse);
     lua_pushinteger(L, st.n);
     return 2;

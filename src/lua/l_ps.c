@@ -70,10 +70,11 @@ static int l_start(lua_State *L) {
     o.listen = lua_tostring(L, -1);
     lua_getfield(L, 1, "exe");
     o.exe = lua_tostring(L, -1);
+    cr_err e;
+    if (cr_curve_from_env(&o.curve, &e) < 0) return luaL_error(L, "%s", e.msg);
     ljob *j = lua_newuserdatauv(L, sizeof *j, 0);
     j->s = NULL;
     luaL_setmetatable(L, JOB_MT);
-    cr_err e;
     j->s = cr_sched_start(&o, &e);
     if (!j->s) return luaL_error(L, "%s", e.msg);
     return 1;
@@ -81,8 +82,10 @@ static int l_start(lua_State *L) {
 
 /* Wait for `want` answers; REPLY payloads are deserialized into the table at
  * `results` (by worker+1, or appended when worker < 0). PROGRESS calls the
- * function at `prog` (if any). Errors (worker error, node death) raise. */
-static void collect(lua_State *L, cr_sched *s, int want, int results, int prog) {
+ * function at `prog` (if any). Errors (worker error, node death) raise: at
+ * once when `early` (model calls: the job is closed after it anyway), else
+ * after every answer is in, so that none is left to confuse the next command. */
+static void collect_ex(lua_State *L, cr_sched *s, int want, int results, int prog, int early) {
     char msg[CR_ERR_MAX * 4];
     int got = 0, failed = 0;
     while (got < want) {
@@ -106,12 +109,15 @@ static void collect(lua_State *L, cr_sched *s, int want, int results, int prog) 
         }
         got++;
         if (h.type == CR_M_ERROR) {
-            snprintf(msg, sizeof msg, "%.*s", (int)n1, p1 ? (const char *)p1 : "");
+            if (!failed) snprintf(msg, sizeof msg, "%.*s", (int)n1, p1 ? (const char *)p1 : "");
             cr_parts_close(&p);
             failed = 1;
-            break;
+            if (early) break;
+            continue;
         }
-        if (h.type == CR_M_REPLY && results) {
+        if (failed) {
+            cr_parts_close(&p);
+        } else if (h.type == CR_M_REPLY && results) {
             int ok = cr_lser_load(L, p1 ? p1 : "nil", p1 ? n1 : 3) == 0;
             cr_parts_close(&p);
             if (!ok) luaL_error(L, "bad reply from worker %d: %s", (int)h.worker, lua_tostring(L, -1));
@@ -135,6 +141,10 @@ static void collect(lua_State *L, cr_sched *s, int want, int results, int prog) 
         lua_pushstring(L, msg);
         lua_error(L); /* raw message: it already names worker, script and line */
     }
+}
+
+static void collect(lua_State *L, cr_sched *s, int want, int results, int prog) {
+    collect_ex(L, s, want, results, prog, 0);
 }
 
 static void send_or_raise(lua_State *L, cr_sched *s, int node, const cr_ctl *h, const void *p1, size_t n1,
@@ -200,7 +210,7 @@ static void send_with_chunk(lua_State *L, cr_sched *s, int type) {
 static int j_model(lua_State *L) {
     cr_sched *s = check_job(L);
     send_with_chunk(L, s, CR_M_MODEL);
-    collect(L, s, cr_sched_nodes(s) * cr_sched_workers(s), 0, 0);
+    collect_ex(L, s, cr_sched_nodes(s) * cr_sched_workers(s), 0, 0, 1);
     return 0;
 }
 
@@ -217,7 +227,7 @@ static int j_call(lua_State *L) {
     cr_ctl h = {.type = CR_M_CALL};
     send_or_raise(L, s, -1, &h, f, fn, a, an);
     lua_newtable(L);
-    collect(L, s, cr_sched_nodes(s) * cr_sched_workers(s), 5, 4);
+    collect_ex(L, s, cr_sched_nodes(s) * cr_sched_workers(s), 5, 4, 1);
     return 1;
 }
 

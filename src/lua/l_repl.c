@@ -264,6 +264,10 @@ static int docall(repl *r, int narg, int nres) {
     lua_insert(L, base);
     sig_L = L;
     set_sigint(on_sigint_run);
+    if (sig_int) { /* Ctrl-C between reading the line and here: honour it */
+        sig_int = 0;
+        lua_sethook(L, lstop, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+    }
     int status = lua_pcall(L, narg, nres, base);
     lua_sethook(L, NULL, 0, 0); /* a Ctrl-C that came after the last instruction */
     if (r->tty) set_sigint(on_sigint_prompt);
@@ -282,34 +286,39 @@ static void report(lua_State *L, int status) {
     }
 }
 
-/* Pretty printer for results: plain tables are shown as Lua literals
- * (bounded depth and length), float numbers inside them with 7 significant
- * digits (float32 rows), everything else as `print` shows it. */
+/* Pretty printer for results: tables without __tostring (plain ones, and
+ * objects such as job.W) are shown as Lua literals through raw access
+ * (bounded depth and length, cycles marked), float numbers inside them with
+ * 7 significant digits (float32 rows); everything else as `print` shows it. */
 static const char SHOW_LUA[] =
     "local fmt, MAXN, MAXD = string.format, 40, 3\n"
     "local show\n"
+    "local function plain(v)\n"
+    "  if type(v) ~= 'table' then return false end\n"
+    "  local mt = getmetatable(v)\n"
+    "  return not (type(mt) == 'table' and rawget(mt, '__tostring'))\n"
+    "end\n"
     "local function key(k)\n"
     "  if type(k) == 'string' and k:match('^[%a_][%w_]*$') then return k end\n"
     "  return '[' .. show(k, MAXD, {}) .. ']'\n"
     "end\n"
     "function show(v, d, seen)\n"
-    "  local t = type(v)\n"
-    "  if t == 'string' then return fmt('%q', v) end\n"
+    "  if type(v) == 'string' then return fmt('%q', v) end\n"
     "  if math.type(v) == 'float' then return fmt('%.7g', v) end\n"
-    "  if t ~= 'table' or getmetatable(v) ~= nil then return tostring(v) end\n"
+    "  if not plain(v) then return tostring(v) end\n"
     "  if seen[v] then return '<cycle>' end\n"
     "  if d >= MAXD then return '{...}' end\n"
     "  seen[v] = true\n"
-    "  local parts, n = {}, #v\n"
-    "  for i = 1, math.min(n, MAXN) do parts[#parts + 1] = show(v[i], d + 1, seen) end\n"
+    "  local parts, n = {}, rawlen(v)\n"
+    "  for i = 1, math.min(n, MAXN) do parts[#parts + 1] = show(rawget(v, i), d + 1, seen) end\n"
     "  local keys = {}\n"
-    "  for k in pairs(v) do\n"
+    "  for k in next, v do\n"
     "    if not (math.type(k) == 'integer' and k >= 1 and k <= n) then keys[#keys + 1] = k end\n"
     "  end\n"
     "  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)\n"
     "  for _, k in ipairs(keys) do\n"
     "    if #parts >= MAXN then break end\n"
-    "    parts[#parts + 1] = key(k) .. ' = ' .. show(v[k], d + 1, seen)\n"
+    "    parts[#parts + 1] = key(k) .. ' = ' .. show(rawget(v, k), d + 1, seen)\n"
     "  end\n"
     "  local more = n + #keys - #parts\n"
     "  if more > 0 then parts[#parts + 1] = fmt('... (%d more)', more) end\n"
@@ -320,7 +329,7 @@ static const char SHOW_LUA[] =
     "  local out = {}\n"
     "  for i = 1, select('#', ...) do\n"
     "    local v = select(i, ...)\n"
-    "    out[i] = (type(v) == 'table' and getmetatable(v) == nil) and show(v, 0, {}) or v\n"
+    "    out[i] = plain(v) and show(v, 0, {}) or v\n"
     "  end\n"
     "  print(table.unpack(out, 1, select('#', ...)))\n"
     "end\n";

@@ -3,15 +3,11 @@
  * Matrix: cr.core.util.matrix(rows, cols) or matrix{{...},{...}};
  * m:rows(), m:cols(), m:get(i, j), m:set(i, j, v) (1-based), m:row(i) -> table,
  * m:totable(), #m == rows, tostring(m).
- * Ints: cr.core.util.ints(n) or ints{...}; see l_util.h.
- * Progress: cr.core.util.progress(label, total [, "stderr"|"stdout"]) -> p
- * (a bar on a terminal, plain lines otherwise: base/cr_progress.h);
- * p:add(n), p:count(), p:done() (also __gc / __close). */
+ * Ints: cr.core.util.ints(n) or ints{...}; see l_util.h. */
 #include <lauxlib.h>
 #include <lua.h>
 #include <string.h>
 
-#include "base/cr_progress.h"
 #include "base/cr_time.h"
 #include "lua/l_modules.h"
 #include "lua/l_util.h"
@@ -228,46 +224,6 @@ static int v_tostring(lua_State *L) {
 
 static int l_now(lua_State *L) { lua_pushnumber(L, cr_now()); return 1; }
 
-#define CR_PROGRESS_MT "crescent.Progress"
-
-typedef struct {
-    cr_progress *p; /* NULL once done */
-} lprogress;
-
-/* progress(label, total [, stream]) -> p */
-static int l_progress(lua_State *L) {
-    const char *label = luaL_checkstring(L, 1);
-    lua_Integer total = luaL_optinteger(L, 2, 0);
-    const char *stream = luaL_optstring(L, 3, "stderr");
-    luaL_argcheck(L, total >= 0, 2, "total must be >= 0");
-    FILE *out = strcmp(stream, "stdout") == 0 ? stdout : strcmp(stream, "stderr") == 0 ? stderr : NULL;
-    if (!out) return luaL_argerror(L, 3, "\"stderr\" or \"stdout\" expected");
-    lprogress *u = lua_newuserdatauv(L, sizeof *u, 0);
-    u->p = NULL;
-    luaL_setmetatable(L, CR_PROGRESS_MT);
-    u->p = cr_progress_new(label, (uint64_t)total, out);
-    return 1;
-}
-
-static int p_add(lua_State *L) {
-    lprogress *u = luaL_checkudata(L, 1, CR_PROGRESS_MT);
-    lua_Integer n = luaL_checkinteger(L, 2);
-    if (u->p && n > 0) cr_progress_add(u->p, (uint64_t)n);
-    return 0;
-}
-
-static int p_count(lua_State *L) {
-    lprogress *u = luaL_checkudata(L, 1, CR_PROGRESS_MT);
-    lua_pushinteger(L, (lua_Integer)cr_progress_count(u->p));
-    return 1;
-}
-
-static int p_done(lua_State *L) {
-    lprogress *u = luaL_checkudata(L, 1, CR_PROGRESS_MT);
-    cr_progress_done(&u->p);
-    return 0;
-}
-
 int cr_lopen_util(lua_State *L) {
     static const luaL_Reg methods[] = {
         {"rows", m_rows}, {"cols", m_cols}, {"get", m_get}, {"set", m_set},
@@ -292,18 +248,8 @@ int cr_lopen_util(lua_State *L) {
         lua_setfield(L, -2, "__tostring");
     }
     lua_pop(L, 1);
-    static const luaL_Reg pmethods[] = {{"add", p_add}, {"count", p_count}, {"done", p_done}, {NULL, NULL}};
-    if (luaL_newmetatable(L, CR_PROGRESS_MT)) {
-        luaL_newlib(L, pmethods);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, p_done);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, p_done);
-        lua_setfield(L, -2, "__close");
-    }
-    lua_pop(L, 1);
     static const luaL_Reg fns[] = {
-        {"matrix", l_matrix}, {"ints", l_ints}, {"now", l_now}, {"progress", l_progress}, {NULL, NULL}};
+        {"matrix", l_matrix}, {"ints", l_ints}, {"now", l_now}, {NULL, NULL}};
     luaL_newlib(L, fns);
     return 1;
 }

@@ -380,13 +380,20 @@ static int traceback(lua_State *L) {
 
 static void reply_error(lworker *w, const char *msg) { cr_node_reply(w->n, w->lw, 0, msg, strlen(msg)); }
 
+/* Errors that did not pass through traceback(): add the worker's name. */
+static void reply_error_named(lworker *w, const char *msg) {
+    char buf[CR_ERR_MAX * 2];
+    snprintf(buf, sizeof buf, "worker %d (node %d): %s", w->gw, cr_node_id(w->n), msg);
+    reply_error(w, buf);
+}
+
 static void reply_top(lworker *w, lua_State *L) {
     char *out, err[300];
     size_t len;
     if (cr_lser_dump(L, -1, &out, &len, err, sizeof err) < 0) {
         char msg[400];
-        snprintf(msg, sizeof msg, "worker %d: result %s", w->gw, err);
-        reply_error(w, msg);
+        snprintf(msg, sizeof msg, "result %s", err);
+        reply_error_named(w, msg);
         return;
     }
     cr_node_reply(w->n, w->lw, 1, out, len);
@@ -401,7 +408,7 @@ static void run_model(lworker *w, const cr_cmd *c) {
     char chunk[300];
     snprintf(chunk, sizeof chunk, "@%.*s", (int)cl, c->p2);
     if (luaL_loadbufferx(L, c->p1, c->n1, chunk, "t") != LUA_OK) {
-        reply_error(w, lua_tostring(L, -1));
+        reply_error_named(w, lua_tostring(L, -1));
         return;
     }
     if (lua_pcall(L, 0, 1, 1) != LUA_OK) {
@@ -411,7 +418,7 @@ static void run_model(lworker *w, const cr_cmd *c) {
     if (!lua_istable(L, -1)) {
         char msg[400];
         snprintf(msg, sizeof msg, "%s: model script must return a table of functions", chunk + 1);
-        reply_error(w, msg);
+        reply_error_named(w, msg);
         return;
     }
     lua_pushvalue(L, -1);
@@ -435,15 +442,15 @@ static void run_call(lworker *w, const cr_cmd *c) {
     lua_settop(L, 0);
     lua_pushcfunction(L, traceback);
     if (lua_getfield(L, LUA_REGISTRYINDEX, "crescent.model") != LUA_TTABLE) {
-        reply_error(w, "no model loaded (call job:model first)");
+        reply_error_named(w, "no model loaded (call job:model first)");
         return;
     }
     char fn[128];
     snprintf(fn, sizeof fn, "%.*s", (int)c->n1, c->p1);
     if (lua_getfield(L, -1, fn) != LUA_TFUNCTION) {
         char msg[200];
-        snprintf(msg, sizeof msg, "worker %d: the model has no function '%s'", w->gw, fn);
-        reply_error(w, msg);
+        snprintf(msg, sizeof msg, "the model has no function '%s'", fn);
+        reply_error_named(w, msg);
         return;
     }
     lua_getglobal(L, "ctx");
@@ -453,7 +460,7 @@ static void run_call(lworker *w, const cr_cmd *c) {
     }
     cr_err e;
     if (cr_wclient_drain(w->wc, &e) < 0) {
-        reply_error(w, e.msg);
+        reply_error_named(w, e.msg);
         return;
     }
     if (lua_isnil(L, -1)) {

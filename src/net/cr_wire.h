@@ -59,7 +59,7 @@ typedef struct cr_dhdr {
 } cr_dhdr;
 
 /* One received multipart message: up to CR_PARTS_MAX frames (more are dropped). */
-#define CR_PARTS_MAX 5
+#define CR_PARTS_MAX 8
 typedef struct cr_parts {
     int n;
     zmq_msg_t part[CR_PARTS_MAX];

@@ -589,6 +589,12 @@ const char *cr_ckpt_get_meta(cr_ckpt_reader *r, const char *key) {
     return NULL;
 }
 
+int cr_ckpt_meta_count(const cr_ckpt_reader *r) { return r ? r->nmeta : 0; }
+
+const char *cr_ckpt_meta_key(const cr_ckpt_reader *r, int i) {
+    return r && i >= 0 && i < r->nmeta ? r->mkeys[i] : NULL;
+}
+
 void cr_ckpt_reader_close(cr_ckpt_reader **rp) {
     if (!rp || !*rp) return;
     cr_ckpt_reader *r = *rp;

@@ -97,6 +97,11 @@ int cr_ckpt_get_rows(cr_ckpt_reader *r, int64_t count, float *values, float *sta
  * reader and valid until it is closed. */
 const char *cr_ckpt_get_meta(cr_ckpt_reader *r, const char *key);
 
+/* Metadata keys in file order (for listing; duplicates appear once per
+ * entry, cr_ckpt_get_meta gives the value that wins). i in [0, count). */
+int cr_ckpt_meta_count(const cr_ckpt_reader *r);
+const char *cr_ckpt_meta_key(const cr_ckpt_reader *r, int i);
+
 /* Close and free; sets *r to NULL. Accepts NULL and *r == NULL. */
 void cr_ckpt_reader_close(cr_ckpt_reader **r);
 

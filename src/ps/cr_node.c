@@ -42,13 +42,11 @@ int64_t cr_node_worker_clock(cr_node *n, int lw) {
 }
 
 int cr_node_next_cmd(cr_node *n, int lw, cr_cmd *c) {
-    static _Thread_local uint64_t seen;
-    (void)lw;
     pthread_mutex_lock(&n->mu);
-    while (!atomic_load(&n->stop) && n->cmd_gen == seen) pthread_cond_wait(&n->cmd_cv, &n->mu);
+    while (!atomic_load(&n->stop) && n->cmd_gen == n->ws[lw].seen_cmd) pthread_cond_wait(&n->cmd_cv, &n->mu);
     int stop = atomic_load(&n->stop);
     if (!stop) {
-        seen = n->cmd_gen;
+        n->ws[lw].seen_cmd = n->cmd_gen;
         *c = n->cmd;
     }
     pthread_mutex_unlock(&n->mu);
@@ -359,11 +357,9 @@ static int handle_sched(cr_node *n, cr_parts *p) {
         cr_shard *s = NULL;
         if (n1 == sizeof d) {
             memcpy(&d, p1, sizeof d);
-            if (h.table == atomic_load(&n->ntables) && h.table < CR_NODE_MAX_TABLES &&
-                cr_table_def_check(&d, &e) == 0)
-                s = cr_shard_new(&d, n->id, n->nodes, &e);
-            else if (h.table != atomic_load(&n->ntables))
-                cr_errf(&e, "table id out of sequence");
+            if (h.table != atomic_load(&n->ntables)) cr_errf(&e, "table id out of sequence");
+            else if (h.table >= CR_NODE_MAX_TABLES) cr_errf(&e, "too many tables (at most %d)", CR_NODE_MAX_TABLES);
+            else if (cr_table_def_check(&d, &e) == 0) s = cr_shard_new(&d, n->id, n->nodes, &e);
         } else
             cr_errf(&e, "bad table message");
         if (s) {
@@ -386,7 +382,9 @@ static int handle_sched(cr_node *n, cr_parts *p) {
         n->cmd = (cr_cmd){h.type, n->cmd_buf1, n->cmd_buf2, n1, n2};
         n->cmd_gen++;
         for (int i = 0; i < W; i++) n->active[i] = 1;
+        n->clk_gen++;
         pthread_cond_broadcast(&n->cmd_cv);
+        pthread_cond_broadcast(&n->clk_cv);
         pthread_mutex_unlock(&n->mu);
         return 0;
     case CR_M_POLICY: {
@@ -458,6 +456,10 @@ static int join_sched(cr_node *n, cr_err *e) {
         const void *p1, *p2;
         size_t n1, n2;
         int ok = cr_ctl_parse(&p, 0, &h, &p1, &n1, &p2, &n2) == 0 && h.type == CR_M_WELCOME;
+        if (!ok && h.type == CR_M_SHUTDOWN) {
+            cr_parts_close(&p);
+            return cr_errf(e, "the scheduler gave up before the job started");
+        }
         if (ok) {
             n->id = h.node;
             n->nodes = (int)h.a;
@@ -479,11 +481,16 @@ static int join_sched(cr_node *n, cr_err *e) {
 
 static int setup(cr_node *n, cr_err *e) {
     n->sched = cr_socket(n->zctx, ZMQ_DEALER);
+    if (!n->opts.inproc) cr_curve_client(n->sched, &n->opts.curve);
     if (zmq_connect(n->sched, n->opts.scheduler) < 0)
         return cr_errf(e, "cannot connect to scheduler '%s': %s", n->opts.scheduler, zmq_strerror(errno));
     if (!n->opts.inproc) {
         n->data = cr_socket(n->zctx, ZMQ_ROUTER);
         const char *bind = n->opts.bind ? n->opts.bind : "tcp://127.0.0.1:*";
+        if (cr_curve_check_bind(&n->opts.curve, bind, e) < 0 ||
+            cr_zap_start(n->zctx, &n->opts.curve, &n->zap, e) < 0)
+            return -1;
+        cr_curve_server(n->data, &n->opts.curve);
         if (zmq_bind(n->data, bind) < 0) return cr_errf(e, "cannot bind '%s': %s", bind, zmq_strerror(errno));
         size_t len = sizeof n->advertise;
         zmq_getsockopt(n->data, ZMQ_LAST_ENDPOINT, n->advertise, &len);
@@ -582,6 +589,7 @@ static void teardown(cr_node *n) {
     if (n->up) zmq_close(n->up);
     if (n->data) zmq_close(n->data);
     if (n->sched) zmq_close(n->sched);
+    cr_zap_stop(&n->zap);
     for (int i = 0; i < atomic_load(&n->ntables); i++) cr_shard_destroy(&n->tables[i]);
     for (int i = 0; n->addrs && i < n->nodes; i++) free(n->addrs[i]);
     free(n->addrs);

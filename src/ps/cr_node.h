@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "base/cr_err.h"
+#include "net/cr_auth.h"
 #include "ps/cr_table.h"
 
 typedef struct cr_node cr_node;
@@ -32,6 +33,7 @@ typedef struct cr_node_opts {
     int inproc;            /* 1: single-node mode, no data socket at all */
     double timeout;        /* seconds of scheduler silence before giving up (0: 3) */
     const cr_node_hooks *hooks;
+    cr_curve curve;        /* keys for connections off loopback (curve.on = 0: none) */
 } cr_node_opts;
 
 /* Join the scheduler and serve until it says shutdown (returns 0) or it goes
@@ -65,15 +67,13 @@ cr_shard *cr_node_table(cr_node *n, const char *name);
 cr_shard *cr_node_table_at(cr_node *n, int i, int *id);
 int cr_node_table_count(cr_node *n);
 
-/* Current consistency policy: returns its generation (0: none yet) and copies
- * of nothing: the pointers stay valid until the next POLICY message, which
- * only arrives between clock boundaries of the worker asking (call with the
- * node's policy lock held: this function takes and releases it itself and
- * copies into caller buffers via the callback). */
+/* The consistency policy is shipped as Lua source; the node only stores it.
+ * A worker keeps the generation it loaded in *gen; if the node holds a newer
+ * policy, load(arg, source, n, chunkname, serialized opts, optsn) is called
+ * (outside the node's lock, with copies that live only during the call) and
+ * on success *gen is updated. Returns load's result, or 0 if unchanged. */
 typedef int (*cr_policy_load_fn)(void *arg, const char *src, size_t n, const char *chunk,
                                  const char *opts, size_t optsn);
-/* If the policy generation differs from *gen, call load with the new policy
- * and store the generation. Returns load's result, or 0 if unchanged. */
 int cr_node_policy_refresh(cr_node *n, uint64_t *gen, cr_policy_load_fn load, void *arg);
 
 /* Policy decision: 1 proceed, 0 wait, -1 error (message in e). */

@@ -15,6 +15,7 @@ typedef struct cr_wstat {
     double wait_s;
     int64_t max_gap;
     int64_t pulls, pushes;
+    uint64_t seen_cmd; /* last command generation taken by this worker */
 } cr_wstat;
 
 struct cr_node {
@@ -31,6 +32,7 @@ struct cr_node {
     void *up;      /* PULL from workers (main thread only) */
     void **wup;    /* per worker PUSH into up */
     char up_ep[64];
+    cr_zap *zap;
     pthread_t server, *workers;
     int server_started, nstarted;
     atomic_int stop;

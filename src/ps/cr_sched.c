@@ -40,6 +40,7 @@ struct cr_sched {
     int64_t *clocks, *bar; /* bar: barriers[W] then active[W] */
     char inproc_ep[64];
     int failed;
+    cr_zap *zap;
 };
 
 const char *cr_sched_endpoint(const cr_sched *s) { return s->endpoint; }
@@ -307,9 +308,14 @@ static void destroy(cr_sched *s) {
     kill_children(s, 0); /* no-op probe */
     reap_children(s, 3);
     if (s->inproc_started) pthread_join(s->inproc_node, NULL);
-    if (s->router) zmq_close(s->router);
+    if (s->router) { /* let queued shutdown messages leave */
+        int linger = 300;
+        zmq_setsockopt(s->router, ZMQ_LINGER, &linger, sizeof linger);
+        zmq_close(s->router);
+    }
     if (s->api) zmq_close(s->api);
     if (s->api_t) zmq_close(s->api_t);
+    cr_zap_stop(&s->zap);
     zmq_ctx_term(s->zctx);
     free(s->children);
     free(s->nodes);
@@ -338,6 +344,11 @@ cr_sched *cr_sched_start(const cr_sched_opts *o, cr_err *e) {
         snprintf(s->inproc_ep, sizeof s->inproc_ep, "inproc://crescent-sched-%p", (void *)s);
         ep = s->inproc_ep;
     }
+    if (!inproc && (cr_curve_check_bind(&o->curve, ep, e) < 0 || cr_zap_start(s->zctx, &o->curve, &s->zap, e) < 0)) {
+        destroy(s);
+        return NULL;
+    }
+    if (!inproc) cr_curve_server(s->router, &o->curve);
     if (zmq_bind(s->router, ep) < 0) {
         cr_errf(e, "cannot bind scheduler to '%s': %s", ep, zmq_strerror(errno));
         destroy(s);

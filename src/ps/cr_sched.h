@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "base/cr_err.h"
+#include "net/cr_auth.h"
 #include "net/cr_wire.h"
 #include "ps/cr_node.h"
 
@@ -33,6 +34,7 @@ typedef struct cr_sched_opts {
      * (e.g. to start node threads in tests); may be NULL. */
     void (*on_listen)(const char *endpoint, void *arg);
     void *on_listen_arg;
+    cr_curve curve;            /* keys for connections off loopback (curve.on = 0: none) */
 } cr_sched_opts;
 
 /* Start; returns NULL with a message on failure (nothing left running). */

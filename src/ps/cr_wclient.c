@@ -45,6 +45,7 @@ cr_wclient *cr_wclient_new(cr_node *n, int lw, cr_err *e) {
     for (int i = 0; i < n->nodes; i++) {
         if (i == n->id) continue;
         w->peer[i] = cr_socket(n->zctx, ZMQ_DEALER);
+        if (w->peer[i]) cr_curve_client(w->peer[i], &n->opts.curve);
         if (!w->peer[i] || zmq_connect(w->peer[i], n->addrs[i]) < 0) {
             cr_errf(e, "worker %d: cannot connect to node %d at '%s': %s", w->gw, i, n->addrs[i],
                     zmq_strerror(errno));

@@ -13,7 +13,7 @@ if [ ! -f "$WN/data.noun" ] || [ ! -f "$GC" ]; then
     echo "skipped: wordnet-base / dict-gcide not installed (make data installs them)"; exit 0
 fi
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp"' EXIT; trap 'exit 1' INT TERM
 B=$CRESCENT_BIN
 median() { sort -g | sed -n 2p; }
 secs() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc -l; }

@@ -4,7 +4,8 @@
  *                                     40,000 entities, dim 100 (MODEL env:
  *                                     distmult (default), complex, transe_l2, ...)
  *   eval_bench analogy QUESTIONS [R]  all questions, dim 100, 30,000-word
- *                                     vocabulary covering the question words
+ *                                     vocabulary covering the question words,
+ *                                     random vectors with planted analogies
  * Both paths must give the same answer; the program exits 1 if not. */
 #include <ctype.h>
 #include <math.h>
@@ -80,6 +81,43 @@ static int bench_lp(int runs) {
     return 0;
 }
 
+/* Give the random vectors some analogy structure so that both paths have
+ * answers to agree on: per section a random offset r, and the first time a
+ * word appears as b (or d) in "a b c d" its vector becomes a + r (c + r).
+ * The question words are words[0..nq). */
+static int plant(const char *questions, char **words, int64_t nq, cr_mat *V, cr_rng *g) {
+    FILE *f = fopen(questions, "r");
+    if (!f) return -1;
+    int64_t d = V->cols, section = -1;
+    float *r = cr_xmalloc(sizeof(float) * (size_t)d);
+    char *planted = cr_xcalloc((size_t)nq, 1), line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == ':') {
+            section++;
+            for (int64_t k = 0; k < d; k++) r[k] = (float)cr_rng_normal(g);
+            continue;
+        }
+        int64_t id[4] = {-1, -1, -1, -1};
+        int n = 0;
+        for (char *save = NULL, *w = strtok_r(line, " \t\r\n", &save); w && n < 4;
+             w = strtok_r(NULL, " \t\r\n", &save), n++) {
+            for (char *p = w; *p; p++) *p = (char)tolower((unsigned char)*p);
+            for (int64_t i = 0; i < nq && id[n] < 0; i++)
+                if (strcmp(words[i], w) == 0) id[n] = i;
+        }
+        for (int pr = 0; pr < 4 && section >= 0; pr += 2) {
+            int64_t from = id[pr], to = id[pr + 1];
+            if (from < 0 || to < 0 || from == to || planted[to]) continue;
+            for (int64_t k = 0; k < d; k++) V->data[to * d + k] = V->data[from * d + k] + r[k];
+            planted[to] = 1;
+        }
+    }
+    fclose(f);
+    free(r);
+    free(planted);
+    return 0;
+}
+
 static int bench_analogy(const char *questions, int runs) {
     enum { NV = 30000, D = 100 };
     FILE *fq = fopen(questions, "r");
@@ -105,14 +143,20 @@ static int bench_analogy(const char *questions, int runs) {
     }
     cr_rng g;
     cr_rng_seed(&g, 7);
+    cr_mat V = {NV, D, cr_xmalloc(sizeof(float) * NV * D)};
+    for (int64_t i = 0; i < NV * D; i++) V.data[i] = (float)cr_rng_normal(&g);
+    if (plant(questions, words, nq_words, &V, &g)) return fail("cannot reread the questions file");
     for (int64_t i = NV - 1; i > 0; i--) { /* spread the question words over the vocabulary */
         int64_t j = (int64_t)cr_rng_below(&g, (uint64_t)i + 1);
         char *x = words[i];
         words[i] = words[j];
         words[j] = x;
+        for (int64_t k = 0; k < D; k++) {
+            float t = V.data[i * D + k];
+            V.data[i * D + k] = V.data[j * D + k];
+            V.data[j * D + k] = t;
+        }
     }
-    cr_mat V = {NV, D, cr_xmalloc(sizeof(float) * NV * D)};
-    for (int64_t i = 0; i < NV * D; i++) V.data[i] = (float)cr_rng_normal(&g);
     double tb[16], tn[16];
     cr_analogy_result rb, rn;
     cr_err e;

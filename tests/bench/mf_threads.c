@@ -28,8 +28,11 @@ static void *run(void *p) {
         while (cr_mfcells_next(j->c, &pos, &b)) {
             cr_mat Wm = {b.nw, 16, j->W}, Hm = {b.nh, 16, j->H};
             cr_mf_stats st = {0, 0, 0};
-            cr_mf_sgd(&b.cells, &Wm, &Hm, 0.01f, 0.02f, &st);
-            j->n += b.cells.n;
+            for (int64_t k = 0; k < b.nh; k++) {
+                cr_mf_batch col = cr_mfcells_column(j->c, &b, k);
+                cr_mf_sgd(&col, &Wm, &Hm, 0.01f, 0.02f, &st);
+            }
+            j->n += b.n;
         }
     }
     return NULL;

@@ -24,6 +24,9 @@ status=0
 field() { # field NAME < json line
     sed -n "s/.*\"$1\":\([-0-9.e]*\).*/\1/p"
 }
+file_of() { # file_of SET -> its graph file
+    case $1 in wordnet) echo "$tmp/wordnet.edges" ;; *) echo "$tmp/$1.libsvm" ;; esac
+}
 row() { # row FILE METHOD -> the json line of METHOD
     grep "\"method\":\"$2\"" "$1" | head -1
 }
@@ -31,21 +34,27 @@ row() { # row FILE METHOD -> the json line of METHOD
 echo "# data"
 "$GEN" zipf 20000 47000 1250000 1 50 >"$tmp/synthetic.libsvm"
 sets="synthetic"
-if [ -f /usr/share/dictd/gcide.index ] && [ -f /usr/share/dictd/gcide.dict.dz ]; then
+# gcide-docs and the WordNet synset graph: built by `crescent data` when it
+# has the corpus builders, else by build/bench/partition_corpus (same idea)
+if "$BIN" data gcide-docs --out "$tmp/gcide.libsvm" >"$tmp/log" 2>&1; then
+    sets="$sets gcide"; echo "gcide: crescent data gcide-docs"
+elif [ -f /usr/share/dictd/gcide.index ] && [ -f /usr/share/dictd/gcide.dict.dz ]; then
     zcat /usr/share/dictd/gcide.dict.dz >"$tmp/gcide.dict"
     "$CORPUS" gcide /usr/share/dictd/gcide.index "$tmp/gcide.dict" >"$tmp/gcide.libsvm"
     rm -f "$tmp/gcide.dict"
-    sets="$sets gcide"
+    sets="$sets gcide"; echo "gcide: partition_corpus gcide"
 else echo "gcide: skipped (dict-gcide not installed; make data installs it)"; fi
-if [ -f /usr/share/wordnet/data.noun ]; then
+if "$BIN" data wordnet-graph --out "$tmp/wordnet.edges" >"$tmp/log" 2>&1; then
+    sets="$sets wordnet"; echo "wordnet: crescent data wordnet-graph"
+elif [ -f /usr/share/wordnet/data.noun ]; then
     "$CORPUS" wordnet /usr/share/wordnet >"$tmp/wordnet.edges"
-    sets="$sets wordnet"
+    sets="$sets wordnet"; echo "wordnet: partition_corpus wordnet"
 else echo "wordnet: skipped (wordnet-base not installed; make data installs it)"; fi
-
+rm -f "$tmp"/*.vocab "$tmp"/*.nodes
 echo
 echo "# 1. k = 16, every method, 3 seeds (improvement over random: (random - method) / method)"
 for s in $sets; do
-    f=$(ls "$tmp/$s".*)
+    f=$(file_of $s)
     "$BIN" partition "$f" -k 16 --method all --seeds 3 | sed "s|$tmp/||"
     "$BIN" partition "$f" -k 16 --method parsa,metis --seeds 3 --json >"$tmp/$s.json"
     echo
@@ -53,7 +62,8 @@ done
 
 echo "# 1b. parsa parameter side: one Algorithm 2 sweep vs improving sweeps until converged (3 seeds)"
 for s in synthetic gcide; do
-    f=$(ls "$tmp/$s".* 2>/dev/null) || continue
+    f=$(file_of $s)
+    [ -f "$f" ] || continue
     for sw in 0 -1; do
         r=$("$BIN" partition "$f" -k 16 --method parsa --seeds 3 --v-sweeps $sw --json)
         printf "%-10s v_sweeps %-3s T_max %9.0f  T_sum %10.0f  T_max+ %5.0f%%  %.3f s\n" $s $sw \
@@ -78,10 +88,12 @@ for s in synthetic gcide; do
 done
 
 echo
-echo "# 3. synthetic graph, k = 2..64: T_max improvement over random, median seconds (3 seeds)"
+echo "# 3. synthetic graph, k = 2..64: T_max improvement over random, median seconds (3 seeds; tsh2: 1 run,"
+echo "#    it does not depend on the seed)"
 printf "%-4s" "k"; for m in parsa tsh1 tsh2 metis; do printf " %16s" "$m"; done; echo
 for k in 2 4 8 16 32 64; do
-    "$BIN" partition "$tmp/synthetic.libsvm" -k $k --method parsa,tsh1,tsh2,metis --seeds 3 --json >"$tmp/k.json"
+    "$BIN" partition "$tmp/synthetic.libsvm" -k $k --method parsa,tsh1,metis --seeds 3 --json >"$tmp/k.json"
+    "$BIN" partition "$tmp/synthetic.libsvm" -k $k --method tsh2 --seeds 1 --json >>"$tmp/k.json"
     printf "%-4s" $k
     for m in parsa tsh1 tsh2 metis; do
         r=$(row "$tmp/k.json" $m)
@@ -112,9 +124,19 @@ echo "# 5. parsa time against |E| (k = 16, b = 1, median of 5 seeds)"
 printf "%-10s %10s %12s %14s\n" examples edges seconds "ns/(k*edge)"
 for n in 5000 10000 20000; do
     "$GEN" zipf $n 47000 $((n * 62)) 3 50 >"$tmp/s.libsvm"
-    e=$("$BIN" partition "$tmp/s.libsvm" -k 16 --method parsa --seeds 5 | sed -n 's/.*|E| = \([0-9]*\).*/\1/p')
+    e=$("$BIN" partition "$tmp/s.libsvm" -k 16 --method random --seeds 1 | sed -n 's/.*|E| = \([0-9]*\).*/\1/p')
     r=$("$BIN" partition "$tmp/s.libsvm" -k 16 --method parsa --seeds 5 --json)
     t=$(echo "$r" | field seconds)
     awk -v n=$n -v e="$e" -v t="$t" 'BEGIN { printf "%-10d %10d %12.4f %14.2f\n", n, e, t, 1e9 * t / (16 * e) }'
+done
+echo
+echo "# 5b. same, |U| = 20,000 fixed and the mean example length varied (the per-block working set"
+echo "#     k x |U| x 12 bytes stays the same, so this isolates the growth in |E|)"
+printf "%-10s %10s %12s %14s\n" length edges seconds "ns/(k*edge)"
+for len in 13 26 52; do
+    "$GEN" zipf 20000 47000 $((20000 * len * 6 / 5)) 3 50 >"$tmp/s.libsvm"
+    e=$("$BIN" partition "$tmp/s.libsvm" -k 16 --method random --seeds 1 | sed -n 's/.*|E| = \([0-9]*\).*/\1/p')
+    t=$("$BIN" partition "$tmp/s.libsvm" -k 16 --method parsa --seeds 5 --json | field seconds)
+    awk -v n=$len -v e="$e" -v t="$t" 'BEGIN { printf "%-10d %10d %12.4f %14.2f\n", n, e, t, 1e9 * t / (16 * e) }'
 done
 exit $status

@@ -65,7 +65,7 @@ static void test_tty_throttled(void) {
     cr_progress_done(&p);
     char *s = slurp(f);
     fclose(f);
-    int redraws = count_char(s, '\r') - 2; /* done adds a blanking "\r...\r" */
+    int redraws = count_char(s, '\r') - 2; /* done erases the bar: "\r...\r" */
     int ok = redraws >= 1 && redraws <= (int)(el * 10) + 2 && strstr(s, "[####") &&
              strstr(s, "ETA") && strstr(s, "train: 200k items in ");
     if (!ok) printf("  redraws %d in %.2f s; got: %s\n", redraws, el, s);

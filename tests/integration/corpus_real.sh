@@ -10,7 +10,7 @@ BIN=${CRESCENT_BIN:?}
 if "$BIN" data wordnet --help 2>&1 | grep -q 'not built yet'; then
     echo "crescent data does not forward to the corpus builders yet"; exit 77
 fi
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT; trap 'exit 1' INT TERM
 fail() { echo "FAIL: $*"; exit 1; }
 
 "$BIN" data wordnet --out "$T/wn" --seed 1 || fail "wordnet"

@@ -3,6 +3,8 @@
 --   <!-- doc-test: KIND ARGS... -->
 -- KIND: file NAME (save the block as NAME), run ARGS (crescent run BLOCK ARGS),
 -- repl ARGS (pipe the block into crescent repl ARGS), sh (bash -e BLOCK).
+-- A line <!-- doc-test-setup: COMMAND --> (no block) runs COMMAND with bash
+-- in the page's directory, for what an example needs but a reader has.
 -- Writes each block to OUTDIR/NNN.block and prints one line per example:
 --   LINE KIND ARGS BLOCKFILE, separated by \x1f (args may be empty)
 local path, outdir = arg[1], arg[2]
@@ -23,6 +25,8 @@ for line in f:lines() do
       block[#block + 1] = line
     end
   else
+    local setup = line:match("^<!%-%- doc%-test%-setup: (.-)%s*%-%->%s*$")
+    if setup then print(string.format("%d\31setup\31%s\31-", lineno, setup)) end
     local kind, args = line:match("^<!%-%- doc%-test: (%a+)%s*(.-)%s*%-%->%s*$")
     local fc = line:match("^%s*(```+)")
     if kind then

@@ -16,12 +16,12 @@ timeout 60 "$BIN" run examples/mf.lua --nodes 2 -- --data "$tmp/d" --epochs 2 >"
 rc=$?
 cat "$tmp/out"
 [ $rc -ne 0 ] || { echo "FAIL: exit 0 on a bad train file"; exit 1; }
-grep -q "$tmp/d/train.mmc:5: column 9 out of range 1..5" "$tmp/out" ||
+grep -q "$tmp/d/train.mmc:5: column 9 out of range" "$tmp/out" ||
     { echo "FAIL: no 'train.mmc:5: column 9 out of range' message"; exit 1; }
 grep -q "^mf result" "$tmp/out" && { echo "FAIL: printed a result after an error"; exit 1; }
 timeout 60 "$BIN" run examples/mf.lua -- --data "$tmp/none" >"$tmp/out2" 2>&1
 rc=$?
 cat "$tmp/out2"
 [ $rc -ne 0 ] || { echo "FAIL: exit 0 on a missing data directory"; exit 1; }
-grep -q "$tmp/none/train.mmc: No such file or directory" "$tmp/out2" || { echo "FAIL: no 'No such file' message"; exit 1; }
+grep -q "$tmp/none/train.mmc: .*No such file" "$tmp/out2" || { echo "FAIL: no 'No such file' message"; exit 1; }
 echo ok

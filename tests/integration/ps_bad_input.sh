@@ -26,4 +26,5 @@ check 1 "bad_keys.lua:[0-9]*: pull: key 10 (position 2) out of range \[0, 10) of
 check 1 "bad_keys.lua:[0-9]*: push: 2 keys need a 2 x 3 matrix of rows for table 'C', got 2 x 2" \
     "$CRESCENT_BIN" run "$JOBS/bad_keys.lua" -- push
 check 1 "bad_keys.lua:[0-9]*: C:get: key 99 out of range \[0, 10)" "$CRESCENT_BIN" run "$JOBS/bad_keys.lua" -- get
+"$CRESCENT_BIN" keygen | grep -Eq "^public .{40}$" || fail "keygen"
 no_orphans || exit 1

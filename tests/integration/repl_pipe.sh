@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # crescent repl with piped input: expression results, statements, multi-line
-# definitions, an error followed by a correct line, tables printed as
-# literals, quit() ending the session (later lines are not run), exit codes.
+# definitions, an error followed by a correct line, tables and objects
+# printed as literals (cycles marked, __tostring honoured), quit() ending the session (later lines are not run), exit codes.
 set -u
 BIN=${CRESCENT_BIN:-./crescent}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -20,12 +20,15 @@ x = = 1
 "still alive", x
 {1, 2.5, "s", k = {true}}
 type(cr.core), cr.version ~= nil
+t = setmetatable({1, name = "obj"}, {}); t.me = t
+t
+setmetatable({}, {__tostring = function() return "custom" end}), 0.1
 quit()
 print("not reached")
 LUA
 "$BIN" repl <"$tmp/in" >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ $rc -eq 0 ] || fail "exit status $rc, expected 0"
-expected=$'30\n42\nstill alive\t3\n{1, 2.5, "s", k = {true}}\ntable\ttrue'
+expected=$'30\n42\nstill alive\t3\n{1, 2.5, "s", k = {true}}\ntable\ttrue\n{1, me = <cycle>, name = "obj"}\ncustom\t0.1'
 [ "$(cat "$tmp/out")" = "$expected" ] || fail "stdout differs from: $expected"
 grep -q '^stdin:1: boom$' "$tmp/err" || fail "runtime error not reported"
 grep -q "^stdin:1: unexpected symbol near '='$" "$tmp/err" || fail "syntax error not reported"

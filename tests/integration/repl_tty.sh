@@ -7,17 +7,25 @@ BIN=${CRESCENT_BIN:-./crescent}
 command -v script >/dev/null || { echo "script(1) not installed"; exit 77; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; echo "--- output"; cat -A "$tmp/out" | head -40; exit 1; }
+# Type the next thing only once the REPL has shown what the last one should
+# produce (not fixed sleeps: the machine may be loaded).
+seen() { tr -d '\r' <"$tmp/out" 2>/dev/null | sed 's/\x1b\[[?0-9;]*[a-zA-Z]//g' | grep -c -- "$1"; }
+wait_for() { # PATTERN [COUNT]
+    for _ in $(seq 150); do [ "$(seen "$1")" -ge "${2:-1}" ] && return; sleep 0.1; done
+}
 feed() {
-    printf 'function f()\n'; sleep 0.3; printf 'return 6 * 7 end\n'; sleep 0.3
-    printf 'f()\n'; sleep 0.3
-    printf 'abc'; sleep 0.3; printf '\003'; sleep 0.3
-    printf 'while true do end\n'; sleep 0.5; printf '\003'; sleep 0.3
-    printf '"alive"\n'; sleep 0.3
-    printf 'math.flo\t(2.5) + #cr.ver\t\n'; sleep 0.3     # tab completion
-    printf '\004'; sleep 0.5
+    wait_for '^crescent ('
+    printf 'function f()\n'; wait_for '^>> '
+    printf 'return 6 * 7 end\n'; printf 'f()\n'; wait_for '^42$'
+    printf 'abc'; wait_for '> abc'; printf '\003'; wait_for '\^C'
+    printf 'while true do end\n'; wait_for '^> while true do end$'; sleep 0.2
+    printf '\003'; wait_for 'interrupted!'
+    printf '"alive"\n'; wait_for '^alive$'
+    printf 'math.flo\t(2.5) + #cr.ver\t\n'; wait_for '^7$'     # tab completion
+    printf '\004'; wait_for 'status='
 }
 seq 1 1500 | sed 's/^/old /' >"$tmp/hist"   # an old, over-long history
-feed | CRESCENT_HISTORY="$tmp/hist" timeout 20 script -qfec "$BIN repl; echo status=\$?" /dev/null >"$tmp/out" 2>&1
+feed | CRESCENT_HISTORY="$tmp/hist" timeout 60 script -qfec "$BIN repl; echo status=\$?" /dev/null >"$tmp/out" 2>&1
 tr -d '\r' <"$tmp/out" | sed 's/\x1b\[[?0-9;]*[a-zA-Z]//g' >"$tmp/clean"
 grep -q '^>> return 6 \* 7 end$' "$tmp/clean" || fail "no continuation prompt"
 grep -qx '42' "$tmp/clean" || fail "f() did not print 42"
