@@ -20,6 +20,7 @@
 #define PROMPT "> "
 #define PROMPT2 ">> "
 #define CHUNKNAME "=stdin"
+
 /* Full userdata (upvalue of quit/exit) so a saved `quit` never dangles. */
 typedef struct quit_state {
     int quit, code;
