@@ -17,6 +17,12 @@
 
 #define NONE UINT32_MAX
 
+/* One example's place in one partition's bucket lists: the three fields an
+ * O(1) move touches share a cache line. */
+typedef struct node {
+    uint32_t next, prev, cost;
+} node;
+
 typedef struct parsa {
     const cr_bigraph *g;
     uint32_t k, words, theta;
@@ -29,7 +35,7 @@ typedef struct parsa {
     const uint32_t *ids; /* local -> global example id (sorted) */
     uint64_t *voff;      /* nv + 1 offsets of the sub-CSR */
     uint32_t *vadj;      /* local example ids per parameter */
-    uint32_t *cost, *next, *prev; /* k x nb */
+    node *nd;            /* k x nb: partition i's entry of example x at i * nb + x */
     uint32_t *head;      /* k x (theta + 2); [theta + 1] = overflow */
     uint32_t *minb;      /* lowest possibly non-empty bucket per partition */
     uint8_t *assigned;   /* nb */
@@ -45,19 +51,19 @@ static uint32_t bucket_of(const parsa *p, uint32_t c) {
 
 static void unlink_x(parsa *p, uint32_t i, uint32_t x) {
     size_t base = (size_t)i * p->nb;
-    uint32_t nx = p->next[base + x], pv = p->prev[base + x];
-    if (pv != NONE) p->next[base + pv] = nx;
-    else p->head[(size_t)i * (p->theta + 2) + bucket_of(p, p->cost[base + x])] = nx;
-    if (nx != NONE) p->prev[base + nx] = pv;
+    uint32_t nx = p->nd[base + x].next, pv = p->nd[base + x].prev;
+    if (pv != NONE) p->nd[base + pv].next = nx;
+    else p->head[(size_t)i * (p->theta + 2) + bucket_of(p, p->nd[base + x].cost)] = nx;
+    if (nx != NONE) p->nd[base + nx].prev = pv;
 }
 
 static void push_front(parsa *p, uint32_t i, uint32_t x) {
     size_t base = (size_t)i * p->nb;
-    uint32_t b = bucket_of(p, p->cost[base + x]);
+    uint32_t b = bucket_of(p, p->nd[base + x].cost);
     uint32_t *h = &p->head[(size_t)i * (p->theta + 2) + b];
-    p->prev[base + x] = NONE;
-    p->next[base + x] = *h;
-    if (*h != NONE) p->prev[base + *h] = x;
+    p->nd[base + x].prev = NONE;
+    p->nd[base + x].next = *h;
+    if (*h != NONE) p->nd[base + *h].prev = x;
     *h = x;
     if (b < p->minb[i]) p->minb[i] = b;
 }
@@ -79,8 +85,8 @@ static uint32_t cheapest(parsa *p, uint32_t i) {
     if (p->minb[i] <= p->theta) return h[p->minb[i]];
     size_t base = (size_t)i * p->nb;
     uint32_t best = NONE;
-    for (uint32_t x = h[p->theta + 1]; x != NONE; x = p->next[base + x])
-        if (best == NONE || p->cost[base + x] < p->cost[base + best]) best = x;
+    for (uint32_t x = h[p->theta + 1]; x != NONE; x = p->nd[base + x].next)
+        if (best == NONE || p->nd[base + x].cost < p->nd[base + best].cost) best = x;
     return best;
 }
 
@@ -101,7 +107,7 @@ static void assign(parsa *p, uint32_t x, uint32_t i, uint32_t *u_part) {
             uint32_t y = p->vadj[b];
             if (p->assigned[y]) continue;
             unlink_x(p, i, y);
-            p->cost[base + y]--;
+            p->nd[base + y].cost--;
             push_front(p, i, y);
         }
     }
@@ -123,13 +129,11 @@ static void run_block(parsa *p, const uint32_t *ids, uint32_t nb, uint32_t *u_pa
         for (uint64_t a = g->u_off[ids[x]]; a < g->u_off[ids[x] + 1]; a++) p->vadj[p->voff[g->u_adj[a]]++] = x;
     for (uint32_t v = g->nv; v > 0; v--) p->voff[v] = p->voff[v - 1];
     p->voff[0] = 0;
-    p->cost = cr_xcalloc((size_t)k * nb + 1, sizeof *p->cost);
-    p->next = cr_xmalloc(((size_t)k * nb + 1) * sizeof *p->next);
-    p->prev = cr_xmalloc(((size_t)k * nb + 1) * sizeof *p->prev);
+    p->nd = cr_xcalloc((size_t)k * nb + 1, sizeof *p->nd);
     p->assigned = cr_xcalloc((size_t)nb + 1, 1);
     for (uint32_t x = 0; x < nb; x++)
         for (uint64_t a = g->u_off[ids[x]]; a < g->u_off[ids[x] + 1]; a++)
-            for (uint32_t i = 0; i < k; i++) p->cost[(size_t)i * nb + x] += !in_s(p, g->u_adj[a], i);
+            for (uint32_t i = 0; i < k; i++) p->nd[(size_t)i * nb + x].cost += !in_s(p, g->u_adj[a], i);
     /* counting-sort build: pushing in decreasing id order leaves every
      * bucket in increasing id order */
     for (size_t j = 0; j < (size_t)k * (p->theta + 2); j++) p->head[j] = NONE;
@@ -141,7 +145,7 @@ static void run_block(parsa *p, const uint32_t *ids, uint32_t nb, uint32_t *u_pa
         uint32_t i = pick_partition(p);
         assign(p, cheapest(p, i), i, u_part);
     }
-    free(p->vadj), free(p->cost), free(p->next), free(p->prev), free(p->assigned);
+    free(p->vadj), free(p->nd), free(p->assigned);
 }
 
 static int cmp_u32(const void *a, const void *b) {

@@ -18,7 +18,7 @@ for m in random parsa tsh1 tsh2; do grep -q "^$m " "$tmp/table.txt" || fail "mis
 # json: fields present, parsa beats random on T_max (improvement > 0)
 "$BIN" partition "$tmp/g.libsvm" -k 4 --method parsa,tsh2 --seeds 3 --json >"$tmp/rows.json" || fail "json run"
 [ "$(wc -l <"$tmp/rows.json")" -eq 2 ] || fail "expected 2 json lines"
-for f in method k m_max t_max t_sum m_max_impr t_max_impr t_sum_impr seconds seconds_min seconds_max; do
+for f in method k m_max t_max t_sum m_max_impr t_max_impr t_sum_impr seconds seconds_min seconds_max cpu_seconds; do
     grep -q "\"$f\":" "$tmp/rows.json" || fail "json field $f missing"
 done
 impr=$(grep '"method":"parsa"' "$tmp/rows.json" | sed 's/.*"t_max_impr":\([-0-9.]*\).*/\1/')
