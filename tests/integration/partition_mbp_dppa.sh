@@ -11,7 +11,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 # 4000 examples in 4 planted clusters of 500 keys each, 8 features per row,
 # 85% inside the cluster (LCG, so the file is the same on every run)
-lua5.4 -e '
+${CRESCENT_LUA:-lua5.4} -e '
   local x = 12345
   local function rnd(n) x = (x * 1103515245 + 12345) % 2147483648; return (x >> 8) % n end
   for i = 0, 3999 do
