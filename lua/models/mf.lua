@@ -16,7 +16,12 @@
 --
 -- opts (job:model("mf", opts)): train = path (required), test = path,
 --   lambda = 0.02, batch = 200000, w = "W", h = "H" (table names),
---   prefetch = false (see M.epoch).
+--   prefetch = false (see M.epoch), clocks = 4 (clock ticks per epoch).
+--   clocks: every worker calls ctx:clock() exactly `clocks` times per epoch,
+--   spread evenly over its batches, so the consistency policy (bsp, ssp, asp,
+--   or a user's) governs MF at those points. Workers hold different numbers of
+--   batches, so ticking once per batch would leave a BSP worker waiting at the
+--   end of an epoch for a clock that the others never reach.
 --   batch: cells per kernel call, divided by the number of nodes. Between a
 --   worker's pull and its push, others update the same rows: the other workers
 --   of its node update its W rows (rows are split over nodes, columns over a
@@ -37,7 +42,8 @@ local K = cr.core.kernels
 local M = {}
 local S = {} -- this worker's state
 
-local known = { train = true, test = true, lambda = true, batch = true, w = true, h = true, prefetch = true }
+local known = { train = true, test = true, lambda = true, batch = true, w = true, h = true, prefetch = true,
+                clocks = true }
 
 local function load(ctx, path)
   local lo, hi = S.W:local_range()
@@ -55,6 +61,8 @@ function M.init(ctx, opts)
   if type(opts.train) ~= "string" then error("mf: option 'train' (path of train.mmc) is required", 0) end
   S.lambda = opts.lambda or 0.02
   S.prefetch = opts.prefetch and true or false
+  S.clocks = math.tointeger(opts.clocks or 4)
+  if not S.clocks or S.clocks < 0 then error("mf: option 'clocks' must be an integer >= 0", 0) end
   local batch = math.tointeger(opts.batch or 200000)
   if not batch or batch < 1 then error("mf: option 'batch' must be a positive integer", 0) end
   S.batch = ctx.workers == 1 and math.max(batch, 1000000) or math.max(1, batch // ctx.nodes)
@@ -79,6 +87,7 @@ function M.epoch(ctx, args)
   local W, H, cells, lambda = S.W, S.H, S.train, S.lambda
   cells:shuffle(ctx.seed * 1000003 + ctx.worker * 7919 + (args.epoch or 0))
   local sse, reg, n = 0.0, 0.0, 0
+  local nb, done, ticked = cells:batches(), 0, 0
   local wk, hk, nc = cells:next()
   local prefetch = S.prefetch
   local hreq = prefetch and wk and H:pull_async(hk)
@@ -97,8 +106,11 @@ function M.epoch(ctx, args)
     H:push(hk, Hm)
     sse, reg, n = sse + a, reg + b, n + nc
     ctx:progress(nc)
+    done = done + 1
+    while ticked < (done * S.clocks) // nb do ctx:clock(); ticked = ticked + 1 end
     wk, hk, nc = cells:next()
   end
+  while ticked < S.clocks do ctx:clock(); ticked = ticked + 1 end
   return { loss = sse + reg, sse = sse, reg = reg, cells = n }
 end
 
