@@ -52,7 +52,7 @@ $(BUILD)/lua/crescent/core.so: $(CORE_OBJ) $(LUA_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -shared $(CFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/tests/%: tests/c/%.c tests/c/cr_test.h $(BUILD)/libcrescent.a
+$(BUILD)/tests/%: tests/c/%.c $(wildcard tests/c/*.h) $(BUILD)/libcrescent.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/c -o $@ $< $(BUILD)/libcrescent.a $(LUALIB) $(LIBS)
 

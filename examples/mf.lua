@@ -9,17 +9,19 @@
 --   data (data/mf: a directory with train.mmc and test.mmc), train, test (paths),
 --   epochs (20), dim (16), lr (0.02), lambda (0.02), init (0.1: std of the normal
 --   init), batch (200000 cells per kernel call, divided by the node count),
---   eval (1: test RMSE every epoch; 0: only at the end), quiet (0). Nodes, workers, seed, policy and the metrics
---   file are options of `crescent run` (before "--").
+--   eval (1: test RMSE every epoch; 0: only at the end), quiet (0), prefetch (0;
+--   1: pull the next batch's H rows during the kernel, see lua/models/mf.lua).
+--   Nodes, workers, seed, policy and the metrics file are options of
+--   `crescent run` (before "--").
 -- Learning rate: bold driver (after each epoch +5% if the training loss fell,
 -- -50% if it rose), set on both tables with set_lr.
 -- Predicting 0 gives a test RMSE of about 0.98 on this data; this reaches ~0.3.
 local cr = require "crescent"
 
 local opt = { data = "data/mf", epochs = 20, dim = 16, lr = 0.02, lambda = 0.02, init = 0.1,
-              batch = 200000, eval = 1, quiet = 0 }
+              batch = 200000, prefetch = 0, eval = 1, quiet = 0 }
 local numeric = { epochs = true, dim = true, lr = true, lambda = true, init = true, batch = true,
-                  eval = true, quiet = true }
+                  prefetch = true, eval = true, quiet = true }
 
 -- Parse the script's arguments (the runtime keeps its own, like --nodes).
 local argv = arg or {}
@@ -75,7 +77,8 @@ local W = job:table { name = "W", keys = hdr.rows, dim = opt.dim,
                       init = cr.init.normal(0, opt.init), optimizer = cr.optim.sgd { lr = opt.lr } }
 local H = job:table { name = "H", keys = hdr.cols, dim = opt.dim,
                       init = cr.init.normal(0, opt.init), optimizer = cr.optim.sgd { lr = opt.lr } }
-job:model("mf", { train = opt.train, test = opt.test, lambda = opt.lambda, batch = opt.batch })
+job:model("mf", { train = opt.train, test = opt.test, lambda = opt.lambda, batch = opt.batch,
+                  prefetch = opt.prefetch ~= 0 })
 
 local function test_rmse()
   local r = job:call("evaluate", { set = "test" })

@@ -218,12 +218,14 @@ function Job:_check()
     if self.rt:closed() then error("the job is closed", 3) end
 end
 
--- Run f(...) on the runtime; on a failure the job cannot continue: close it
--- and re-raise the message as is (it names worker, script and line).
+-- Run f(...) on the runtime and re-raise a failure's message as is (it
+-- names worker, script and line). A worker's error leaves the job usable
+-- (every worker has answered: at a REPL the user can go on); a dead node
+-- ends it.
 function Job:_guard(f, ...)
     local ok, a, b = pcall(f, self.rt, ...)
     if not ok then
-        self:close()
+        if self.rt:failed() then self:close() end
         error(a, 0)
     end
     return a, b
@@ -347,10 +349,15 @@ function Job:epoch(args)
     local bar = (not M.quiet) and cps.progress(("epoch %d"):format(self.epochs + 1),
                                                math.tointeger(args.total) or 0) or nil
     local t0 = core.util.now()
-    local results = self:_guard(self.rt.call, "epoch", s, function(n)
+    local ok, results = pcall(self._guard, self, self.rt.call, "epoch", s, function(n)
         items = items + n
         if bar then bar:add(n) end
     end)
+    if not ok then
+        self.epochs = self.epochs + 1 -- it ran, and failed: the next one gets the next number
+        if bar then bar:done() end
+        error(results, 0)
+    end
     local secs = core.util.now() - t0
     if bar then bar:done() end
     local after = traffic(self:stats())
@@ -365,6 +372,10 @@ end
 -- job:stats() -> {workers = {{worker=, node=, clock=, wait=, max_gap=, pulls=, pushes=}, ...},
 --                 nodes = {{node=, messages_remote=, bytes_remote=, messages_local=, bytes_local=,
 --                           pulls=, pushes=, ...}, ...}, max_gap = largest over workers, policy = name}
+-- A worker's max_gap is the largest my_clock - min_clock (slowest active
+-- worker) at the moments it was let past a clock: the staleness it actually
+-- ran with (0 under bsp, <= s under ssp). wait: seconds spent at clocks and
+-- barriers. Counters are totals since the job started.
 function Job:stats()
     self:_check()
     local per_node = self:_guard(self.rt.stats)

@@ -61,6 +61,17 @@ static void cellvec_push(cellvec *v, int32_t i, int32_t j, float x) {
     v->x[v->n++] = x;
 }
 
+/* Random order of the cells (so that each column's cells end up shuffled). */
+static void cellvec_shuffle(cellvec *v, cr_rng *r) {
+    for (int64_t k = v->n - 1; k > 0; k--) {
+        int64_t m = (int64_t)cr_rng_below(r, (uint64_t)k + 1);
+        int32_t ti = v->row[k], tj = v->col[k];
+        float tx = v->x[k];
+        v->row[k] = v->row[m], v->col[k] = v->col[m], v->x[k] = v->x[m];
+        v->row[m] = ti, v->col[m] = tj, v->x[m] = tx;
+    }
+}
+
 static void cellvec_free(cellvec *v) {
     free(v->row);
     free(v->col);
@@ -225,6 +236,7 @@ cr_mfcells *cr_mfcells_load(const char *path, const cr_mfcells_opts *opts, cr_er
     cr_rng rng;
     cr_rng_seed2(&rng, o.seed, (uint64_t)o.part);
     cr_rng_shuffle_u64(&rng, (uint64_t *)gcol, (uint64_t)c->ngroups);
+    cellvec_shuffle(&v, &rng); /* NuPS: random order of the cells within a column too */
     /* 3. batches of whole columns; 4. cells in place; 5. local indices */
     int64_t *fill = cr_xmalloc((size_t)(cols + 1) * sizeof *fill);
     cut_batches(c, gcol, count, o.batch, fill);

@@ -13,7 +13,9 @@
  * batches of whole columns of about equal size, and each batch's unique W and H keys
  * and batch-local indices are computed at load time: per epoch only the
  * order changes (cr_mfcells_shuffle: batch order and column order within
- * each batch), so handing out a batch is a few memcpys, not per-cell work. */
+ * each batch), so handing out a batch is no per-cell work. The cells of a
+ * column are in a random order drawn at load (NuPS: random order of columns
+ * and of the data points within a column). */
 
 #include <stdint.h>
 

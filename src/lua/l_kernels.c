@@ -12,6 +12,7 @@
  *   cells:next()                       -> wkeys, hkeys, n | nil at the end of the walk
  *       wkeys/hkeys are crescent.Ints of the batch's unique W/H keys (0-based);
  *       the same objects every epoch (do not modify them)
+ *   cells:peek()                       -> the same for the batch after the current one
  *   kernels.mf_sgd(cells, Wm, Hm, lr, lambda) -> sse, reg, n
  *       Wm, Hm: the pulled rows of wkeys/hkeys (crescent.Matrix). Runs SGD
  *       over the current batch on them, then turns them into gradient sums
@@ -161,8 +162,28 @@ static int cells_batches(lua_State *L) {
     return 1;
 }
 
-/* cells:next() -> wkeys, hkeys, n | nil. The key vectors of a batch are made
- * once and kept in the user value, so an epoch allocates nothing. */
+/* [-0, +3] Push batch b's key vectors (made once, kept in the user value of
+ * the cells at index 1, so an epoch allocates nothing) and its size. */
+static void push_batch(lua_State *L, const cr_mfcells_batch *b) {
+    lua_getiuservalue(L, 1, 1);
+    if (lua_rawgeti(L, -1, b->id + 1) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_createtable(L, 2, 0);
+        push_keys(L, b->wkeys, b->nw);
+        lua_rawseti(L, -2, 1);
+        push_keys(L, b->hkeys, b->nh);
+        lua_rawseti(L, -2, 2);
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, -3, b->id + 1);
+    }
+    lua_rawgeti(L, -1, 1);
+    lua_rawgeti(L, -2, 2);
+    lua_pushinteger(L, b->n);
+    lua_rotate(L, -5, 3);
+    lua_pop(L, 2);
+}
+
+/* cells:next() -> wkeys, hkeys, n | nil: the next batch becomes current. */
 static int cells_next(lua_State *L) {
     lcells *u = check_cells(L, 1);
     u->have = cr_mfcells_next(u->c, &u->pos, &u->b);
@@ -170,20 +191,21 @@ static int cells_next(lua_State *L) {
         lua_pushnil(L);
         return 1;
     }
-    lua_getiuservalue(L, 1, 1);
-    if (lua_rawgeti(L, -1, u->b.id + 1) != LUA_TTABLE) {
-        lua_pop(L, 1);
-        lua_createtable(L, 2, 0);
-        push_keys(L, u->b.wkeys, u->b.nw);
-        lua_rawseti(L, -2, 1);
-        push_keys(L, u->b.hkeys, u->b.nh);
-        lua_rawseti(L, -2, 2);
-        lua_pushvalue(L, -1);
-        lua_rawseti(L, -3, u->b.id + 1);
+    push_batch(L, &u->b);
+    return 3;
+}
+
+/* cells:peek() -> wkeys, hkeys, n | nil: the batch after the current one,
+ * without moving (to prefetch its rows while the current one runs). */
+static int cells_peek(lua_State *L) {
+    lcells *u = check_cells(L, 1);
+    int64_t pos = u->pos;
+    cr_mfcells_batch b;
+    if (!cr_mfcells_next(u->c, &pos, &b)) {
+        lua_pushnil(L);
+        return 1;
     }
-    lua_rawgeti(L, -1, 1);
-    lua_rawgeti(L, -2, 2);
-    lua_pushinteger(L, u->b.n);
+    push_batch(L, &b);
     return 3;
 }
 
@@ -247,7 +269,7 @@ static int l_mf_eval(lua_State *L) {
 
 static const luaL_Reg cells_methods[] = {
     {"count", cells_count}, {"columns", cells_columns}, {"batches", cells_batches}, {"shuffle", cells_shuffle},
-    {"next", cells_next},   {"rewind", cells_rewind},   {"close", cells_gc},        {NULL, NULL},
+    {"next", cells_next},   {"peek", cells_peek},   {"rewind", cells_rewind},   {"close", cells_gc},        {NULL, NULL},
 };
 
 static const luaL_Reg funcs[] = {

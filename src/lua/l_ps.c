@@ -33,11 +33,38 @@
 
 typedef struct {
     cr_sched *s;
+    int owed; /* answers of an interrupted command still to come */
 } ljob;
+
+static int is_answer(int type) {
+    return type == CR_M_REPLY || type == CR_M_ERROR || type == CR_M_ACK || type == CR_M_ROWS;
+}
+
+/* A command whose wait was cut short (Ctrl-C at the REPL raises from the
+ * progress callback) leaves answers on the way: take them before the next
+ * command, so that they are not counted as its own. */
+static void settle(lua_State *L, ljob *j) {
+    while (j->owed > 0) {
+        cr_parts p;
+        cr_err e;
+        int rc = cr_sched_recv(j->s, &p, -1, &e);
+        if (rc < 0) {
+            j->owed = 0;
+            luaL_error(L, "%s", e.msg);
+        }
+        if (rc == 0) continue;
+        cr_ctl h;
+        const void *p1, *p2;
+        size_t n1, n2;
+        if (cr_ctl_parse(&p, 0, &h, &p1, &n1, &p2, &n2) == 0 && is_answer(h.type)) j->owed--;
+        cr_parts_close(&p);
+    }
+}
 
 static cr_sched *check_job(lua_State *L) {
     ljob *j = luaL_checkudata(L, 1, JOB_MT);
     if (!j->s) luaL_error(L, "the job is closed");
+    settle(L, j);
     return j->s;
 }
 
@@ -74,6 +101,7 @@ static int l_start(lua_State *L) {
     if (cr_curve_from_env(&o.curve, &e) < 0) return luaL_error(L, "%s", e.msg);
     ljob *j = lua_newuserdatauv(L, sizeof *j, 0);
     j->s = NULL;
+    j->owed = 0;
     luaL_setmetatable(L, JOB_MT);
     j->s = cr_sched_start(&o, &e);
     if (!j->s) return luaL_error(L, "%s", e.msg);
@@ -82,12 +110,16 @@ static int l_start(lua_State *L) {
 
 /* Wait for `want` answers; REPLY payloads are deserialized into the table at
  * `results` (by worker+1, or appended when worker < 0). PROGRESS calls the
- * function at `prog` (if any). Errors (worker error, node death) raise: at
- * once when `early` (model calls: the job is closed after it anyway), else
- * after every answer is in, so that none is left to confuse the next command. */
-static void collect_ex(lua_State *L, cr_sched *s, int want, int results, int prog, int early) {
+ * function at `prog` (if any). A node's death raises at once; other errors
+ * (a worker's) raise with the first message once every answer is in, so
+ * that none is left to confuse the next command. The
+ * other workers are not blocked meanwhile: a worker that has answered no
+ * longer counts for clocks and barriers. */
+static void collect(lua_State *L, cr_sched *s, int want, int results, int prog) {
     char msg[CR_ERR_MAX * 4];
     int got = 0, failed = 0;
+    ljob *j = luaL_checkudata(L, 1, JOB_MT);
+    j->owed = want;
     while (got < want) {
         cr_parts p;
         cr_err e;
@@ -108,11 +140,11 @@ static void collect_ex(lua_State *L, cr_sched *s, int want, int results, int pro
             continue;
         }
         got++;
+        if (is_answer(h.type)) j->owed--;
         if (h.type == CR_M_ERROR) {
             if (!failed) snprintf(msg, sizeof msg, "%.*s", (int)n1, p1 ? (const char *)p1 : "");
             cr_parts_close(&p);
             failed = 1;
-            if (early) break;
             continue;
         }
         if (failed) {
@@ -141,10 +173,6 @@ static void collect_ex(lua_State *L, cr_sched *s, int want, int results, int pro
         lua_pushstring(L, msg);
         lua_error(L); /* raw message: it already names worker, script and line */
     }
-}
-
-static void collect(lua_State *L, cr_sched *s, int want, int results, int prog) {
-    collect_ex(L, s, want, results, prog, 0);
 }
 
 static void send_or_raise(lua_State *L, cr_sched *s, int node, const cr_ctl *h, const void *p1, size_t n1,
@@ -210,7 +238,7 @@ static void send_with_chunk(lua_State *L, cr_sched *s, int type) {
 static int j_model(lua_State *L) {
     cr_sched *s = check_job(L);
     send_with_chunk(L, s, CR_M_MODEL);
-    collect_ex(L, s, cr_sched_nodes(s) * cr_sched_workers(s), 0, 0, 1);
+    collect(L, s, cr_sched_nodes(s) * cr_sched_workers(s), 0, 0);
     return 0;
 }
 
@@ -227,7 +255,7 @@ static int j_call(lua_State *L) {
     cr_ctl h = {.type = CR_M_CALL};
     send_or_raise(L, s, -1, &h, f, fn, a, an);
     lua_newtable(L);
-    collect_ex(L, s, cr_sched_nodes(s) * cr_sched_workers(s), 5, 4, 1);
+    collect(L, s, cr_sched_nodes(s) * cr_sched_workers(s), 5, 4);
     return 1;
 }
 
@@ -294,6 +322,13 @@ static int j_nodes(lua_State *L) {
 
 static int j_workers(lua_State *L) {
     lua_pushinteger(L, cr_sched_workers(check_job(L)));
+    return 1;
+}
+
+/* J:failed() -> true once a node has died */
+static int j_failed(lua_State *L) {
+    ljob *j = luaL_checkudata(L, 1, JOB_MT);
+    lua_pushboolean(L, j->s && cr_sched_failed(j->s));
     return 1;
 }
 
@@ -523,7 +558,7 @@ int cr_lopen_ps(lua_State *L) {
         {"table", j_table},       {"model", j_model},       {"call", j_call},       {"policy", j_policy},
         {"set_lr", j_set_lr},     {"stats", j_stats},       {"get_rows", j_get_rows}, {"set_rows", j_set_rows},
         {"close", j_close},       {"endpoint", j_endpoint}, {"nodes", j_nodes},     {"workers", j_workers},
-        {"closed", j_closed},     {NULL, NULL}};
+        {"closed", j_closed},     {"failed", j_failed},     {NULL, NULL}};
     if (luaL_newmetatable(L, JOB_MT)) {
         luaL_newlib(L, methods);
         lua_setfield(L, -2, "__index");

@@ -1,6 +1,6 @@
 /* The scheduler's interactive prompt. Modelled on lua.c 5.4 (loadline,
  * multiline, docall, l_print), with readline's callback interface so that
- * waiting for input can poll (idle hook, Ctrl-C) instead of blocking. */
+ * waiting for input is a poll() that a Ctrl-C interrupts cleanly. */
 #include "lua/l_repl.h"
 
 #include <errno.h>
@@ -20,14 +20,6 @@
 #define PROMPT "> "
 #define PROMPT2 ">> "
 #define CHUNKNAME "=stdin"
-#define IDLE_MS 100
-
-typedef struct idle_hook {
-    void (*fn)(lua_State *L, void *ud);
-    void *ud;
-} idle_hook;
-
-static const char IDLE_KEY = 'i'; /* registry key: address of this byte */
 
 /* Full userdata (upvalue of quit/exit) so a saved `quit` never dangles. */
 typedef struct quit_state {
@@ -86,27 +78,13 @@ static void set_sigint(void (*h)(int)) {
 
 /* ------------------------------------------------------------------ input */
 
-static void run_idle(lua_State *L) {
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &IDLE_KEY);
-    idle_hook *h = lua_touserdata(L, -1);
-    lua_pop(L, 1);
-    if (h && h->fn) h->fn(L, h->ud);
-}
-
-static int has_idle(lua_State *L) {
-    int t = lua_rawgetp(L, LUA_REGISTRYINDEX, &IDLE_KEY);
-    lua_pop(L, 1);
-    return t == LUA_TUSERDATA;
-}
-
 /* Wait until fd 0 is readable. Returns 1 readable, 0 interrupted by Ctrl-C. */
-static int wait_input(repl *r) {
+static int wait_input(void) {
     for (;;) {
         struct pollfd p = {0, POLLIN, 0};
-        int n = poll(&p, 1, has_idle(r->L) ? IDLE_MS : -1);
+        int n = poll(&p, 1, -1);
         if (n > 0) return 1;
-        if (n == 0) run_idle(r->L);
-        else if (errno == EINTR && sig_int) {
+        if (n < 0 && errno == EINTR && sig_int) {
             sig_int = 0;
             return 0;
         }
@@ -128,7 +106,7 @@ static char *plain_line(repl *r) {
             return line;
         }
         if (r->eof) return NULL;
-        if (!wait_input(r)) continue;
+        if (!wait_input()) continue;
         if (r->cap - r->len < 4096) {
             r->cap = r->cap ? r->cap * 2 : 8192;
             r->buf = cr_xrealloc(r->buf, r->cap);
@@ -152,7 +130,7 @@ static char *tty_line(repl *r, const char *prompt, int *cancel) {
     *cancel = 0;
     rl_callback_handler_install(prompt, on_line);
     while (!r->got_line) {
-        if (wait_input(r)) {
+        if (wait_input()) {
             rl_callback_read_char();
             continue;
         }
@@ -463,17 +441,6 @@ static void history_open(repl *r) {
 static void history_close(repl *r) {
     if (r->hist[0] && write_history(r->hist) == 0) history_truncate_file(r->hist, CR_REPL_HISTORY);
     clear_history();
-}
-
-void cr_repl_on_idle(lua_State *L, void (*fn)(lua_State *L, void *ud), void *ud) {
-    if (!fn) {
-        lua_pushnil(L);
-    } else {
-        idle_hook *h = lua_newuserdatauv(L, sizeof *h, 0);
-        h->fn = fn;
-        h->ud = ud;
-    }
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &IDLE_KEY);
 }
 
 /* Set globals quit and exit to the closure on top; the old values are kept

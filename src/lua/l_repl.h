@@ -26,9 +26,4 @@
  * is left as it was. L stays the caller's. */
 int cr_repl_run(lua_State *L);
 
-/* Optional: call fn(L, ud) about every 100 ms while the prompt waits for
- * input (e.g. to answer heartbeats on a single-threaded scheduler). NULL
- * removes it. Stored in L's registry; fn must not raise. */
-void cr_repl_on_idle(lua_State *L, void (*fn)(lua_State *L, void *ud), void *ud);
-
 #endif

@@ -77,10 +77,12 @@ static int start_pull(lua_State *L, uint32_t *req) {
 
 /* T:pull(keys) -> Matrix (rows in key order) */
 static int t_pull(lua_State *L) {
-    uint32_t req;
-    start_pull(L, &req);
+    cr_shard *s = check_wtable(L);
+    lworker *w = get_worker(L);
+    cr_ints *k = cr_lints_from_arg(L, 2);
+    cr_mat *m = cr_lmat_new(L, k->n, s->def.dim);
     cr_err e;
-    if (cr_wclient_wait(get_worker(L)->wc, req, &e) < 0) raise_err(L, &e);
+    if (cr_wclient_pull_sync(w->wc, s, k->data, k->n, m->data, &e) < 0) raise_err(L, &e);
     return 1;
 }
 
@@ -91,7 +93,8 @@ static int t_pull_async(lua_State *L) {
     return remember(L, get_worker(L), req, m);
 }
 
-static void start_push(lua_State *L, uint32_t *req) {
+/* sync: push and wait, without copying the rows */
+static void start_push(lua_State *L, uint32_t *req, int sync) {
     cr_shard *s = check_wtable(L);
     lworker *w = get_worker(L);
     cr_ints *k = cr_lints_from_arg(L, 2);
@@ -101,22 +104,23 @@ static void start_push(lua_State *L, uint32_t *req) {
         luaL_error(L, "push: %d keys need a %d x %d matrix of rows for table '%s', got %d x %d", (int)k->n,
                    (int)k->n, (int)s->def.dim, s->def.name, (int)m->rows, (int)m->cols);
     cr_err e;
-    if (cr_wclient_push(w->wc, s, k->data, k->n, m->data, req, &e) < 0) raise_err(L, &e);
+    *req = 0;
+    if ((sync ? cr_wclient_push_sync(w->wc, s, k->data, k->n, m->data, &e)
+              : cr_wclient_push(w->wc, s, k->data, k->n, m->data, req, &e)) < 0)
+        raise_err(L, &e);
 }
 
 /* T:push(keys, rows) */
 static int t_push(lua_State *L) {
     uint32_t req;
-    start_push(L, &req);
-    cr_err e;
-    if (cr_wclient_wait(get_worker(L)->wc, req, &e) < 0) raise_err(L, &e);
+    start_push(L, &req, 1);
     return 0;
 }
 
 /* T:push_async(keys, rows) -> id */
 static int t_push_async(lua_State *L) {
     uint32_t req;
-    start_push(L, &req);
+    start_push(L, &req, 0);
     lua_pushboolean(L, 1);
     return remember(L, get_worker(L), req, -1);
 }
@@ -487,8 +491,9 @@ static void worker_main(cr_node *n, int lw) {
             else run_call(&w, &c);
         }
     }
-    if (w.L) lua_close(w.L);
+    /* sockets first: nothing may still read a borrowed matrix when Lua frees it */
     cr_wclient_destroy(&w.wc);
+    if (w.L) lua_close(w.L);
 }
 
 const cr_node_hooks cr_lworker_hooks = {worker_main};

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,13 +40,14 @@ struct cr_sched {
     int W;
     int64_t *clocks, *bar; /* bar: barriers[W] then active[W] */
     char inproc_ep[64];
-    int failed;
+    atomic_int failed;
     cr_zap *zap;
 };
 
 const char *cr_sched_endpoint(const cr_sched *s) { return s->endpoint; }
 int cr_sched_nodes(const cr_sched *s) { return s->o.nodes; }
 int cr_sched_workers(const cr_sched *s) { return s->o.workers; }
+int cr_sched_failed(const cr_sched *s) { return atomic_load(&((cr_sched *)s)->failed); }
 
 static int find_node(cr_sched *s, const void *rid, size_t len) {
     for (int i = 0; i < s->o.nodes; i++)

@@ -56,6 +56,9 @@ int cr_sched_send(cr_sched *s, int node, const cr_ctl *h, const void *p1, size_t
  * (message in e; the job cannot continue). */
 int cr_sched_recv(cr_sched *s, cr_parts *p, long timeout_ms, cr_err *e);
 
+/* 1 once a node has died (the job cannot continue). Any thread. */
+int cr_sched_failed(const cr_sched *s);
+
 /* Shut every node down, reap children (SIGKILL after 3 s), free s. */
 void cr_sched_close(cr_sched **s);
 

@@ -108,8 +108,26 @@ static uint32_t *by_stripe(const int64_t *keys, int64_t n, int64_t start[CR_SHAR
     return order;
 }
 
+/* Very large batches take every stripe (in order, so no deadlock) and walk
+ * the keys in their own order: sequential reads of the update rows. */
+#define BATCH_ALL 4096
+
+static void lock_all(cr_shard *s) {
+    for (int b = 0; b < CR_SHARD_STRIPES; b++) pthread_mutex_lock(&s->locks[b]);
+}
+
+static void unlock_all(cr_shard *s) {
+    for (int b = CR_SHARD_STRIPES - 1; b >= 0; b--) pthread_mutex_unlock(&s->locks[b]);
+}
+
 void cr_shard_pull(cr_shard *s, const int64_t *keys, int64_t n, float *out) {
     size_t dim = (size_t)s->def.dim, rowb = dim * sizeof(float);
+    if (n >= BATCH_ALL) {
+        lock_all(s);
+        for (int64_t i = 0; i < n; i++) memcpy(out + (size_t)i * dim, s->w + (size_t)(keys[i] - s->lo) * dim, rowb);
+        unlock_all(s);
+        return;
+    }
     int64_t start[CR_SHARD_STRIPES + 1];
     uint32_t *order = n >= BATCH_MIN && n <= UINT32_MAX ? by_stripe(keys, n, start) : NULL;
     if (!order) {
@@ -135,6 +153,15 @@ void cr_shard_pull(cr_shard *s, const int64_t *keys, int64_t n, float *out) {
 
 void cr_shard_push(cr_shard *s, const int64_t *keys, int64_t n, const float *g) {
     size_t dim = (size_t)s->def.dim, sd = (size_t)s->sdim;
+    if (n >= BATCH_ALL) {
+        lock_all(s);
+        for (int64_t i = 0; i < n; i++) {
+            size_t r = (size_t)(keys[i] - s->lo);
+            cr_optim_apply(&s->def.optim, s->w + r * dim, s->state + r * sd, g + (size_t)i * dim, s->def.dim);
+        }
+        unlock_all(s);
+        return;
+    }
     int64_t start[CR_SHARD_STRIPES + 1];
     uint32_t *order = n >= BATCH_MIN && n <= UINT32_MAX ? by_stripe(keys, n, start) : NULL;
     if (!order) {

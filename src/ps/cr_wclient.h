@@ -29,6 +29,10 @@ int cr_wclient_pull(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, 
 /* Start a push of n rows (vals: n * dim floats, copied before return). */
 int cr_wclient_push(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, const float *vals,
                     uint32_t *req, cr_err *e);
+/* Pull / push and wait for completion. The caller's keys and rows are sent
+ * without copying (the reply proves ZeroMQ is done reading them). */
+int cr_wclient_pull_sync(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out, cr_err *e);
+int cr_wclient_push_sync(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, const float *vals, cr_err *e);
 /* Wait for request req (0 or already complete: returns at once). */
 int cr_wclient_wait(cr_wclient *w, uint32_t req, cr_err *e);
 /* Wait for every outstanding request of this worker. */

@@ -76,10 +76,9 @@ static double bare_round(void *c, int64_t *keys, float *vals) {
 static double ps_round(cr_wclient *w, cr_shard *s, int64_t *keys, float *vals) {
     double t0 = cr_now();
     cr_err e;
-    uint32_t q;
-    for (int r = 0; r < ROUNDS; r++) {
-        if (cr_wclient_pull(w, s, keys, NKEYS, vals, &q, &e) < 0 || cr_wclient_wait(w, q, &e) < 0 ||
-            cr_wclient_push(w, s, keys, NKEYS, vals, &q, &e) < 0 || cr_wclient_wait(w, q, &e) < 0) {
+    for (int r = 0; r < ROUNDS; r++) { /* what T:pull / T:push do */
+        if (cr_wclient_pull_sync(w, s, keys, NKEYS, vals, &e) < 0 ||
+            cr_wclient_push_sync(w, s, keys, NKEYS, vals, &e) < 0) {
             fprintf(stderr, "pushpull: %s\n", e.msg);
             exit(1);
         }

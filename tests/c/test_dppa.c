@@ -2,6 +2,8 @@
 
 #include <stdlib.h>
 
+#include "base/cr_rng.h"
+
 #include "cr_test.h"
 #include "part_util.h"
 #include "partition/cr_fhash.h"
@@ -100,7 +102,38 @@ static void test_dppa_degenerate(void) {
     cr_bigraph_destroy(&g);
 }
 
+/* Small random graphs, with and without hashing, alpha 1 and 2. */
+static void test_dppa_random_small_graphs(void) {
+    cr_rng r;
+    cr_rng_seed(&r, 77);
+    for (int t = 0; t < 200; t++) {
+        uint32_t nu = (uint32_t)cr_rng_below(&r, 60), nv = 1 + (uint32_t)cr_rng_below(&r, 40);
+        uint32_t k = 1 + (uint32_t)cr_rng_below(&r, 9), ne = nu ? (uint32_t)cr_rng_below(&r, 4 * nu + 1) : 0;
+        uint32_t eu[240], ev[240];
+        for (uint32_t i = 0; i < ne; i++) eu[i] = (uint32_t)cr_rng_below(&r, nu), ev[i] = (uint32_t)cr_rng_below(&r, nv);
+        cr_err e;
+        cr_bigraph *g = cr_bigraph_from_edges(eu, ev, ne, nu, nv, &e);
+        CR_CHECK(g);
+        cr_part_opts o;
+        cr_part_opts_default(&o);
+        o.seed = (uint64_t)t;
+        o.alpha = 1 + (uint32_t)(t % 2);
+        o.hash_bins = (t / 2) % 2 ? 1 + (uint32_t)cr_rng_below(&r, 20) : 0;
+        cr_placement *p = cr_placement_new(k, nu, nv), *q = cr_placement_new(k, nu, nv);
+        CR_CHECK(cr_part_dppa(g, k, &o, p, &e) == 0);
+        CR_CHECK(pu_complete(p));
+        CR_CHECK(pu_load(p->u_part, nu, k) <= (nu + k - 1) / k);
+        CR_CHECK(cr_part_dppa(g, k, &o, q, &e) == 0);
+        CR_CHECK(memcmp(p->u_part, q->u_part, nu * sizeof(uint32_t)) == 0);
+        CR_CHECK(memcmp(p->v_part, q->v_part, nv * sizeof(uint32_t)) == 0);
+        cr_placement_destroy(&p);
+        cr_placement_destroy(&q);
+        cr_bigraph_destroy(&g);
+    }
+}
+
 int main(void) {
+    CR_RUN(test_dppa_random_small_graphs);
     CR_RUN(test_dppa_complete_deterministic_beats_random);
     CR_RUN(test_dppa_hashed);
     CR_RUN(test_dppa_degenerate);

@@ -214,7 +214,42 @@ static void test_tsum_matches_shared_metrics(void) {
     cr_bigraph_destroy(&g);
 }
 
+/* Many small random graphs (empty rows, isolated keys, k around |U|): every
+ * run completes, stays in bound and is reproducible. */
+static void test_mbp_random_small_graphs(void) {
+    cr_rng r;
+    cr_rng_seed(&r, 99);
+    for (int t = 0; t < 200; t++) {
+        uint32_t nu = (uint32_t)cr_rng_below(&r, 60), nv = 1 + (uint32_t)cr_rng_below(&r, 40);
+        uint32_t k = 1 + (uint32_t)cr_rng_below(&r, 9), ne = nu ? (uint32_t)cr_rng_below(&r, 4 * nu + 1) : 0;
+        uint32_t eu[240], ev[240];
+        for (uint32_t i = 0; i < ne; i++) eu[i] = (uint32_t)cr_rng_below(&r, nu), ev[i] = (uint32_t)cr_rng_below(&r, nv);
+        cr_err e;
+        cr_bigraph *g = cr_bigraph_from_edges(eu, ev, ne, nu, nv, &e);
+        CR_CHECK(g);
+        cr_part_opts o;
+        cr_part_opts_default(&o);
+        o.seed = (uint64_t)t;
+        cr_placement *p = cr_placement_new(k, nu, nv), *q = cr_placement_new(k, nu, nv);
+        int grow = t % 2;
+        CR_CHECK((grow ? cr_part_mbp_grow : cr_part_mbp)(g, k, &o, p, &e) == 0);
+        CR_CHECK(pu_complete(p));
+        CR_CHECK(pu_load(p->u_part, nu, k) <= cr_mbp_ubound(nu, k, o.epsilon));
+        CR_CHECK((grow ? cr_part_mbp_grow : cr_part_mbp)(g, k, &o, q, &e) == 0);
+        CR_CHECK(memcmp(p->u_part, q->u_part, nu * sizeof(uint32_t)) == 0);
+        CR_CHECK(memcmp(p->v_part, q->v_part, nv * sizeof(uint32_t)) == 0);
+        o.mem_bound = 1 + cr_rng_below(&r, nv);
+        int rc = cr_part_mbp(g, k, &o, p, &e);
+        if (rc == 0) CR_CHECK(pu_mmax(g, p->u_part, k) <= o.mem_bound);
+        else CR_CHECK(strstr(e.msg, "cannot be met") != NULL && pu_mmax(g, p->u_part, k) > o.mem_bound);
+        cr_placement_destroy(&p);
+        cr_placement_destroy(&q);
+        cr_bigraph_destroy(&g);
+    }
+}
+
 int main(void) {
+    CR_RUN(test_mbp_random_small_graphs);
     CR_RUN(test_tsum_matches_shared_metrics);
     CR_RUN(test_ubound);
     CR_RUN(test_coarsen_preserves_sums);

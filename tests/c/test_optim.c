@@ -39,6 +39,25 @@ static void test_add_assign(void) {
     CR_CHECK(w[0] == 0.25f && w[1] == -3);
 }
 
+/* dim 19: two blocks of 8 and a remainder of 3 give the element-wise rule. */
+static void test_blocks(void) {
+    cr_optim sgd = {.kind = CR_OPTIM_SGD, .lr = 0.5f},
+             ada = {.kind = CR_OPTIM_ADAGRAD, .lr = 0.1f, .eps = 1e-6f, .init = 0.1f},
+             add = {.kind = CR_OPTIM_ADD};
+    float w1[19], w2[19], w3[19], h[19], g[19];
+    for (int j = 0; j < 19; j++) w1[j] = w2[j] = w3[j] = (float)j, g[j] = (float)(j % 5) - 2, h[j] = 0.1f;
+    cr_optim_apply(&sgd, w1, NULL, g, 19);
+    cr_optim_apply(&ada, w2, h, g, 19);
+    cr_optim_apply(&add, w3, NULL, g, 19);
+    for (int j = 0; j < 19; j++) {
+        double gj = (j % 5) - 2, hj = 0.1 + gj * gj;
+        CR_CHECK_NEAR(w1[j], j - 0.5 * gj, 1e-6);
+        CR_CHECK_NEAR(h[j], hj, 1e-6);
+        CR_CHECK_NEAR(w2[j], j - 0.1 * gj / (sqrt(hj) + 1e-6), 1e-5);
+        CR_CHECK_NEAR(w3[j], j + gj, 0);
+    }
+}
+
 static void test_parse(void) {
     cr_optim o = {.lr = 0.3f};
     cr_err e;
@@ -52,6 +71,7 @@ int main(void) {
     CR_RUN(test_sgd);
     CR_RUN(test_adagrad);
     CR_RUN(test_add_assign);
+    CR_RUN(test_blocks);
     CR_RUN(test_parse);
     return cr_test_done();
 }

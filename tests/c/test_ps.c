@@ -50,6 +50,19 @@ static const char *work(cr_node *n, cr_wclient *w, int lw, char *msg, size_t msg
                 err = msg;
             }
     }
+    /* sync forms (caller's buffers borrowed) on keys that all live elsewhere */
+    if (!err) {
+        int other = 1 - cr_node_id(n);
+        int64_t lo = other * s->block, cnt = (other == 0 ? s->block : K - s->block);
+        float *before = malloc((size_t)(cnt * dim) * sizeof *before);
+        for (int64_t i = 0; i < cnt; i++) keys[i] = lo + i;
+        if (cr_wclient_pull_sync(w, s, keys, cnt, before, &e) < 0 || cr_wclient_push_sync(w, s, keys, cnt, ones, &e) < 0 ||
+            cr_wclient_pull_sync(w, s, keys, cnt, out, &e) < 0)
+            err = "sync forms";
+        for (int64_t i = 0; !err && i < cnt * dim; i++)
+            if (out[i] < before[i] + 1) err = "sync push not seen by sync pull";
+        free(before);
+    }
     int64_t bad = K;
     uint32_t q;
     if (!err && cr_wclient_pull(w, s, &bad, 1, out, &q, &e) == 0) err = "key out of range accepted";
@@ -147,7 +160,7 @@ static void test_two_nodes(void) {
     if (rows_ok) memcpy(v, p1, sizeof v);
     cr_parts_close(&p);
     CR_CHECK(rows_ok);
-    CR_CHECK_NEAR(v[0], 3 * 4, 0); /* 3 rounds x 4 workers */
+    CR_CHECK_NEAR(v[0], 3 * 4 + 2, 0); /* 3 rounds x 4 workers + one sync push from each worker of node 0 */
     cr_sched_close(&s);
     CR_CHECK(s == NULL);
     for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);

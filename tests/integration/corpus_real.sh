@@ -52,7 +52,7 @@ awk -F'\t' 'NF != 6 || $6 < 1 || $6 > 4 {exit 1}' "$T/syn.tsv" || fail "synonym 
 # The shared readers (cr.data) load every output: LibKGE ids and names agree,
 # the edge list, the LIBSVM matrix with its vocabulary size, the text corpus.
 if command -v lua5.4 >/dev/null && [ -n "${LUA_CPATH:-}" ]; then
-    lua5.4 - "$T" "$gnodes" "$gedges" "$lines" "$tokens" <<'LUA' || fail "shared readers"
+    ${CRESCENT_LUA:-lua5.4} - "$T" "$gnodes" "$gedges" "$lines" "$tokens" <<'LUA' || fail "shared readers"
 local data = require "crescent".data
 local T, gnodes, gedges, lines, tokens = arg[1], tonumber(arg[2]), tonumber(arg[3]), tonumber(arg[4]),
   tonumber(arg[5])

@@ -55,7 +55,7 @@ local t = d.text("$tmp/z.txt")
 assert(t.total == 10000 and t.vocab:name(0) == "w1")
 print("readback ok")
 LUA
-if command -v lua5.4 >/dev/null; then lua5.4 "$tmp/check.lua"; else echo "no lua5.4"; exit 77; fi
+if command -v lua5.4 >/dev/null; then ${CRESCENT_LUA:-lua5.4} "$tmp/check.lua"; else echo "no lua5.4"; exit 77; fi
 
 # unknown dataset names fail; corpus names are forwarded to the corpus builder
 if "$B" data nosuch 2>/dev/null; then fail "unknown dataset accepted"; fi

@@ -19,6 +19,8 @@ job:load("$TMP/r.ckpt")
 print("C5load", job.C:get(5)[1])
 job.C:get(12)
 print("still alive", #job:stats().nodes)
+job:epoch{ steps = 1, fail = 2 }
+print("after a model error", job:epoch{ steps = 1 }.sum.steps)
 quit()
 EOF2
 timeout 60 "$CRESCENT_BIN" run "$JOBS/repl_job.lua" --repl <"$TMP/in" >"$TMP/out" 2>&1
@@ -32,4 +34,6 @@ grep -q "^policy	ssp	clock	4" "$TMP/out" || fail "policy switch / stats"
 grep -q "^C5load	108.0" "$TMP/out" || fail "save/load"
 grep -q "C:get: key 12 out of range" "$TMP/out" || fail "error at the prompt"
 grep -q "^still alive	2" "$TMP/out" || fail "job must survive a typed error"
+grep -q "worker 2 (node 1): tests/models/count.lua:33: attempt to index a nil value" "$TMP/out" || fail "model error at the prompt"
+grep -q "^after a model error	4" "$TMP/out" || fail "the job must go on after a model error at the prompt"
 no_orphans || exit 1

@@ -49,4 +49,10 @@ printf '1\n' | "$BIN" repl >"$tmp/out" 2>"$tmp/err"; rc=$?
 "$BIN" repl --nodes 2 </dev/null >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] || fail "repl --nodes 2 without a script: exit $rc, expected 2"
 grep -q "need a job script" "$tmp/err" || fail "no usage message"
+# a job script that fails: its error (file:line), non-zero status, no prompt
+printf 'local x = 1\nerror("bad job")\n' >"$tmp/bad.lua"
+printf '"prompt ran"\n' | "$BIN" repl "$tmp/bad.lua" >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc -ne 0 ] || fail "failing job script: exit 0"
+grep -q "bad.lua:2: bad job" "$tmp/err" || fail "failing job script: no file:line message"
+grep -q "prompt ran" "$tmp/out" && fail "prompt opened after a failing job script"
 echo "repl pipe ok"

@@ -46,6 +46,11 @@ function M.fill(ctx, args)
     local back = Z:pull(keys)
     return { last = back:get(Z.keys, 1), first = back:get(1, 1) }
 end
+function M.slow(ctx, args)
+    ctx:progress(1)
+    ctx:sleep(0.3)
+    return { slow = true }
+end
 function M.barrier(ctx, args)
     if ctx.worker == 0 then ctx:sleep(0.2) end
     local t0 = cr.core.util.now()

@@ -52,13 +52,19 @@ describe("a one-node job", function()
       assert.are.equal("hi", w.echo)
     end
   end)
-  it("reports a worker's error with worker, script and line, and closes the job", function()
+  it("reports a worker's error with worker, script and line; the job stays usable", function()
     local j2 = cr.job{ nodes = 1, workers = 1 }
     j2:table{ name = "T", keys = 3, dim = 1 }
     j2:model(model, {})
     local ok, err = pcall(j2.call, j2, "io_open", {})
     assert.is_false(ok)
     assert.truthy(err:find("worker 0 (node 0): tests/models/sandbox.lua:23: undefined global 'io'", 1, true), err)
+    assert.are.equal(1, #j2:stats().workers)
+    local ok2, err2 = pcall(j2.call, j2, "nosuch", {})
+    assert.is_false(ok2)
+    assert.truthy(err2:find("worker 0 (node 0): the model has no function 'nosuch'", 1, true), err2)
+    assert.is_true(j2:call("probe", {}).results[1].cr_util)
+    j2:close()
     assert.has_error(function() j2:stats() end, "the job is closed")
   end)
   it("reads and writes rows from the scheduler; pull keeps key order and duplicates", function()
@@ -75,6 +81,15 @@ describe("a one-node job", function()
     assert.are.same({ 9, 9 }, r.rb)
     assert.is_true(r.push)
     assert.is_false(r.twice)
+  end)
+  it("after a wait cut short (Ctrl-C), the next command gets its own answers", function()
+    local ok, err = pcall(job.rt.call, job.rt, "slow", "{}", function() error("interrupted!") end)
+    assert.is_false(ok)
+    assert.truthy(tostring(err):find("interrupted!", 1, true))
+    local r = job:call("probe", { echo = "next" }).results
+    assert.are.equal(2, #r)
+    assert.are.equal("next", r[1].echo)
+    assert.are.equal("next", r[2].echo)
   end)
   it("meets at barriers", function()
     local r = job:call("barrier", {}).results
@@ -111,6 +126,12 @@ describe("a two-node job (spawned node processes)", function()
     for _, w in ipairs(r2.results) do assert.is_true(w.last >= 19999) end -- sees its own push
     assert.are.same(job.P:get(12345), job.Z:get(12345))
     assert.are.equal(2 * 12345, job.Z:get(12345)[1])
+    for i, n in ipairs(s1.nodes) do
+      assert.are.equal(i - 1, n.node)
+      assert.is_true(n.pulls >= 1 and n.pushes >= 1, "pulls and pushes counted")
+      assert.is_true(n.messages_remote >= 2 and n.bytes_local > 0 and n.keys_remote > 0)
+    end
+    assert.are.equal(2, #s1.workers)
     local plain = s1.nodes[1].bytes_remote + s1.nodes[2].bytes_remote
     local zipped = s2.nodes[1].bytes_remote + s2.nodes[2].bytes_remote - plain
     assert.is_true(zipped < plain * 0.75, ("compressed %d bytes vs %d plain"):format(zipped, plain))
