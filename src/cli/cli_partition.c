@@ -168,7 +168,7 @@ static int parse_methods(char *list, const char **names) {
     }
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
         if (!cr_part_method(tok, NULL)) {
-            fprintf(stderr, "crescent partition: unknown method '%s' (random, parsa, tsh1, tsh2, mbp, dppa, metis)\n", tok);
+            fprintf(stderr, "crescent partition: unknown method '%s' (random, parsa, tsh1, tsh2, mbp, mbp-grow, dppa, metis)\n", tok);
             return -1;
         }
         if (n == MAX_METHODS) return -1;

@@ -69,7 +69,8 @@ static int libsvm_line(const char *s, uint32_t u, edges *es, const char *path, l
         s = end;
         if (*s && *s != ' ' && *s != '\t' && *s != '\r' && *s != '\n')
             return cr_errf_at(e, path, ln, "bad feature value after index %llu", (unsigned long long)idx);
-        push(es, u, (uint32_t)idx);
+        if (idx == 0) return cr_errf_at(e, path, ln, "feature index 0 (LIBSVM feature ids start at 1)");
+        push(es, u, (uint32_t)(idx - 1)); /* 1-based in the file, as cr.data.libsvm reads it */
     }
     return 0;
 }

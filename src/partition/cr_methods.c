@@ -1,6 +1,7 @@
 /* Method name -> function table, one place for the CLI and the bindings. */
 #include <string.h>
 
+#include "partition/cr_mbp.h"
 #include "partition/cr_partition.h"
 
 static const struct {
@@ -9,6 +10,7 @@ static const struct {
 } methods[] = {
     {"random", cr_part_random}, {"parsa", cr_part_parsa}, {"tsh1", cr_part_tsh1}, {"tsh2", cr_part_tsh2},
     {"mbp", cr_part_mbp},       {"dppa", cr_part_dppa},   {"metis", cr_part_metis},
+    {"mbp-grow", cr_part_mbp_grow}, /* MBP with a greedy-growing initial partition */
 };
 
 cr_part_fn cr_part_method(const char *name, int *available) {

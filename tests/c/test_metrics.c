@@ -126,9 +126,16 @@ static void test_load_libsvm(void) {
     cr_bigraph *g = cr_bigraph_load(p, CR_BIGRAPH_LIBSVM, &e);
     unlink(p);
     CR_CHECK(g);
-    int ok = g->nu == 3 && g->nv == 4 && g->ne == 4 && g->u_off[2] == g->u_off[1] && g->u_adj[0] == 1;
+    /* feature ids are 1-based in the file (as cr.data.libsvm reads them): 3 keys */
+    int ok = g->nu == 3 && g->nv == 3 && g->ne == 4 && g->u_off[2] == g->u_off[1] && g->u_adj[0] == 0;
     cr_bigraph_destroy(&g);
     CR_CHECK(ok);
+    p = write_tmp("1 1:1\n1 0:1\n");
+    g = cr_bigraph_load(p, CR_BIGRAPH_LIBSVM, &e);
+    CR_CHECK(g == NULL);
+    unlink(p);
+    CR_CHECK(strstr(e.msg, p) == e.msg);
+    CR_CHECK(strstr(e.msg, ":2: feature index 0 (LIBSVM feature ids start at 1)") != NULL);
 }
 
 static void test_load_mm_and_edges(void) {

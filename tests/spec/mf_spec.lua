@@ -87,6 +87,8 @@ local function new_job(dir, nodes, wpn, opts)
                     local_worker = lw, workers_per_node = wpn, seed = 7,
                     tables = { W = W:handle(node), H = H:handle(node) } }
       function ctx.progress(_, n) progress.n = progress.n + n end
+      ctx.clocks = 0
+      function ctx.clock(self) self.clocks = self.clocks + 1 end
       local model = dofile("lua/models/mf.lua")
       local info = model.init(ctx, opts)
       workers[#workers + 1] = { ctx = ctx, model = model, info = info }
@@ -123,6 +125,13 @@ describe("mf model", function()
     assert.are.equal(ntrain, s.cells)
     assert.are.equal(ntrain, job.progress.n)
     assert.is_true(job.W.pulls > 4)  -- batched, not one pull per epoch
+    -- every worker ticks the same number of clocks per epoch (default 4),
+    -- whatever its number of batches, so BSP cannot strand one at the end
+    for _, w in ipairs(job.workers) do assert.are.equal(4, w.ctx.clocks) end
+    local cjob = new_job(dir, 1, 2, { train = dir .. "/train.mmc", batch = 50, clocks = 7 })
+    cjob.W.lr, cjob.H.lr = 0.02, 0.02
+    cjob.run("epoch", { lr = 0.02, epoch = 1 })
+    for _, w in ipairs(cjob.workers) do assert.are.equal(7, w.ctx.clocks) end
     -- with prefetch: the same cells, H rows pulled ahead through pull_async/wait
     local pjob = new_job(dir, 2, 2, { train = dir .. "/train.mmc", batch = 50, prefetch = true })
     pjob.W.lr, pjob.H.lr = 0.02, 0.02

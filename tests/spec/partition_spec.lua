@@ -19,7 +19,7 @@ describe("crescent.partition", function()
     local path = tmpfile("1 1:1 3:1\n-1 2:0.5\n")
     local h = assert(P.graph(path, "libsvm"))
     os.remove(path)
-    assert.are.equal(2, h.examples); assert.are.equal(4, h.keys); assert.are.equal(3, h.edges)
+    assert.are.equal(2, h.examples); assert.are.equal(3, h.keys); assert.are.equal(3, h.edges) -- ids 1-based
   end)
 
   it("reproduces the TSH-2 example of paper 000", function()
