@@ -13,6 +13,7 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -fPIC $(OPT) $(WARN) -Isrc -I/usr/include/lua5
 LIBS    := -lzmq -lopenblas -lz -lreadline -lpthread -lm
 LUALIB  := -llua5.4
 BUILD   ?= build
+BIN     ?= crescent
 
 CORE_SRC := $(wildcard src/base/*.c src/net/*.c src/ps/*.c src/optim/*.c src/partition/*.c \
                       src/data/*.c src/kernels/*.c src/eval/*.c)
@@ -25,7 +26,7 @@ CTESTS   := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(wildcard tests/c/test_*.c)
 BENCHES  := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(wildcard tests/bench/*.c))
 
 .PHONY: all deps demo test asan bench data clean check-deps
-all: check-deps crescent $(BUILD)/lua/crescent/core.so $(CTESTS) $(BENCHES)
+all: check-deps $(BIN) $(BUILD)/lua/crescent/core.so $(CTESTS) $(BENCHES)
 
 # Install missing Debian packages (we are root on the target machines).
 deps:
@@ -44,7 +45,7 @@ $(BUILD)/%.o: %.c
 $(BUILD)/libcrescent.a: $(CORE_OBJ) $(LUA_OBJ)
 	@rm -f $@; ar rcs $@ $^
 
-crescent: $(CLI_OBJ) $(BUILD)/libcrescent.a
+$(BIN): $(CLI_OBJ) $(BUILD)/libcrescent.a
 	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libcrescent.a $(LUALIB) $(LIBS) -Wl,-E
 
 # The Lua C module: symbols of liblua come from the host interpreter.
@@ -68,14 +69,14 @@ demo: deps
 
 test: deps
 	@$(MAKE) --no-print-directory all >$(BUILD).log 2>&1 || { cat $(BUILD).log; echo "0 passed, 1 failed"; exit 1; }
-	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) tests/run.sh
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) CRESCENT_BIN=$(CURDIR)/$(BIN) tests/run.sh
 
 # Busted loads core.so into lua5.4, so the sanitizer runtimes are preloaded
 # there (tests/run.sh does it when SANITIZE is set); leak checks are off for
 # the interpreter, which keeps its state alive at exit.
 asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-	  SANITIZE=1 test
+	  BIN=crescent-asan SANITIZE=1 test
 
 bench: deps all
 	@BUILD=$(BUILD) tests/bench/run.sh
@@ -87,6 +88,6 @@ data: deps all
 	@BUILD=$(BUILD) tests/make_data.sh
 
 clean:
-	rm -rf build build-asan crescent build.log build-asan.log
+	rm -rf build build-asan crescent crescent-asan build.log build-asan.log
 
 -include $(CORE_OBJ:.o=.d) $(LUA_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-export CRESCENT_BIN="$PWD/crescent" CRESCENT_ROOT="$PWD" CRESCENT_BUILD="$PWD/$BUILD"
+export CRESCENT_BIN="${CRESCENT_BIN:-$PWD/crescent}" CRESCENT_ROOT="$PWD" CRESCENT_BUILD="$PWD/$BUILD"
 export LUA_PATH="$PWD/lua/?.lua;$PWD/lua/?/init.lua;$PWD/tests/spec/?.lua;;"
 export LUA_CPATH="$PWD/$BUILD/lua/?.so;;"
 export OPENBLAS_NUM_THREADS=1

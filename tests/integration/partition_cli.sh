@@ -42,7 +42,7 @@ grep -q '^tsh1 ' "$tmp/fail.txt" || fail "rows after a failing method missing"
 # --out, read back from Lua with the same assignment
 "$BIN" partition "$tmp/g.libsvm" -k 4 --method tsh1 --seeds 1 --out "$tmp/p.txt" >/dev/null || fail "--out run"
 head -1 "$tmp/p.txt" | grep -q '^# crescent placement 1$' || fail "placement header"
-LUA_PATH="$ROOT/lua/?.lua;$ROOT/lua/?/init.lua;;" LUA_CPATH="$CRESCENT_BUILD/lua/?.so;;" lua5.4 -e "
+LUA_PATH="$ROOT/lua/?.lua;$ROOT/lua/?/init.lua;;" LUA_CPATH="$CRESCENT_BUILD/lua/?.so;;" ${CRESCENT_LUA:-lua5.4} -e "
   local cr = require 'crescent'
   local p = assert(cr.partition.load('$tmp/p.txt'))
   local g = assert(cr.partition.graph('$tmp/g.libsvm'))
