@@ -444,38 +444,47 @@ end
 
 -- job:load(path): restore the tables saved by job:save, whatever the node
 -- count then and now (rows are scattered by key range). Every table in the
--- file must exist in the job with the same keys, dim and optimizer.
+-- file must exist in the job with the same keys, dim and optimizer. The file
+-- is read twice: the first pass checks every table against the job before
+-- any row is written, so a mismatch in a later table leaves the job as it was.
+local function each_table(path, r, tables, rows_of)
+    while true do
+        local info = r:next_table()
+        if not info then return end
+        local t = tables[info.name]
+        if not t then error(("%s: table '%s' is not part of this job"):format(path, info.name), 0) end
+        if info.keys ~= t.keys or info.dim ~= t.dim then
+            error(("%s: table '%s' has %d keys x dim %d, the job's has %d x %d"):format(
+                path, info.name, info.keys, info.dim, t.keys, t.dim), 0)
+        end
+        if info.state_dim ~= t.sdim then
+            error(("%s: table '%s' was saved with optimizer %s, the job uses %s"):format(
+                path, info.name, info.optimizer, t.optimizer), 0)
+        end
+        local k = 0
+        while k < t.keys do
+            local node = k // t.block
+            local n = math.min(CHUNK, t.keys - k, (node + 1) * t.block - k)
+            local v, st = r:rows(n, t.dim, t.sdim)
+            rows_of(t, node, k, v, st)
+            k = k + n
+        end
+    end
+end
+
 function Job:load(path)
     self:_check()
     if type(path) ~= "string" then error("job:load(path): path expected", 2) end
-    local r, err = cps.ckpt_reader(path)
-    if not r then error("job:load: " .. err, 2) end
-    local ok, e = pcall(function()
-        while true do
-            local info = r:next_table()
-            if not info then break end
-            local t = self.tables[info.name]
-            if not t then error(("%s: table '%s' is not part of this job"):format(path, info.name), 0) end
-            if info.keys ~= t.keys or info.dim ~= t.dim then
-                error(("%s: table '%s' has %d keys x dim %d, the job's has %d x %d"):format(
-                    path, info.name, info.keys, info.dim, t.keys, t.dim), 0)
-            end
-            if info.state_dim ~= t.sdim then
-                error(("%s: table '%s' was saved with optimizer %s, the job uses %s"):format(
-                    path, info.name, info.optimizer, t.optimizer), 0)
-            end
-            local k = 0
-            while k < t.keys do
-                local node = k // t.block
-                local n = math.min(CHUNK, t.keys - k, (node + 1) * t.block - k)
-                local v, st = r:rows(n, t.dim, t.sdim)
-                self:_guard(self.rt.set_rows, t.id, node, k, v, t.sdim > 0 and st or nil)
-                k = k + n
-            end
-        end
-    end)
-    r:close()
-    if not ok then error(e, 2) end
+    local apply = function(t, node, k, v, st)
+        self:_guard(self.rt.set_rows, t.id, node, k, v, t.sdim > 0 and st or nil)
+    end
+    for _, rows_of in ipairs { function() end, apply } do
+        local r, err = cps.ckpt_reader(path)
+        if not r then error("job:load: " .. err, 2) end
+        local ok, e = pcall(each_table, path, r, self.tables, rows_of)
+        r:close()
+        if not ok then error(e, 2) end
+    end
     return true
 end
 
