@@ -112,4 +112,5 @@ end
 -- --nodes 1 includes the node and its workers (threads of this process).
 print(("mf result: test_rmse=%.4f train_cells_per_s=%.0f train_seconds=%.3f cells=%d train_cpu_seconds=%.3f"):format(
       rmse, cells / math.max(seconds, 1e-9), seconds, cells, cpu))
-job:close()
+-- No job:close() here: the job closes when the script ends, except under
+-- --repl, where it stays open (with its nodes) for the prompt.
