@@ -6,7 +6,7 @@
 set -u
 BIN=${CRESCENT_BIN:?}
 [ -f /usr/share/wordnet/data.noun ] && [ -f /usr/share/dictd/gcide.dict.dz ] \
-    || { echo "wordnet-base or dict-gcide not installed (make data installs them)"; exit 77; }
+    || { echo "wordnet-base or dict-gcide not installed (make deps installs them)"; exit 77; }
 if "$BIN" data wordnet --help 2>&1 | grep -q 'not built yet'; then
     echo "crescent data does not forward to the corpus builders yet"; exit 77
 fi
