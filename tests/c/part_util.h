@@ -99,4 +99,17 @@ static inline void pu_random(cr_placement *p, uint64_t seed) {
     for (uint32_t v = 0; v < p->nv; v++) p->v_part[v] = (uint32_t)cr_rng_below(&r, p->k);
 }
 
+/* A small random graph for property loops: |U| < 60 (possibly 0), 1 <= |V| <= 40,
+ * up to 4|U| edges (duplicates, empty rows and isolated keys happen), and a k
+ * in [1, 9] returned in *k. Caller owns the graph. */
+static inline cr_bigraph *pu_small_random(cr_rng *r, uint32_t *k) {
+    uint32_t nu = (uint32_t)cr_rng_below(r, 60), nv = 1 + (uint32_t)cr_rng_below(r, 40);
+    *k = 1 + (uint32_t)cr_rng_below(r, 9);
+    uint32_t ne = nu ? (uint32_t)cr_rng_below(r, 4 * nu + 1) : 0;
+    uint32_t eu[240], ev[240];
+    for (uint32_t i = 0; i < ne; i++) eu[i] = (uint32_t)cr_rng_below(r, nu), ev[i] = (uint32_t)cr_rng_below(r, nv);
+    cr_err e;
+    return cr_bigraph_from_edges(eu, ev, ne, nu, nv, &e);
+}
+
 #endif

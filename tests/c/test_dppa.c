@@ -107,13 +107,11 @@ static void test_dppa_random_small_graphs(void) {
     cr_rng r;
     cr_rng_seed(&r, 77);
     for (int t = 0; t < 200; t++) {
-        uint32_t nu = (uint32_t)cr_rng_below(&r, 60), nv = 1 + (uint32_t)cr_rng_below(&r, 40);
-        uint32_t k = 1 + (uint32_t)cr_rng_below(&r, 9), ne = nu ? (uint32_t)cr_rng_below(&r, 4 * nu + 1) : 0;
-        uint32_t eu[240], ev[240];
-        for (uint32_t i = 0; i < ne; i++) eu[i] = (uint32_t)cr_rng_below(&r, nu), ev[i] = (uint32_t)cr_rng_below(&r, nv);
-        cr_err e;
-        cr_bigraph *g = cr_bigraph_from_edges(eu, ev, ne, nu, nv, &e);
+        uint32_t k;
+        cr_bigraph *g = pu_small_random(&r, &k);
         CR_CHECK(g);
+        uint32_t nu = g->nu, nv = g->nv;
+        cr_err e;
         cr_part_opts o;
         cr_part_opts_default(&o);
         o.seed = (uint64_t)t;
