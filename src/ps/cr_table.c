@@ -120,11 +120,24 @@ static void unlock_all(cr_shard *s) {
     for (int b = CR_SHARD_STRIPES - 1; b >= 0; b--) pthread_mutex_unlock(&s->locks[b]);
 }
 
-void cr_shard_pull(cr_shard *s, const int64_t *keys, int64_t n, float *out) {
-    size_t dim = (size_t)s->def.dim, rowb = dim * sizeof(float);
+/* One row of a pull (g == NULL: copy row `key` out to row i of out) or of a
+ * push (apply update row i of g to row `key`). The caller holds the lock. */
+static inline void row_op(cr_shard *s, int64_t key, size_t i, float *out, const float *g) {
+    size_t dim = (size_t)s->def.dim, r = (size_t)(key - s->lo);
+    if (g)
+        cr_optim_apply(&s->def.optim, s->w + r * dim, s->state + r * (size_t)s->sdim, g + i * dim, s->def.dim);
+    else
+        memcpy(out + i * dim, s->w + r * dim, dim * sizeof(float));
+}
+
+/* Run row_op over keys under the locking regime the batch size calls for
+ * (all stripes, stripe by stripe, or key by key). Always inlined, so pull
+ * (g a constant NULL) and push each get a loop without the branch. */
+static inline __attribute__((always_inline)) void walk(cr_shard *s, const int64_t *keys, int64_t n, float *out,
+                                                       const float *g) {
     if (n >= BATCH_ALL) {
         lock_all(s);
-        for (int64_t i = 0; i < n; i++) memcpy(out + (size_t)i * dim, s->w + (size_t)(keys[i] - s->lo) * dim, rowb);
+        for (int64_t i = 0; i < n; i++) row_op(s, keys[i], (size_t)i, out, g);
         unlock_all(s);
         return;
     }
@@ -134,7 +147,7 @@ void cr_shard_pull(cr_shard *s, const int64_t *keys, int64_t n, float *out) {
         for (int64_t i = 0; i < n; i++) {
             pthread_mutex_t *m = lock_of(s, keys[i]);
             pthread_mutex_lock(m);
-            memcpy(out + (size_t)i * dim, s->w + (size_t)(keys[i] - s->lo) * dim, rowb);
+            row_op(s, keys[i], (size_t)i, out, g);
             pthread_mutex_unlock(m);
         }
         return;
@@ -142,50 +155,15 @@ void cr_shard_pull(cr_shard *s, const int64_t *keys, int64_t n, float *out) {
     for (int b = 0; b < CR_SHARD_STRIPES; b++) {
         if (start[b] == start[b + 1]) continue;
         pthread_mutex_lock(&s->locks[b]);
-        for (int64_t j = start[b]; j < start[b + 1]; j++) {
-            uint32_t i = order[j];
-            memcpy(out + (size_t)i * dim, s->w + (size_t)(keys[i] - s->lo) * dim, rowb);
-        }
+        for (int64_t j = start[b]; j < start[b + 1]; j++) row_op(s, keys[order[j]], order[j], out, g);
         pthread_mutex_unlock(&s->locks[b]);
     }
     free(order);
 }
 
-void cr_shard_push(cr_shard *s, const int64_t *keys, int64_t n, const float *g) {
-    size_t dim = (size_t)s->def.dim, sd = (size_t)s->sdim;
-    if (n >= BATCH_ALL) {
-        lock_all(s);
-        for (int64_t i = 0; i < n; i++) {
-            size_t r = (size_t)(keys[i] - s->lo);
-            cr_optim_apply(&s->def.optim, s->w + r * dim, s->state + r * sd, g + (size_t)i * dim, s->def.dim);
-        }
-        unlock_all(s);
-        return;
-    }
-    int64_t start[CR_SHARD_STRIPES + 1];
-    uint32_t *order = n >= BATCH_MIN && n <= UINT32_MAX ? by_stripe(keys, n, start) : NULL;
-    if (!order) {
-        for (int64_t i = 0; i < n; i++) {
-            size_t r = (size_t)(keys[i] - s->lo);
-            pthread_mutex_t *m = lock_of(s, keys[i]);
-            pthread_mutex_lock(m);
-            cr_optim_apply(&s->def.optim, s->w + r * dim, s->state + r * sd, g + (size_t)i * dim, s->def.dim);
-            pthread_mutex_unlock(m);
-        }
-        return;
-    }
-    for (int b = 0; b < CR_SHARD_STRIPES; b++) {
-        if (start[b] == start[b + 1]) continue;
-        pthread_mutex_lock(&s->locks[b]);
-        for (int64_t j = start[b]; j < start[b + 1]; j++) {
-            uint32_t i = order[j];
-            size_t r = (size_t)(keys[i] - s->lo);
-            cr_optim_apply(&s->def.optim, s->w + r * dim, s->state + r * sd, g + (size_t)i * dim, s->def.dim);
-        }
-        pthread_mutex_unlock(&s->locks[b]);
-    }
-    free(order);
-}
+void cr_shard_pull(cr_shard *s, const int64_t *keys, int64_t n, float *out) { walk(s, keys, n, out, NULL); }
+
+void cr_shard_push(cr_shard *s, const int64_t *keys, int64_t n, const float *g) { walk(s, keys, n, NULL, g); }
 
 void cr_shard_get_rows(cr_shard *s, int64_t lo, int64_t count, float *vals, float *state) {
     size_t dim = (size_t)s->def.dim, sd = (size_t)s->sdim;
