@@ -5,6 +5,7 @@
  * definitions (independent of the code under test). */
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/cr_rng.h"
 #include "partition/cr_bigraph.h"
@@ -97,6 +98,12 @@ static inline void pu_random(cr_placement *p, uint64_t seed) {
     cr_rng_seed(&r, seed);
     for (uint32_t u = 0; u < p->nu; u++) p->u_part[u] = (uint32_t)cr_rng_below(&r, p->k);
     for (uint32_t v = 0; v < p->nv; v++) p->v_part[v] = (uint32_t)cr_rng_below(&r, p->k);
+}
+
+/* 1 if p and q assign every example and every key alike. */
+static inline int pu_same(const cr_placement *p, const cr_placement *q) {
+    return p->nu == q->nu && p->nv == q->nv && !memcmp(p->u_part, q->u_part, p->nu * sizeof(uint32_t)) &&
+           !memcmp(p->v_part, q->v_part, p->nv * sizeof(uint32_t));
 }
 
 /* A small random graph for property loops: |U| < 60 (possibly 0), 1 <= |V| <= 40,
