@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/cr_alloc.h"
 #include "base/cr_time.h"
 #include "ps/cr_node_impl.h"
 
@@ -97,15 +98,25 @@ static void min_max(cr_node *n, int gw, int64_t mine, int64_t *vec, int64_t *mn,
     }
 }
 
-int cr_node_clock(cr_node *n, int lw, cr_decide_fn decide, void *arg, cr_err *e) {
-    int gw = n->id * n->wpn + lw, W = n->nodes * n->wpn;
+/* Advance local worker lw's clock (barrier = 0) or barrier count (1), record
+ * it in the node's vector and report both counts to the scheduler. Returns
+ * the new value. */
+static int64_t announce(cr_node *n, int lw, int barrier) {
+    int gw = n->id * n->wpn + lw;
     pthread_mutex_lock(&n->mu);
-    int64_t mine = ++n->ws[lw].clock;
-    if (n->clocks[gw] < mine) n->clocks[gw] = mine;
-    cr_ctl h = {.type = CR_M_STATE, .worker = gw, .a = mine, .b = n->ws[lw].barrier};
+    int64_t mine = barrier ? ++n->ws[lw].barrier : ++n->ws[lw].clock;
+    int64_t *vec = barrier ? n->barriers : n->clocks;
+    if (vec[gw] < mine) vec[gw] = mine;
+    cr_ctl h = {.type = CR_M_STATE, .worker = gw, .a = n->ws[lw].clock, .b = n->ws[lw].barrier};
     pthread_mutex_unlock(&n->mu);
     send_up(n, lw, &h, NULL, 0);
-    int64_t *snap = malloc((size_t)W * sizeof *snap);
+    return mine;
+}
+
+int cr_node_clock(cr_node *n, int lw, cr_decide_fn decide, void *arg, cr_err *e) {
+    int gw = n->id * n->wpn + lw, W = n->nodes * n->wpn;
+    int64_t mine = announce(n, lw, 0);
+    int64_t *snap = cr_xmalloc((size_t)W * sizeof *snap);
     double t0 = cr_now();
     int rc = 0;
     pthread_mutex_lock(&n->mu);
@@ -141,12 +152,7 @@ int cr_node_clock(cr_node *n, int lw, cr_decide_fn decide, void *arg, cr_err *e)
 
 int cr_node_barrier(cr_node *n, int lw, cr_err *e) {
     int gw = n->id * n->wpn + lw;
-    pthread_mutex_lock(&n->mu);
-    int64_t mine = ++n->ws[lw].barrier;
-    if (n->barriers[gw] < mine) n->barriers[gw] = mine;
-    cr_ctl h = {.type = CR_M_STATE, .worker = gw, .a = n->ws[lw].clock, .b = mine};
-    pthread_mutex_unlock(&n->mu);
-    send_up(n, lw, &h, NULL, 0);
+    int64_t mine = announce(n, lw, 1);
     double t0 = cr_now();
     int rc = 0;
     pthread_mutex_lock(&n->mu);
