@@ -29,20 +29,6 @@ static int opt_bool(lua_State *L, int t, const char *key, int dflt) {
     return v;
 }
 
-/* Reject keys of the options table t that are not in allowed (NULL-ended). */
-static void check_keys(lua_State *L, int t, const char *const *allowed) {
-    if (lua_isnoneornil(L, t)) return;
-    luaL_checktype(L, t, LUA_TTABLE);
-    lua_pushnil(L);
-    while (lua_next(L, t)) {
-        lua_pop(L, 1);
-        int ok = 0;
-        if (lua_type(L, -1) == LUA_TSTRING)
-            for (int i = 0; allowed[i]; i++) ok |= !strcmp(lua_tostring(L, -1), allowed[i]);
-        if (!ok) luaL_error(L, "unknown option '%s'", luaL_tolstring(L, -1, NULL));
-    }
-}
-
 /* ---- shared helpers ---- */
 
 /* [-0, +1] A new Ints holding a copy of a[0..n). */
@@ -61,13 +47,6 @@ static void push_col(lua_State *L, const float *a, int64_t n) {
 static void set_int(lua_State *L, const char *k, int64_t v) {
     lua_pushinteger(L, v);
     lua_setfield(L, -2, k);
-}
-
-/* [-0, +2] nil, msg: the expected-failure return of every reader. */
-static int fail(lua_State *L, const cr_err *e) {
-    luaL_pushfail(L);
-    lua_pushstring(L, e->msg);
-    return 2;
 }
 
 static int64_t opt_int(lua_State *L, int t, const char *key, int64_t dflt) {
@@ -172,7 +151,7 @@ static int coo_alloc(void *p, cr_coo *m, cr_err *e) {
 static int l_matrix_market(lua_State *L) {
     static const char *const keys[] = {"cache", "rebuild", NULL};
     const char *path = luaL_checkstring(L, 1);
-    check_keys(L, 2, keys);
+    cr_lcheck_keys(L, 2, NULL, keys);
     int flags = (opt_bool(L, 2, "cache", 1) ? 0 : CR_MM_NO_CACHE) | (opt_bool(L, 2, "rebuild", 0) ? CR_MM_REBUILD : 0);
     coo_ud u = {L, lua_gettop(L)};
     cr_coo m;
@@ -180,9 +159,7 @@ static int l_matrix_market(lua_State *L) {
     int cached;
     if (cr_mm_load(path, flags, coo_alloc, &u, &m, &cached, &e) != 0) {
         lua_settop(L, u.base);
-        luaL_pushfail(L);
-        lua_pushstring(L, e.msg);
-        return 2;
+        return cr_lfail(L, e.msg);
     }
     lua_createtable(L, 0, 8);
     lua_rotate(L, u.base + 1, 1); /* result table below the three arrays */
@@ -228,7 +205,7 @@ static int l_mm_open(lua_State *L) {
     luaL_setmetatable(L, MMREADER_MT);
     cr_err e;
     u->r = cr_mm_open(path, &u->h, &e);
-    if (!u->r) return fail(L, &e);
+    if (!u->r) return cr_lfail(L, e.msg);
     return 1;
 }
 
@@ -252,7 +229,7 @@ static int mmr_next(lua_State *L) {
     long got = cr_mm_read(u->r, row->data, col->data, val->data, (size_t)cap, &e);
     if (got <= 0) {
         cr_mm_close(&u->r);
-        if (got < 0) return fail(L, &e);
+        if (got < 0) return cr_lfail(L, e.msg);
         return 0;
     }
     if (got < cap) { /* the last chunk: exact-size copies */
@@ -291,9 +268,7 @@ static int l_write_matrix_market(lua_State *L) {
     m.val = v ? v->data : NULL; /* NULL only when pattern: values are not written */
     cr_err e;
     if (cr_mm_write(path, &m, pattern, &e) != 0) {
-        luaL_pushfail(L);
-        lua_pushstring(L, e.msg);
-        return 2;
+        return cr_lfail(L, e.msg);
     }
     lua_pushboolean(L, 1);
     return 1;
@@ -367,7 +342,7 @@ static int d_names(lua_State *L) {
 static int d_write(lua_State *L) {
     ldict *u = dict_check(L, 1);
     cr_err e;
-    if (cr_dict_write(&u->d, luaL_checkstring(L, 2), &e) != 0) return fail(L, &e);
+    if (cr_dict_write(&u->d, luaL_checkstring(L, 2), &e) != 0) return cr_lfail(L, e.msg);
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -377,7 +352,7 @@ static int l_dict(lua_State *L) {
     const char *path = luaL_checkstring(L, 1);
     ldict *u = dict_new(L);
     cr_err e;
-    if (cr_dict_load(&u->d, path, &e) != 0) return fail(L, &e);
+    if (cr_dict_load(&u->d, path, &e) != 0) return cr_lfail(L, e.msg);
     return 1;
 }
 
@@ -408,11 +383,11 @@ static int build_libsvm(lua_State *L) {
 static int l_libsvm(lua_State *L) {
     static const char *const keys[] = {"features", NULL};
     const char *path = luaL_checkstring(L, 1);
-    check_keys(L, 2, keys);
+    cr_lcheck_keys(L, 2, NULL, keys);
     int64_t features = opt_int(L, 2, "features", 0);
     cr_csr m;
     cr_err e;
-    if (cr_libsvm_load(path, features, &m, &e) != 0) return fail(L, &e);
+    if (cr_libsvm_load(path, features, &m, &e) != 0) return cr_lfail(L, e.msg);
     return build_then_free(L, build_libsvm, &m, free_csr, 0);
 }
 
@@ -437,7 +412,7 @@ static int l_write_libsvm(lua_State *L) {
         }
     cr_csr m = {rows, 0, idx->n, ptr->data, idx->data, val->data, label->data};
     cr_err e;
-    if (cr_libsvm_write(path, &m, &e) != 0) return fail(L, &e);
+    if (cr_libsvm_write(path, &m, &e) != 0) return cr_lfail(L, e.msg);
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -463,7 +438,7 @@ static int l_edges(lua_State *L) {
     const char *path = luaL_checkstring(L, 1);
     cr_edges g;
     cr_err e;
-    if (cr_edges_load(path, &g, &e) != 0) return fail(L, &e);
+    if (cr_edges_load(path, &g, &e) != 0) return cr_lfail(L, e.msg);
     return build_then_free(L, build_edges, &g, free_edges, 0);
 }
 
@@ -477,7 +452,7 @@ static int l_write_edges(lua_State *L) {
             return luaL_error(L, "edge %I has an id outside [0, 2147483647]", (lua_Integer)i + 1);
     cr_edges g = {0, a->n, a->data, b->data};
     cr_err e;
-    if (cr_edges_write(path, &g, &e) != 0) return fail(L, &e);
+    if (cr_edges_write(path, &g, &e) != 0) return cr_lfail(L, e.msg);
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -537,19 +512,19 @@ static int build_triples(lua_State *L) {
 static int l_triples(lua_State *L) {
     static const char *const keys[] = {"entities", "relations", "grow", NULL};
     const char *path = luaL_checkstring(L, 1);
-    check_keys(L, 2, keys);
+    cr_lcheck_keys(L, 2, NULL, keys);
     cr_err e;
     int ge, gr;
     ldict *ents = opt_dict(L, 2, "entities", &ge, &e);
-    if (!ents) return fail(L, &e);
+    if (!ents) return cr_lfail(L, e.msg);
     ldict *rels = opt_dict(L, 2, "relations", &gr, &e);
-    if (!rels) return fail(L, &e);
+    if (!rels) return cr_lfail(L, e.msg);
     int grow = opt_bool(L, 2, "grow", !(ge || gr));
     cr_triple_cols t;
     int rc = ends_with(path, ".del") || ends_with(path, ".del.gz")
                  ? cr_triples_load_del(path, ents->d.n, rels->d.n, &t, &e)
                  : cr_triples_load(path, &ents->d, &rels->d, grow, &t, &e);
-    if (rc != 0) return fail(L, &e);
+    if (rc != 0) return cr_lfail(L, e.msg);
     return build_then_free(L, build_triples, &t, free_triples, 2); /* with ents, rels */
 }
 
@@ -574,7 +549,7 @@ static int l_write_triples(lua_State *L) {
             return luaL_error(L, "triple %I has a negative id", (lua_Integer)i + 1);
     cr_triple_cols t = {s->n, s->data, r->data, o->data, 0, 0};
     cr_err e;
-    if (cr_triples_write(path, &t, names ? &de->d : NULL, names ? &dr->d : NULL, &e) != 0) return fail(L, &e);
+    if (cr_triples_write(path, &t, names ? &de->d : NULL, names ? &dr->d : NULL, &e) != 0) return cr_lfail(L, e.msg);
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -622,7 +597,7 @@ static int build_text(lua_State *L) {
 static int l_text(lua_State *L) {
     static const char *const keys[] = {"min_count", "sample", "power", "table_size", "max_sentence", "vocab", NULL};
     const char *path = luaL_checkstring(L, 1);
-    check_keys(L, 2, keys);
+    cr_lcheck_keys(L, 2, NULL, keys);
     cr_text_opts o = {opt_int(L, 2, "min_count", 1), opt_int(L, 2, "max_sentence", 0), 0};
     int64_t tsize = opt_int(L, 2, "table_size", 1000000);
     double sample = opt_num(L, 2, "sample", 0), power = opt_num(L, 2, "power", 0.75);
@@ -639,7 +614,7 @@ static int l_text(lua_State *L) {
     }
     cr_corpus c;
     cr_err e;
-    if (cr_text_load(path, &o, &c, &voc->d, &e) != 0) return fail(L, &e);
+    if (cr_text_load(path, &o, &c, &voc->d, &e) != 0) return cr_lfail(L, e.msg);
     lua_pushinteger(L, tsize);
     lua_pushnumber(L, power);
     lua_pushnumber(L, sample);
@@ -662,7 +637,7 @@ static int l_write_text(lua_State *L) {
         if (tok->data[i] < 0 || tok->data[i] >= v->d.n) return luaL_error(L, "token %I not in the vocabulary", (lua_Integer)i + 1);
     cr_corpus c = {tok->n, tok->data, sent->n - 1, sent->data, tok->n, NULL};
     cr_err e;
-    if (cr_text_write(path, &c, &v->d, &e) != 0) return fail(L, &e);
+    if (cr_text_write(path, &c, &v->d, &e) != 0) return cr_lfail(L, e.msg);
     lua_pushboolean(L, 1);
     return 1;
 }

@@ -32,19 +32,6 @@
 
 /* ---- argument helpers */
 
-/* Raise if the options table at idx has a key not in allowed (NULL-ended). */
-static void check_keys(lua_State *L, int idx, const char *fn, const char *const *allowed) {
-    idx = lua_absindex(L, idx);
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        lua_pop(L, 1);
-        int ok = 0;
-        if (lua_type(L, -1) == LUA_TSTRING)
-            for (const char *const *a = allowed; *a; a++) ok |= strcmp(lua_tostring(L, -1), *a) == 0;
-        if (!ok) luaL_error(L, "%s: unknown option '%s'", fn, luaL_tolstring(L, -1, NULL));
-    }
-}
-
 static int opt_bool(lua_State *L, int t, const char *k) {
     int v = lua_getfield(L, t, k) != LUA_TNIL && lua_toboolean(L, -1);
     lua_pop(L, 1);
@@ -221,7 +208,7 @@ static void set_int(lua_State *L, const char *k, int64_t v) {
 static int l_link_prediction(lua_State *L) {
     static const char *const keys[] = {"model", "entities", "relations", "test", "filter", "naive", "block", "ranks", NULL};
     luaL_checktype(L, 1, LUA_TTABLE);
-    check_keys(L, 1, "link_prediction", keys);
+    cr_lcheck_keys(L, 1, "link_prediction", keys);
     lua_getfield(L, 1, "model");
     const char *name = lua_tostring(L, -1);
     if (!name) luaL_error(L, "option 'model' is required (complex, distmult, transe_l1, transe_l2, rescal)");
@@ -287,7 +274,7 @@ static int l_analogy(lua_State *L) {
     cr_analogy_opts o = {0, 0, 0};
     if (!lua_isnoneornil(L, 4)) {
         luaL_checktype(L, 4, LUA_TTABLE);
-        check_keys(L, 4, "analogy", keys);
+        cr_lcheck_keys(L, 4, "analogy", keys);
         o.restrict_n = opt_int(L, 4, "restrict", 0);
         o.naive = opt_bool(L, 4, "naive");
         o.block = opt_int(L, 4, "block", 0);
@@ -297,9 +284,7 @@ static int l_analogy(lua_State *L) {
     cr_analogy_result r;
     cr_err e;
     if (cr_analogy_eval(v, words, nw, path, &o, &r, &e)) {
-        lua_pushnil(L);
-        lua_pushstring(L, e.msg);
-        return 2;
+        return cr_lfail(L, e.msg);
     }
     lua_createtable(L, 0, 12);
     set_num(L, "total", r.acc);
@@ -328,7 +313,7 @@ static int l_synonyms(lua_State *L) {
     int64_t restrict_n = 0;
     if (!lua_isnoneornil(L, 4)) {
         luaL_checktype(L, 4, LUA_TTABLE);
-        check_keys(L, 4, "synonyms", keys);
+        cr_lcheck_keys(L, 4, "synonyms", keys);
         restrict_n = opt_int(L, 4, "restrict", 0);
         if (restrict_n < 0) luaL_error(L, "synonyms: restrict must be positive");
     }
@@ -336,9 +321,7 @@ static int l_synonyms(lua_State *L) {
     cr_synonym_result r;
     cr_err e;
     if (cr_synonyms_eval(v, words, nw, path, restrict_n, &r, &e)) {
-        lua_pushnil(L);
-        lua_pushstring(L, e.msg);
-        return 2;
+        return cr_lfail(L, e.msg);
     }
     lua_createtable(L, 0, 5);
     set_num(L, "accuracy", r.accuracy);
@@ -393,7 +376,7 @@ static const float *topic_totals_arg(lua_State *L, int t, int64_t K) {
 static int l_lda_loglik(lua_State *L) {
     static const char *const keys[] = {"n_wk", "n_dk", "n_k", "alpha", "beta", NULL};
     luaL_checktype(L, 1, LUA_TTABLE);
-    check_keys(L, 1, "lda_loglik", keys);
+    cr_lcheck_keys(L, 1, "lda_loglik", keys);
     cr_mat *nwk = field_mat(L, 1, "n_wk"), *ndk = NULL;
     if (lua_getfield(L, 1, "n_dk") != LUA_TNIL) ndk = field_mat(L, 1, "n_dk");
     const float *nk = topic_totals_arg(L, 1, nwk->cols);
@@ -453,7 +436,7 @@ static int l_lda_perplexity(lua_State *L) {
     static const char *const keys[] = {"n_wk", "n_k", "alpha", "beta", "docs", "tokens", "offsets",
                                        "iters", "burnin", "seed", NULL};
     luaL_checktype(L, 1, LUA_TTABLE);
-    check_keys(L, 1, "lda_perplexity", keys);
+    cr_lcheck_keys(L, 1, "lda_perplexity", keys);
     cr_mat *nwk = field_mat(L, 1, "n_wk");
     const float *nk = topic_totals_arg(L, 1, nwk->cols);
     double alpha = opt_num(L, 1, "alpha", 1, 0), beta = opt_num(L, 1, "beta", 1, 0);

@@ -68,27 +68,14 @@ static lua_Integer opt_int(lua_State *L, int t, const char *k, lua_Integer def) 
     return ok ? v : def;
 }
 
-static void check_opts_keys(lua_State *L, int t) {
-    static const char *known[] = {"row_lo", "row_hi", "part", "parts", "batch", "seed", NULL};
-    lua_pushnil(L);
-    while (lua_next(L, t)) {
-        int found = 0;
-        if (lua_type(L, -2) == LUA_TSTRING)
-            for (const char **k = known; *k; k++) found |= strcmp(*k, lua_tostring(L, -2)) == 0;
-        if (!found) {
-            lua_pop(L, 1);
-            luaL_error(L, "mf_load: unknown option '%s'", luaL_tolstring(L, -1, NULL));
-        }
-        lua_pop(L, 1);
-    }
-}
+static const char *const mf_load_keys[] = {"row_lo", "row_hi", "part", "parts", "batch", "seed", NULL};
 
 /* mf_load(path [, opts]) -> cells | nil, msg */
 static int l_mf_load(lua_State *L) {
     const char *path = luaL_checkstring(L, 1);
     if (!lua_isnoneornil(L, 2)) {
         luaL_checktype(L, 2, LUA_TTABLE);
-        check_opts_keys(L, 2);
+        cr_lcheck_keys(L, 2, "mf_load", mf_load_keys);
     }
     cr_mfcells_opts o = {opt_int(L, 2, "row_lo", 0), opt_int(L, 2, "row_hi", -1),
                          (int)opt_int(L, 2, "part", 0), (int)opt_int(L, 2, "parts", 1),
@@ -99,9 +86,7 @@ static int l_mf_load(lua_State *L) {
     cr_err e;
     u->c = cr_mfcells_load(path, &o, &e);
     if (!u->c) {
-        lua_pushnil(L);
-        lua_pushstring(L, e.msg);
-        return 2;
+        return cr_lfail(L, e.msg);
     }
     lua_createtable(L, (int)cr_mfcells_batches(u->c), 0);
     lua_setiuservalue(L, -2, 1);
@@ -113,9 +98,7 @@ static int l_mm_header(lua_State *L) {
     cr_mf_shape h;
     cr_err e;
     if (cr_mfcells_read_header(path, &h, &e)) {
-        lua_pushnil(L);
-        lua_pushstring(L, e.msg);
-        return 2;
+        return cr_lfail(L, e.msg);
     }
     lua_createtable(L, 0, 3);
     lua_pushinteger(L, h.rows);

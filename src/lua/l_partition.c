@@ -72,9 +72,7 @@ static int l_graph(lua_State *L) {
     cr_err e;
     cr_bigraph *g = cr_bigraph_load(path, fmt, &e);
     if (!g) {
-        lua_pushnil(L);
-        lua_pushstring(L, e.msg);
-        return 2;
+        return cr_lfail(L, e.msg);
     }
     push_graph(L, g);
     return 1;
@@ -240,9 +238,7 @@ static int l_run(lua_State *L) {
     if (rc == 0) rc = cr_part_metrics_compute(g, p, &m, &e);
     if (rc != 0) {
         cr_placement_destroy(&p);
-        lua_pushnil(L);
-        lua_pushstring(L, e.msg);
-        return 2;
+        return cr_lfail(L, e.msg);
     }
     push_placement(L, p);
     cr_placement_destroy(&p);
@@ -268,9 +264,7 @@ static int l_load(lua_State *L) {
     cr_err e;
     cr_placement *p = cr_placement_load(luaL_checkstring(L, 1), &e);
     if (!p) {
-        lua_pushnil(L);
-        lua_pushstring(L, e.msg);
-        return 2;
+        return cr_lfail(L, e.msg);
     }
     push_placement(L, p);
     cr_placement_destroy(&p);
@@ -285,9 +279,7 @@ static int l_save(lua_State *L) {
     int rc = cr_placement_save(path, p, comment, &e);
     cr_placement_destroy(&p);
     if (rc != 0) {
-        lua_pushnil(L);
-        lua_pushstring(L, e.msg);
-        return 2;
+        return cr_lfail(L, e.msg);
     }
     lua_pushboolean(L, 1);
     return 1;

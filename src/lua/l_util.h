@@ -39,4 +39,14 @@ cr_ints *cr_lints_test(lua_State *L, int idx);
  * stack (so it stays alive). Raises a clear error on a non-integer entry. */
 cr_ints *cr_lints_from_arg(lua_State *L, int idx);
 
+/* [-0, +2] nil, msg: the expected-failure return of a binding
+ * (`return cr_lfail(L, e.msg);`). */
+int cr_lfail(lua_State *L, const char *msg);
+
+/* Raise if the options table at idx has a key that is not in allowed
+ * (NULL-ended): "FN: unknown option 'k'" (just "unknown option 'k'" when fn
+ * is NULL). nil or none at idx is no options; any other non-table raises a
+ * "bad argument" error. */
+void cr_lcheck_keys(lua_State *L, int idx, const char *fn, const char *const *allowed);
+
 #endif
