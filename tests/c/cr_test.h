@@ -7,7 +7,9 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int cr_test_passed, cr_test_failed, cr_test_cur_failed;
 
@@ -55,6 +57,19 @@ static int cr_test_passed, cr_test_failed, cr_test_cur_failed;
         }                                                                           \
         fflush(stdout);                                                             \
     } while (0)
+
+/* Write text to a new temp file; returns its path (a static buffer, valid
+ * until the next call; the caller unlinks it), or NULL. */
+static inline char *cr_test_tmpfile(const char *text) {
+    static char path[64];
+    strcpy(path, "/tmp/cr_test_XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0) return NULL;
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
 
 static inline int cr_test_done(void) {
     printf("%d passed, %d failed\n", cr_test_passed, cr_test_failed);

@@ -109,19 +109,8 @@ static void test_method_table(void) {
     CR_CHECK_STR(cr_part_method_name(0), "random");
 }
 
-static char *write_tmp(const char *text) {
-    static char path[64];
-    snprintf(path, sizeof path, "/tmp/cr_test_graph_XXXXXX");
-    int fd = mkstemp(path);
-    if (fd < 0) return NULL;
-    FILE *f = fdopen(fd, "w");
-    fputs(text, f);
-    fclose(f);
-    return path;
-}
-
 static void test_load_libsvm(void) {
-    char *p = write_tmp("1 3:0.5 1:1\n# comment\n-1\n+1 2:1e-3 3:2 3:1\n");
+    char *p = cr_test_tmpfile("1 3:0.5 1:1\n# comment\n-1\n+1 2:1e-3 3:2 3:1\n");
     cr_err e;
     cr_bigraph *g = cr_bigraph_load(p, CR_BIGRAPH_LIBSVM, &e);
     unlink(p);
@@ -130,7 +119,7 @@ static void test_load_libsvm(void) {
     int ok = g->nu == 3 && g->nv == 3 && g->ne == 4 && g->u_off[2] == g->u_off[1] && g->u_adj[0] == 0;
     cr_bigraph_destroy(&g);
     CR_CHECK(ok);
-    p = write_tmp("1 1:1\n1 0:1\n");
+    p = cr_test_tmpfile("1 1:1\n1 0:1\n");
     g = cr_bigraph_load(p, CR_BIGRAPH_LIBSVM, &e);
     CR_CHECK(g == NULL);
     unlink(p);
@@ -139,7 +128,7 @@ static void test_load_libsvm(void) {
 }
 
 static void test_load_mm_and_edges(void) {
-    char *p = write_tmp("%%MatrixMarket matrix coordinate real general\n% c\n3 4 3\n1 1 1.0\n3 4 2\n1 1 5\n");
+    char *p = cr_test_tmpfile("%%MatrixMarket matrix coordinate real general\n% c\n3 4 3\n1 1 1.0\n3 4 2\n1 1 5\n");
     cr_err e;
     cr_bigraph *g = cr_bigraph_load(p, CR_BIGRAPH_MM, &e);
     unlink(p);
@@ -147,7 +136,7 @@ static void test_load_mm_and_edges(void) {
     int ok = g->nu == 3 && g->nv == 4 && g->ne == 2;
     cr_bigraph_destroy(&g);
     CR_CHECK(ok);
-    p = write_tmp("# graph\n0 1\n1 2\n2 2\n");
+    p = cr_test_tmpfile("# graph\n0 1\n1 2\n2 2\n");
     g = cr_bigraph_load(p, CR_BIGRAPH_EDGES, &e);
     unlink(p);
     CR_CHECK(g);
@@ -157,7 +146,7 @@ static void test_load_mm_and_edges(void) {
 }
 
 static void expect_error(const char *text, cr_bigraph_format fmt, const char *want_suffix) {
-    char *p = write_tmp(text);
+    char *p = cr_test_tmpfile(text);
     char path[64];
     snprintf(path, sizeof path, "%s", p);
     cr_err e;

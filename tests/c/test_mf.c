@@ -150,17 +150,6 @@ static void test_sgd_converges(void) {
     CR_CHECK(last.sse < first.sse / 20);
 }
 
-static char *write_tmp(const char *text) {
-    static char path[64];
-    strcpy(path, "/tmp/test_mf_XXXXXX");
-    int fd = mkstemp(path);
-    if (fd < 0) return NULL;
-    FILE *f = fdopen(fd, "w");
-    fputs(text, f);
-    fclose(f);
-    return path;
-}
-
 /* 6 x 5 matrix; cells (1-based): rows 1..6, every column used. */
 static const char *SMALL = "%%MatrixMarket matrix coordinate real general\n"
                            "% a comment\n"
@@ -169,7 +158,7 @@ static const char *SMALL = "%%MatrixMarket matrix coordinate real general\n"
                            "1 4 7.0\n2 4 8.0\n3 4 9.0\n4 5 10.0\n6 5 11.0\n5 1 12.0\n";
 
 static void test_cells_partition_and_batches(void) {
-    char *path = write_tmp(SMALL);
+    char *path = cr_test_tmpfile(SMALL);
     CR_CHECK(path);
     cr_err e;
     cr_mf_shape h;
@@ -232,7 +221,7 @@ static void test_cells_partition_and_batches(void) {
 
 /* Same seed, same walk; the walk covers every cell once; seeds differ. */
 static void test_cells_shuffle_deterministic(void) {
-    char *path = write_tmp(SMALL);
+    char *path = cr_test_tmpfile(SMALL);
     cr_err e;
     cr_mfcells_opts o = {0, -1, 0, 1, 1, 3}; /* one column per batch */
     cr_mfcells *a = cr_mfcells_load(path, &o, &e), *b = cr_mfcells_load(path, &o, &e);
@@ -265,7 +254,7 @@ static void test_cells_shuffle_deterministic(void) {
 
 /* Batches are whole columns, about `batch` cells each, none left tiny. */
 static void test_cells_batch_size(void) {
-    char *path = write_tmp(SMALL);
+    char *path = cr_test_tmpfile(SMALL);
     cr_err e;
     cr_mfcells *c = cr_mfcells_load(path, &(cr_mfcells_opts){0, -1, 0, 1, 4, 1}, &e);
     CR_CHECK(c);
@@ -285,7 +274,7 @@ static void test_cells_batch_size(void) {
 /* Loading text fails with "PATH<want>...": the place (":line: ") and the
  * start of the reason; the reader's exact wording is its own business. */
 static void expect_error(const char *text, const char *want) {
-    char *path = write_tmp(text);
+    char *path = cr_test_tmpfile(text);
     cr_err e = {{0}};
     cr_mfcells *c = cr_mfcells_load(path, NULL, &e);
     size_t pl = strlen(path);
