@@ -25,7 +25,11 @@ feed() {
     printf '\004'; wait_for 'status='
 }
 seq 1 1500 | sed 's/^/old /' >"$tmp/hist"   # an old, over-long history
-feed | CRESCENT_HISTORY="$tmp/hist" timeout 60 script -qfec "$BIN repl; echo status=\$?" /dev/null >"$tmp/out" 2>&1
+# script(1) runs the command with $SHELL. dash (the /bin/sh of Debian, and
+# what script falls back to when SHELL is unset, as under CI) takes the Ctrl-C
+# sent to the foreground group itself and exits once the REPL ends, before
+# "echo status" runs; bash waits and sees the REPL was not killed by it.
+feed | SHELL=$(command -v bash) CRESCENT_HISTORY="$tmp/hist" timeout 60 script -qfec "$BIN repl; echo status=\$?" /dev/null >"$tmp/out" 2>&1
 tr -d '\r' <"$tmp/out" | sed 's/\x1b\[[?0-9;]*[a-zA-Z]//g' >"$tmp/clean"
 grep -q '^>> return 6 \* 7 end$' "$tmp/clean" || fail "no continuation prompt"
 grep -qx '42' "$tmp/clean" || fail "f() did not print 42"
