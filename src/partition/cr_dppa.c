@@ -23,7 +23,7 @@ int cr_dppa_hashed(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_bi
     }
     cr_placement *p = cr_placement_new(k, w->nu, w->nv);
     uint32_t alpha = o->alpha ? o->alpha : 1;
-    if (cr_tsh_data_step(w, k, alpha, o->beta, 1, o->seed, p->u_part, e) ||
+    if (cr_tsh_data_step(w, k, alpha, o->beta, 1, o->pair_cap, o->seed, p->u_part, e) ||
         cr_tsh_param_step(w, k, p->u_part, p->v_part, e)) {
         cr_placement_destroy(&p);
         cr_bigraph_destroy(hp);

@@ -30,6 +30,7 @@ typedef struct cr_part_opts {
     uint32_t alpha;         /* subset size, 1 or 2 */
     double beta;            /* weight of |U_i ∪ S|; <0 means "n" (default) */
     int sample;             /* 1: sample T of U' (default 0) */
+    uint32_t pair_cap;      /* alpha 2: candidates per pair search, 0 = exact (default 64) */
     /* mbp */
     double epsilon;         /* balance, default 0.03 */
     uint64_t mem_bound;     /* theta on |N(U_i)|, 0 = none */

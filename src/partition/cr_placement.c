@@ -6,7 +6,7 @@
 void cr_part_opts_default(cr_part_opts *o) {
     *o = (cr_part_opts){.seed = 1, .blocks = 1, .init_blocks = 0, .global_sample = 0.0,
                         .select_neighbours = 0, .v_sweeps = 0, .alpha = 1, .beta = -1.0,
-                        .sample = 0, .epsilon = 0.03, .mem_bound = 0, .hash_bins = 0};
+                        .sample = 0, .pair_cap = 64, .epsilon = 0.03, .mem_bound = 0, .hash_bins = 0};
 }
 
 cr_placement *cr_placement_new(uint32_t k, uint32_t nu, uint32_t nv) {

@@ -8,7 +8,9 @@
  * alpha = 2 the best pair is searched among pairs that share a new parameter
  * (the only pairs that can beat two singletons), starting from the two
  * cheapest singletons and visiting candidates in cost order while their cost
- * can still beat the best pair (at most PAIR_CANDIDATES of them). */
+ * can still beat the best pair (at most pair_cap of them when pair_cap > 0).
+ * A candidate's partners come from the parameter -> examples lists of a
+ * prefix of its new parameters, rarest first (pairs_from). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,44 +21,47 @@
 #include "partition/cr_tsh.h"
 
 #define NONE UINT32_MAX
-#define PAIR_CANDIDATES 64
+
+/* A heap entry is its key: cost in the high 32 bits, example id in the low
+ * ones, so comparing entries is comparing (cost, id) and reading a sampled
+ * position needs no second load. */
+#define KEY(c, u) ((uint64_t)(c) << 32 | (u))
+#define ID(x) ((uint32_t)(x))
+#define COST(x) ((uint32_t)((x) >> 32))
 
 typedef struct heap {
-    uint32_t n;     /* entries */
-    uint32_t *h;    /* heap of example ids */
-    uint32_t *pos;  /* id -> position, NONE when not in the heap */
-    uint32_t *cost; /* id -> A_i(id) */
+    uint32_t n;    /* entries */
+    uint64_t *h;   /* heap of keys */
+    uint32_t *pos; /* id -> position, NONE when not in the heap */
 } heap;
 
-static int less(const heap *q, uint32_t a, uint32_t b) {
-    return q->cost[a] < q->cost[b] || (q->cost[a] == q->cost[b] && a < b);
-}
+static uint32_t cost_of(const heap *q, uint32_t u) { return COST(q->h[q->pos[u]]); }
 
-static void place(heap *q, uint32_t p, uint32_t u) {
-    q->h[p] = u;
-    q->pos[u] = p;
+static void place(heap *q, uint32_t p, uint64_t x) {
+    q->h[p] = x;
+    q->pos[ID(x)] = p;
 }
 
 static void sift_up(heap *q, uint32_t p) {
-    uint32_t u = q->h[p];
-    while (p > 0 && less(q, u, q->h[(p - 1) / 2])) {
+    uint64_t x = q->h[p];
+    while (p > 0 && x < q->h[(p - 1) / 2]) {
         place(q, p, q->h[(p - 1) / 2]);
         p = (p - 1) / 2;
     }
-    place(q, p, u);
+    place(q, p, x);
 }
 
 static void sift_down(heap *q, uint32_t p) {
-    uint32_t u = q->h[p];
+    uint64_t x = q->h[p];
     for (;;) {
         uint32_t c = 2 * p + 1;
         if (c >= q->n) break;
-        if (c + 1 < q->n && less(q, q->h[c + 1], q->h[c])) c++;
-        if (!less(q, q->h[c], u)) break;
+        if (c + 1 < q->n && q->h[c + 1] < q->h[c]) c++;
+        if (!(q->h[c] < x)) break;
         place(q, p, q->h[c]);
         p = c;
     }
-    place(q, p, u);
+    place(q, p, x);
 }
 
 static void heap_remove(heap *q, uint32_t u) {
@@ -64,21 +69,26 @@ static void heap_remove(heap *q, uint32_t u) {
     if (p == NONE) return;
     q->pos[u] = NONE;
     if (--q->n == p) return;
-    uint32_t x = q->h[q->n];
+    uint64_t x = q->h[q->n];
     place(q, p, x);
     sift_down(q, p);
-    sift_up(q, q->pos[x]);
+    sift_up(q, q->pos[ID(x)]);
 }
 
 /* Shared state of step 1. */
 typedef struct tsh {
     const cr_bigraph *g;
     uint32_t k, n, words;
-    heap *q;           /* k heaps */
-    uint64_t *in_s;    /* nv x words bitmask: v in N(U_i) */
-    uint32_t *cnt;     /* pair search: shared new parameters with the current a */
-    uint32_t *touched; /* ids with cnt > 0 */
-    uint32_t *aux;     /* pair search: candidate queue (heap positions) */
+    heap *q;        /* k heaps */
+    uint64_t *in_s; /* nv x words bitmask: v in N(U_i) */
+    /* pair search (alpha = 2) */
+    uint32_t *radj; /* each example's parameters, rarest (lowest degree, then id) first */
+    uint32_t *mark; /* nv: = visit when v is a new parameter of the current candidate */
+    uint32_t *cnt;  /* n: a candidate's parameters in the scanned prefix, per partner */
+    uint32_t *touched; /* partners with cnt > 0 */
+    uint32_t *aux;  /* candidate queue (heap positions) */
+    uint32_t visit;
+    uint32_t cap;   /* candidates per pair search, UINT32_MAX = no cap */
 } tsh;
 
 static int in_s(const tsh *t, uint32_t v, uint32_t i) {
@@ -97,36 +107,18 @@ static void assign(tsh *t, uint32_t u, uint32_t i, uint32_t *u_part) {
         if (in_s(t, v, i)) continue;
         t->in_s[(uint64_t)v * t->words + i / 64] |= 1ull << (i % 64);
         for (uint64_t b = g->v_off[v]; b < g->v_off[v + 1]; b++) {
-            uint32_t w = g->v_adj[b];
-            if (q->pos[w] == NONE) continue;
-            q->cost[w]--;
-            sift_up(q, q->pos[w]);
+            uint32_t p = q->pos[g->v_adj[b]];
+            if (p == NONE) continue;
+            q->h[p] -= 1ull << 32;
+            sift_up(q, p);
         }
     }
-}
-
-/* For candidate a on machine i: cnt[b] = |N(a) ∩ N(b) \ N(U_i)| for every
- * unassigned b != a that shares a new parameter with a (allowed: b in the
- * sample when mask is given). Returns the number of touched ids. */
-static uint32_t shared_counts(tsh *t, uint32_t a, uint32_t i, const uint32_t *mask, uint32_t stamp) {
-    const cr_bigraph *g = t->g;
-    const heap *q = &t->q[i];
-    uint32_t nt = 0;
-    for (uint64_t x = g->u_off[a]; x < g->u_off[a + 1]; x++) {
-        uint32_t v = g->u_adj[x];
-        if (in_s(t, v, i)) continue;
-        for (uint64_t y = g->v_off[v]; y < g->v_off[v + 1]; y++) {
-            uint32_t b = g->v_adj[y];
-            if (b == a || q->pos[b] == NONE || (mask && mask[b] != stamp)) continue;
-            if (t->cnt[b]++ == 0) t->touched[nt++] = b;
-        }
-    }
-    return nt;
 }
 
 typedef struct choice {
-    double value;  /* f(U_i ∪ S) - f(U_i) - beta |S| */
-    uint32_t a, b; /* a < b, or b = NONE for a singleton */
+    double value;   /* f(U_i ∪ S) - f(U_i) - beta |S| */
+    uint32_t a, b;  /* a < b, or b = NONE for a singleton */
+    uint32_t union_; /* f(U_i ∪ S) - f(U_i) = |N(S) \ N(U_i)| */
 } choice;
 
 static int better(const choice *x, const choice *y) {
@@ -135,142 +127,225 @@ static int better(const choice *x, const choice *y) {
     return x->b < y->b;
 }
 
-static choice pair_of(const tsh *t, uint32_t i, uint32_t a, uint32_t b, uint32_t shared, double beta) {
-    const uint32_t *c = t->q[i].cost;
-    choice ch = {(double)c[a] + c[b] - shared - 2 * beta, a < b ? a : b, a < b ? b : a};
-    return ch;
+/* Mark a's new parameters on machine i (for shared()) with the current visit. */
+static void mark_new(tsh *t, uint32_t i, uint32_t a) {
+    const cr_bigraph *g = t->g;
+    for (uint64_t x = g->u_off[a]; x < g->u_off[a + 1]; x++)
+        if (!in_s(t, g->u_adj[x], i)) t->mark[g->u_adj[x]] = t->visit;
 }
 
-/* Try every pair (a, b) with b sharing a new parameter with a. */
-static void pairs_from(tsh *t, uint32_t i, uint32_t a, double beta, const uint32_t *mask, uint32_t stamp,
-                       choice *best) {
-    uint32_t nt = shared_counts(t, a, i, mask, stamp);
-    for (uint32_t j = 0; j < nt; j++) {
-        uint32_t b = t->touched[j];
-        choice c = pair_of(t, i, a, b, t->cnt[b], beta);
-        if (better(&c, best)) *best = c;
-        t->cnt[b] = 0;
-    }
-}
-
-static uint32_t shared_with(tsh *t, uint32_t i, uint32_t a, uint32_t b) {
-    uint32_t nt = shared_counts(t, a, i, NULL, 0), s = t->cnt[b];
-    for (uint32_t j = 0; j < nt; j++) t->cnt[t->touched[j]] = 0;
+/* |N(a) ∩ N(b) \ N(U_i)| for the a last given to mark_new. */
+static uint32_t shared(const tsh *t, uint32_t b) {
+    const cr_bigraph *g = t->g;
+    uint32_t s = 0;
+    for (uint64_t x = g->u_off[b]; x < g->u_off[b + 1]; x++) s += t->mark[g->u_adj[x]] == t->visit;
     return s;
 }
 
-/* Best pair on machine i from the heap: seed with the two cheapest
- * singletons, then visit heap entries in (cost, id) order through a small
- * auxiliary heap of positions while cost <= the best pair's marginal. */
+static choice pair_of(const tsh *t, uint32_t i, uint32_t a, uint32_t b, uint32_t sh, double beta) {
+    const heap *q = &t->q[i];
+    uint32_t ca = cost_of(q, a), cb = cost_of(q, b);
+    choice ch = {(double)ca + cb - sh - 2 * beta, a < b ? a : b, a < b ? b : a, ca + cb - sh};
+    return ch;
+}
+
+/* The pair of the two cheapest examples x1, x2 (keys): the best of all pairs
+ * that share no new parameter, and the first bound for the search. */
+static choice first_pair(tsh *t, uint32_t i, uint64_t x1, uint64_t x2, double beta) {
+    t->visit++;
+    mark_new(t, i, ID(x1));
+    return pair_of(t, i, ID(x1), ID(x2), shared(t, ID(x2)), beta);
+}
+
+/* Can candidate a (key ka), or any candidate after it in (cost, id) order,
+ * still give a pair at least as good as *best? A pair (a, b) with b after a
+ * costs |N(a) ∪ N(b) \ N(U_i)| >= A(b) >= A(a); at A(a) = best's cost it can
+ * only tie, with a as its smaller id. */
+static int can_beat(uint64_t ka, const choice *best) {
+    return COST(ka) < best->union_ || (COST(ka) == best->union_ && ID(ka) <= best->a);
+}
+
+/* Every pair (a, b), b after a in (cost, id) order (b in the sample when
+ * mask is given), that can beat *best; updates *best. A pair costing at most
+ * B = best's cost must share s >= A(a) + A(b) - B >= 2 A(a) - B new
+ * parameters, so b has one of a's first A(a) - s + 1 new parameters in any
+ * fixed order (the prefix filter of set-similarity joins): with the rarest
+ * first, only short lists are scanned. cnt[b] counts b's hits in the prefix;
+ * with r of a's new parameters left unscanned, s <= cnt[b] + r, so only
+ * partners that can still reach the bound are checked in full. */
+static void pairs_from(tsh *t, uint32_t i, uint64_t ka, double beta, const uint32_t *mask, uint32_t stamp,
+                       choice *best) {
+    const cr_bigraph *g = t->g;
+    const heap *q = &t->q[i];
+    uint32_t a = ID(ka), ca = COST(ka), used = 0, nt = 0;
+    for (uint64_t x = g->u_off[a]; x < g->u_off[a + 1] && used < ca && used <= best->union_ - ca; x++) {
+        uint32_t v = t->radj[x];
+        if (in_s(t, v, i)) continue;
+        used++;
+        for (uint64_t y = g->v_off[v]; y < g->v_off[v + 1]; y++) {
+            uint32_t b = g->v_adj[y], p = q->pos[b];
+            if (p == NONE || q->h[p] <= ka || COST(q->h[p]) > best->union_ || (mask && mask[b] != stamp)) continue;
+            if (t->cnt[b]++ == 0) t->touched[nt++] = b;
+        }
+    }
+    uint32_t rest = ca - used;
+    if (rest > 0) t->visit++, mark_new(t, i, a);
+    for (uint32_t j = 0; j < nt; j++) {
+        uint32_t b = t->touched[j], hits = t->cnt[b], cb = cost_of(q, b);
+        t->cnt[b] = 0;
+        if ((uint64_t)hits + rest + best->union_ < (uint64_t)ca + cb) continue; /* cannot reach the bound */
+        choice c = pair_of(t, i, a, b, rest ? shared(t, b) : hits, beta);
+        if (better(&c, best)) *best = c;
+    }
+}
+
+/* Best pair on machine i from the heap: start from the two cheapest
+ * singletons, then visit heap entries in (cost, id) order through an
+ * auxiliary heap of positions while they can still beat the best pair. */
 static choice best_pair_heap(tsh *t, uint32_t i, double beta) {
     heap *q = &t->q[i];
-    uint32_t s1 = q->h[0], s2 = q->h[1];
-    if (q->n > 2 && less(q, q->h[2], s2)) s2 = q->h[2];
-    choice best = pair_of(t, i, s1, s2, shared_with(t, i, s1, s2), beta);
-    /* aux is a binary heap of positions of q ordered by q's key */
-    uint32_t na = 0, seen = 0;
-    t->aux[na++] = 0;
-    while (na > 0 && seen < PAIR_CANDIDATES) {
-        uint32_t p = t->aux[0];
-        t->aux[0] = t->aux[--na];
+    const uint64_t *h = q->h;
+    uint64_t x2 = q->n > 2 && h[2] < h[1] ? h[2] : h[1];
+    choice best = first_pair(t, i, h[0], x2, beta);
+    uint32_t *aux = t->aux, na = 0, seen = 0;
+    aux[na++] = 0;
+    while (na > 0 && seen < t->cap) {
+        uint32_t p = aux[0];
+        aux[0] = aux[--na];
         for (uint32_t c = 0, x;;) { /* sift down in aux */
             x = 2 * c + 1;
             if (x >= na) break;
-            if (x + 1 < na && less(q, q->h[t->aux[x + 1]], q->h[t->aux[x]])) x++;
-            if (!less(q, q->h[t->aux[x]], q->h[t->aux[c]])) break;
-            uint32_t tmp = t->aux[x];
-            t->aux[x] = t->aux[c], t->aux[c] = tmp, c = x;
+            if (x + 1 < na && h[aux[x + 1]] < h[aux[x]]) x++;
+            if (!(h[aux[x]] < h[aux[c]])) break;
+            uint32_t tmp = aux[x];
+            aux[x] = aux[c], aux[c] = tmp, c = x;
         }
-        uint32_t a = q->h[p];
-        if ((double)q->cost[a] - 2 * beta > best.value) break;
+        if (!can_beat(h[p], &best)) break;
         seen++;
-        pairs_from(t, i, a, beta, NULL, 0, &best);
+        pairs_from(t, i, h[p], beta, NULL, 0, &best);
         for (uint32_t c = 2 * p + 1; c <= 2 * p + 2 && c < q->n; c++) { /* push children */
             uint32_t x = na++;
-            t->aux[x] = c;
-            while (x > 0 && less(q, q->h[t->aux[x]], q->h[t->aux[(x - 1) / 2]])) {
-                uint32_t tmp = t->aux[x];
-                t->aux[x] = t->aux[(x - 1) / 2], t->aux[(x - 1) / 2] = tmp, x = (x - 1) / 2;
+            aux[x] = c;
+            while (x > 0 && h[aux[x]] < h[aux[(x - 1) / 2]]) {
+                uint32_t tmp = aux[x];
+                aux[x] = aux[(x - 1) / 2], aux[(x - 1) / 2] = tmp, x = (x - 1) / 2;
             }
         }
     }
     return best;
 }
 
-static int cmp_key(const void *x, const void *y, void *q) {
-    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-    return less(q, a, b) ? -1 : less(q, b, a) ? 1 : 0;
+static int cmp_u64(const void *x, const void *y) {
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* One geometric skip: the next sampled position after p when each position
+ * is kept with probability keep, lk = log(1 - keep) < 0. The skip is
+ * floor(log1p(-u) / lk) for u = cr_rng_uniform(r), written out here: the
+ * quotient is >= 0 and below 2^63, so truncation is the floor, and this loop
+ * runs O(n^2 / k) times in all. */
+static double next_pos(double p, double lk, cr_rng *r) {
+    double u = (double)(cr_rng_u64(r) >> 11) * 0x1.0p-53;
+    return p + 1 + (double)(int64_t)(log1p(-u) / lk);
 }
 
 /* The sampled variant: best singleton and pair among a random sample T of
  * the unassigned examples, each kept with probability min(1, n / (k |U'|))
- * (Bernoulli sampling by geometric skips, O(|T|)). Pairs are searched as in
- * best_pair_heap: candidates in (cost, id) order while they can still beat
- * the best pair, at most PAIR_CANDIDATES of them. */
+ * (Bernoulli sampling by geometric skips over the heap's positions, O(|T|)).
+ * For alpha = 1 only the cheapest key of T matters, found while drawing.
+ * Pairs are searched as in best_pair_heap, over T only (same cap). */
 static choice best_in_sample(tsh *t, uint32_t i, uint32_t alpha, double beta, cr_rng *r, uint32_t *mask,
-                             uint32_t stamp, uint32_t *list) {
+                             uint32_t stamp, uint64_t *list) {
     heap *q = &t->q[i];
+    const uint64_t *h = q->h;
     double keep = (double)t->n / ((double)t->k * q->n);
+    uint64_t x1 = UINT64_MAX, x2 = UINT64_MAX; /* the two cheapest keys of T */
     uint32_t m = 0;
     if (keep >= 1.0) {
-        for (uint32_t p = 0; p < q->n; p++) list[m++] = q->h[p];
+        m = q->n;
+        if (alpha == 2) memcpy(list, h, (size_t)m * sizeof *list);
+        else
+            for (uint32_t p = 0; p < m; p++) x1 = h[p] < x1 ? h[p] : x1;
     } else {
         double lk = log1p(-keep);
-        for (double p = -1;;) {
-            p += 1 + floor(log1p(-cr_rng_uniform(r)) / lk);
-            if (p >= q->n) break;
-            list[m++] = q->h[(uint32_t)p];
+        if (alpha == 2) {
+            for (double p = next_pos(-1, lk, r); p < q->n; p = next_pos(p, lk, r)) list[m++] = h[(uint32_t)p];
+        } else {
+            for (double p = next_pos(-1, lk, r); p < q->n; p = next_pos(p, lk, r), m++)
+                x1 = h[(uint32_t)p] < x1 ? h[(uint32_t)p] : x1;
         }
     }
-    if (m == 0) list[m++] = q->h[cr_rng_below(r, q->n)];
-    uint32_t s1 = NONE, s2 = NONE; /* the two cheapest of T, one linear pass */
+    if (m == 0) m = 1, x1 = list[0] = h[cr_rng_below(r, q->n)];
+    choice best = {(double)COST(x1) - beta, ID(x1), NONE, COST(x1)};
+    if (alpha == 1) return best;
     for (uint32_t j = 0; j < m; j++) {
-        uint32_t u = list[j];
-        mask[u] = stamp;
-        if (s1 == NONE || less(q, u, s1)) s2 = s1, s1 = u;
-        else if (s2 == NONE || less(q, u, s2)) s2 = u;
+        uint64_t x = list[j];
+        mask[ID(x)] = stamp;
+        if (x < x1) x2 = x1, x1 = x;
+        else if (x < x2) x2 = x;
     }
-    choice best = {(double)q->cost[s1] - beta, s1, NONE};
-    if (alpha == 2 && m >= 2) {
-        choice pb = pair_of(t, i, s1, s2, shared_with(t, i, s1, s2), beta);
+    best = (choice){(double)COST(x1) - beta, ID(x1), NONE, COST(x1)};
+    if (m >= 2) {
+        choice pb = first_pair(t, i, x1, x2, beta);
         uint32_t c = 0; /* candidates that can still beat pb, sorted; usually few */
         for (uint32_t j = 0; j < m; j++)
-            if ((double)q->cost[list[j]] - 2 * beta <= pb.value) list[c++] = list[j];
-        qsort_r(list, c, sizeof *list, cmp_key, q);
-        for (uint32_t j = 0; j < c && j < PAIR_CANDIDATES; j++) {
-            if ((double)q->cost[list[j]] - 2 * beta > pb.value) break;
-            pairs_from(t, i, list[j], beta, mask, stamp, &pb);
-        }
+            if (can_beat(list[j], &pb)) list[c++] = list[j];
+        qsort(list, c, sizeof *list, cmp_u64);
+        for (uint32_t j = 0; j < c && j < t->cap && can_beat(list[j], &pb); j++) pairs_from(t, i, list[j], beta, mask, stamp, &pb);
         if (better(&pb, &best)) best = pb;
     }
     return best;
 }
 
-int cr_tsh_data_step(const cr_bigraph *g, uint32_t k, uint32_t alpha, double beta, int sample, uint64_t seed,
-                     uint32_t *u_part, cr_err *e) {
+/* radj: every example's parameters ordered by (degree, id), for the prefix
+ * filter of pairs_from. */
+static uint32_t *rarest_first(const cr_bigraph *g) {
+    uint32_t nv = g->nv, *rank = cr_xmalloc(((size_t)nv + 1) * sizeof *rank);
+    uint64_t *by = cr_xmalloc(((size_t)nv + 1) * sizeof *by);
+    for (uint32_t v = 0; v < nv; v++) by[v] = (g->v_off[v + 1] - g->v_off[v]) << 32 | v;
+    qsort(by, nv, sizeof *by, cmp_u64);
+    for (uint32_t r = 0; r < nv; r++) rank[ID(by[r])] = r;
+    uint32_t *radj = cr_xmalloc((g->u_off[g->nu] + 1) * sizeof *radj);
+    for (uint32_t u = 0; u < g->nu; u++) {
+        uint64_t lo = g->u_off[u], d = g->u_off[u + 1] - lo;
+        for (uint64_t x = 0; x < d; x++) by[x] = (uint64_t)rank[g->u_adj[lo + x]] << 32 | g->u_adj[lo + x];
+        qsort(by, d, sizeof *by, cmp_u64);
+        for (uint64_t x = 0; x < d; x++) radj[lo + x] = ID(by[x]);
+    }
+    free(rank), free(by);
+    return radj;
+}
+
+int cr_tsh_data_step(const cr_bigraph *g, uint32_t k, uint32_t alpha, double beta, int sample, uint32_t pair_cap,
+                     uint64_t seed, uint32_t *u_part, cr_err *e) {
     if (k == 0) return cr_errf(e, "k must be at least 1");
     if (alpha != 1 && alpha != 2) return cr_errf(e, "tsh: alpha must be 1 or 2 (got %u)", alpha);
     uint32_t n = g->nu;
     if (n == 0) return 0;
     if (beta < 0) beta = n;
     uint64_t cap = ((uint64_t)n + k - 1) / k;
-    tsh t = {.g = g, .k = k, .n = n, .words = (k + 63) / 64};
+    tsh t = {.g = g, .k = k, .n = n, .words = (k + 63) / 64, .cap = pair_cap ? pair_cap : UINT32_MAX};
     t.q = cr_xcalloc(k, sizeof *t.q);
-    uint32_t *store = cr_xmalloc((size_t)k * n * 3 * sizeof *store);
+    uint64_t *keys = cr_xmalloc((size_t)k * n * sizeof *keys);
+    uint32_t *pos = cr_xmalloc((size_t)k * n * sizeof *pos);
     for (uint32_t i = 0; i < k; i++) {
         heap *q = &t.q[i];
-        q->h = store + (size_t)i * n * 3, q->pos = q->h + n, q->cost = q->pos + n, q->n = n;
-        for (uint32_t u = 0; u < n; u++) q->cost[u] = (uint32_t)(g->u_off[u + 1] - g->u_off[u]);
-        for (uint32_t u = 0; u < n; u++) place(q, u, u);
+        q->h = keys + (size_t)i * n, q->pos = pos + (size_t)i * n, q->n = n;
+        for (uint32_t u = 0; u < n; u++) place(q, u, KEY(g->u_off[u + 1] - g->u_off[u], u));
         for (uint32_t p = n / 2; p-- > 0;) sift_down(q, p);
     }
     t.in_s = cr_xcalloc((size_t)g->nv * t.words + 1, sizeof *t.in_s);
-    t.cnt = cr_xcalloc(n, sizeof *t.cnt);
-    t.touched = cr_xmalloc((size_t)n * sizeof *t.touched);
-    t.aux = cr_xmalloc(((size_t)2 * PAIR_CANDIDATES + 4) * sizeof *t.aux);
+    if (alpha == 2) {
+        t.radj = rarest_first(g);
+        t.mark = cr_xcalloc((size_t)g->nv + 1, sizeof *t.mark);
+        t.cnt = cr_xcalloc(n, sizeof *t.cnt);
+        t.touched = cr_xmalloc((size_t)n * sizeof *t.touched);
+        t.aux = cr_xmalloc(((size_t)n + 4) * sizeof *t.aux);
+    }
     uint64_t *size = cr_xcalloc(k, sizeof *size);
-    uint32_t *mask = sample ? cr_xcalloc(n, sizeof *mask) : NULL;
-    uint32_t *list = sample ? cr_xmalloc((size_t)n * sizeof *list) : NULL;
+    uint32_t *mask = sample && alpha == 2 ? cr_xcalloc(n, sizeof *mask) : NULL;
+    uint64_t *list = sample ? cr_xmalloc((size_t)n * sizeof *list) : NULL;
     cr_rng r;
     cr_rng_seed(&r, seed);
     for (uint32_t left = n, round = 1; left > 0; round++) {
@@ -282,22 +357,25 @@ int cr_tsh_data_step(const cr_bigraph *g, uint32_t k, uint32_t alpha, double bet
         if (sample) {
             best = best_in_sample(&t, i, alpha, beta, &r, mask, round, list);
         } else {
-            best = (choice){(double)q->cost[q->h[0]] - beta, q->h[0], NONE};
+            best = (choice){(double)COST(q->h[0]) - beta, ID(q->h[0]), NONE, COST(q->h[0])};
             if (alpha == 2 && q->n >= 2) {
                 choice pb = best_pair_heap(&t, i, beta);
                 if (better(&pb, &best)) best = pb;
             }
         }
         if (best.b != NONE && size[i] + 2 > cap) /* keep the cheaper one of the pair */
-            best = (choice){0, less(q, best.b, best.a) ? best.b : best.a, NONE};
+            best = (choice){0, q->h[q->pos[best.b]] < q->h[q->pos[best.a]] ? best.b : best.a, NONE, 0};
         uint32_t a = best.a, b = best.b;
         assign(&t, a, i, u_part);
         size[i]++, left--;
         if (b != NONE) assign(&t, b, i, u_part), size[i]++, left--;
     }
-    free(store);
+    free(keys);
+    free(pos);
     free(t.q);
     free(t.in_s);
+    free(t.radj);
+    free(t.mark);
     free(t.cnt);
     free(t.touched);
     free(t.aux);
@@ -370,7 +448,7 @@ int cr_tsh_param_step(const cr_bigraph *g, uint32_t k, const uint32_t *u_part, u
 
 static int run_tsh(const cr_bigraph *g, uint32_t k, uint32_t alpha, const cr_part_opts *o, cr_placement *out,
                cr_err *e) {
-    if (cr_tsh_data_step(g, k, alpha, o->beta, o->sample, o->seed, out->u_part, e) != 0) return -1;
+    if (cr_tsh_data_step(g, k, alpha, o->beta, o->sample, o->pair_cap, o->seed, out->u_part, e) != 0) return -1;
     return cr_tsh_param_step(g, k, out->u_part, out->v_part, e);
 }
 

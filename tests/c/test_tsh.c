@@ -71,8 +71,8 @@ static void test_contract_random_graphs(void) {
         for (int alpha = 1; alpha <= 2; alpha++)
             for (int sample = 0; sample <= 1; sample++) {
                 uint32_t *a = malloc(nu * 4), *b = malloc(nu * 4), *pv = malloc(nv * 4);
-                int rc = cr_tsh_data_step(g, k, (uint32_t)alpha, -1, sample, 5, a, &e);
-                rc |= cr_tsh_data_step(g, k, (uint32_t)alpha, -1, sample, 5, b, &e);
+                int rc = cr_tsh_data_step(g, k, (uint32_t)alpha, -1, sample, 64, 5, a, &e);
+                rc |= cr_tsh_data_step(g, k, (uint32_t)alpha, -1, sample, 64, 5, b, &e);
                 rc |= cr_tsh_param_step(g, k, a, pv, &e);
                 uint32_t cap = (nu + k - 1) / k, cnt[8] = {0};
                 int ok = rc == 0 && !memcmp(a, b, nu * 4);
@@ -90,7 +90,7 @@ static void test_bad_alpha(void) {
     cr_bigraph *g = paper_graph();
     uint32_t up[4];
     cr_err e;
-    int rc = cr_tsh_data_step(g, 2, 3, -1, 0, 1, up, &e);
+    int rc = cr_tsh_data_step(g, 2, 3, -1, 0, 64, 1, up, &e);
     cr_bigraph_destroy(&g);
     CR_CHECK(rc == -1);
     CR_CHECK_STR(e.msg, "tsh: alpha must be 1 or 2 (got 3)");
