@@ -86,8 +86,10 @@ typedef struct tsh {
     uint32_t *mark; /* nv: = visit when v is a new parameter of the current candidate */
     uint32_t *cnt;  /* n: a candidate's parameters in the scanned prefix, per partner */
     uint32_t *touched; /* partners with cnt > 0 */
-    uint32_t *aux;  /* candidate queue (heap positions) */
-    uint32_t visit;
+    uint32_t *aux;  /* walk_next: heap positions to visit */
+    uint32_t na, visit;
+    int all;        /* T = every unassigned example */
+    uint64_t tkey, thr; /* else u is in T iff mix64(tkey + u) < thr */
     uint32_t cap;   /* candidates per pair search, UINT32_MAX = no cap */
 } tsh;
 
@@ -165,16 +167,19 @@ static int can_beat(uint64_t ka, const choice *best) {
     return COST(ka) < best->union_ || (COST(ka) == best->union_ && ID(ka) <= best->a);
 }
 
-/* Every pair (a, b), b after a in (cost, id) order (b in the sample when
- * mask is given), that can beat *best; updates *best. A pair costing at most
+/* In the sample T of this step? A hash coin per (seed, step, example) with
+ * P(heads) = keep: independent over examples, so T is never drawn as a set;
+ * the search below asks only about the examples it visits. */
+static int in_t(const tsh *t, uint32_t u) { return t->all || cr_mix64(t->tkey + u) < t->thr; }
+
+/* Every pair (a, b), b after a in (cost, id) order and in T, that can beat *best; updates *best. A pair costing at most
  * B = best's cost must share s >= A(a) + A(b) - B >= 2 A(a) - B new
  * parameters, so b has one of a's first A(a) - s + 1 new parameters in any
  * fixed order (the prefix filter of set-similarity joins): with the rarest
  * first, only short lists are scanned. cnt[b] counts b's hits in the prefix;
  * with r of a's new parameters left unscanned, s <= cnt[b] + r, so only
  * partners that can still reach the bound are checked in full. */
-static void pairs_from(tsh *t, uint32_t i, uint64_t ka, double beta, const uint32_t *mask, uint32_t stamp,
-                       choice *best) {
+static void pairs_from(tsh *t, uint32_t i, uint64_t ka, double beta, choice *best) {
     const cr_bigraph *g = t->g;
     const heap *q = &t->q[i];
     uint32_t a = ID(ka), ca = COST(ka), used = 0, nt = 0;
@@ -184,7 +189,7 @@ static void pairs_from(tsh *t, uint32_t i, uint64_t ka, double beta, const uint3
         used++;
         for (uint64_t y = g->v_off[v]; y < g->v_off[v + 1]; y++) {
             uint32_t b = g->v_adj[y], p = q->pos[b];
-            if (p == NONE || q->h[p] <= ka || COST(q->h[p]) > best->union_ || (mask && mask[b] != stamp)) continue;
+            if (p == NONE || q->h[p] <= ka || COST(q->h[p]) > best->union_ || !in_t(t, b)) continue;
             if (t->cnt[b]++ == 0) t->touched[nt++] = b;
         }
     }
@@ -199,103 +204,72 @@ static void pairs_from(tsh *t, uint32_t i, uint64_t ka, double beta, const uint3
     }
 }
 
-/* Best pair on machine i from the heap: start from the two cheapest
- * singletons, then visit heap entries in (cost, id) order through an
- * auxiliary heap of positions while they can still beat the best pair. */
-static choice best_pair_heap(tsh *t, uint32_t i, double beta) {
-    heap *q = &t->q[i];
+/* The next heap position of q in (cost, id) order whose example is in T, or
+ * NONE: a walk down the heap with the positions to visit in the auxiliary
+ * heap aux (na entries), O(log) per visited entry. */
+static uint32_t walk_next(tsh *t, const heap *q) {
     const uint64_t *h = q->h;
-    uint64_t x2 = q->n > 2 && h[2] < h[1] ? h[2] : h[1];
-    choice best = first_pair(t, i, h[0], x2, beta);
-    uint32_t *aux = t->aux, na = 0, seen = 0;
-    aux[na++] = 0;
-    while (na > 0 && seen < t->cap) {
+    uint32_t *aux = t->aux;
+    while (t->na > 0) {
         uint32_t p = aux[0];
-        aux[0] = aux[--na];
-        for (uint32_t c = 0, x;;) { /* sift down in aux */
+        aux[0] = aux[--t->na];
+        for (uint32_t c = 0, x;;) { /* sift down */
             x = 2 * c + 1;
-            if (x >= na) break;
-            if (x + 1 < na && h[aux[x + 1]] < h[aux[x]]) x++;
+            if (x >= t->na) break;
+            if (x + 1 < t->na && h[aux[x + 1]] < h[aux[x]]) x++;
             if (!(h[aux[x]] < h[aux[c]])) break;
             uint32_t tmp = aux[x];
             aux[x] = aux[c], aux[c] = tmp, c = x;
         }
-        if (!can_beat(h[p], &best)) break;
-        seen++;
-        pairs_from(t, i, h[p], beta, NULL, 0, &best);
         for (uint32_t c = 2 * p + 1; c <= 2 * p + 2 && c < q->n; c++) { /* push children */
-            uint32_t x = na++;
+            uint32_t x = t->na++;
             aux[x] = c;
             while (x > 0 && h[aux[x]] < h[aux[(x - 1) / 2]]) {
                 uint32_t tmp = aux[x];
                 aux[x] = aux[(x - 1) / 2], aux[(x - 1) / 2] = tmp, x = (x - 1) / 2;
             }
         }
+        if (in_t(t, ID(h[p]))) return p;
     }
+    return NONE;
+}
+
+/* The unassigned example of rank r in id order (T was empty). O(n), rare. */
+static uint64_t nth_unassigned(const tsh *t, const heap *q, uint64_t r) {
+    for (uint32_t u = 0;; u++)
+        if (q->pos[u] != NONE && r-- == 0) return q->h[q->pos[u]];
+    (void)t;
+}
+
+/* The step's choice on machine i: the cheapest example of T, and for
+ * alpha = 2 the best pair, starting from the two cheapest examples of T and
+ * visiting T in (cost, id) order while a candidate can still beat the best
+ * pair, at most t->cap candidates. T empty: one unassigned example drawn
+ * uniformly by r. */
+static choice best_choice(tsh *t, uint32_t i, uint32_t alpha, double beta, cr_rng *r) {
+    heap *q = &t->q[i];
+    t->aux[0] = 0, t->na = 1;
+    uint32_t p1 = walk_next(t, q);
+    uint64_t x1 = p1 != NONE ? q->h[p1] : nth_unassigned(t, q, cr_rng_below(r, q->n));
+    choice best = {(double)COST(x1) - beta, ID(x1), NONE, COST(x1)};
+    uint32_t p2 = alpha == 2 && p1 != NONE ? walk_next(t, q) : NONE;
+    if (p2 == NONE) return best;
+    uint64_t first[2] = {x1, q->h[p2]};
+    choice pb = first_pair(t, i, x1, first[1], beta);
+    for (uint32_t j = 0, seen = 0; seen < t->cap; j++, seen++) {
+        uint32_t p = j < 2 ? 0 : walk_next(t, q);
+        if (p == NONE) break;
+        uint64_t x = j < 2 ? first[j] : q->h[p];
+        if (!can_beat(x, &pb)) break;
+        pairs_from(t, i, x, beta, &pb);
+    }
+    if (better(&pb, &best)) best = pb;
     return best;
 }
 
 static int cmp_u64(const void *x, const void *y) {
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
     return a < b ? -1 : a > b;
-}
-
-/* One geometric skip: the next sampled position after p when each position
- * is kept with probability keep, lk = log(1 - keep) < 0. The skip is
- * floor(log1p(-u) / lk) for u = cr_rng_uniform(r), written out here: the
- * quotient is >= 0 and below 2^63, so truncation is the floor, and this loop
- * runs O(n^2 / k) times in all. */
-static double next_pos(double p, double lk, cr_rng *r) {
-    double u = (double)(cr_rng_u64(r) >> 11) * 0x1.0p-53;
-    return p + 1 + (double)(int64_t)(log1p(-u) / lk);
-}
-
-/* The sampled variant: best singleton and pair among a random sample T of
- * the unassigned examples, each kept with probability min(1, n / (k |U'|))
- * (Bernoulli sampling by geometric skips over the heap's positions, O(|T|)).
- * For alpha = 1 only the cheapest key of T matters, found while drawing.
- * Pairs are searched as in best_pair_heap, over T only (same cap). */
-static choice best_in_sample(tsh *t, uint32_t i, uint32_t alpha, double beta, cr_rng *r, uint32_t *mask,
-                             uint32_t stamp, uint64_t *list) {
-    heap *q = &t->q[i];
-    const uint64_t *h = q->h;
-    double keep = (double)t->n / ((double)t->k * q->n);
-    uint64_t x1 = UINT64_MAX, x2 = UINT64_MAX; /* the two cheapest keys of T */
-    uint32_t m = 0;
-    if (keep >= 1.0) {
-        m = q->n;
-        if (alpha == 2) memcpy(list, h, (size_t)m * sizeof *list);
-        else
-            for (uint32_t p = 0; p < m; p++) x1 = h[p] < x1 ? h[p] : x1;
-    } else {
-        double lk = log1p(-keep);
-        if (alpha == 2) {
-            for (double p = next_pos(-1, lk, r); p < q->n; p = next_pos(p, lk, r)) list[m++] = h[(uint32_t)p];
-        } else {
-            for (double p = next_pos(-1, lk, r); p < q->n; p = next_pos(p, lk, r), m++)
-                x1 = h[(uint32_t)p] < x1 ? h[(uint32_t)p] : x1;
-        }
-    }
-    if (m == 0) m = 1, x1 = list[0] = h[cr_rng_below(r, q->n)];
-    choice best = {(double)COST(x1) - beta, ID(x1), NONE, COST(x1)};
-    if (alpha == 1) return best;
-    for (uint32_t j = 0; j < m; j++) {
-        uint64_t x = list[j];
-        mask[ID(x)] = stamp;
-        if (x < x1) x2 = x1, x1 = x;
-        else if (x < x2) x2 = x;
-    }
-    best = (choice){(double)COST(x1) - beta, ID(x1), NONE, COST(x1)};
-    if (m >= 2) {
-        choice pb = first_pair(t, i, x1, x2, beta);
-        uint32_t c = 0; /* candidates that can still beat pb, sorted; usually few */
-        for (uint32_t j = 0; j < m; j++)
-            if (can_beat(list[j], &pb)) list[c++] = list[j];
-        qsort(list, c, sizeof *list, cmp_u64);
-        for (uint32_t j = 0; j < c && j < t->cap && can_beat(list[j], &pb); j++) pairs_from(t, i, list[j], beta, mask, stamp, &pb);
-        if (better(&pb, &best)) best = pb;
-    }
-    return best;
 }
 
 /* radj: every example's parameters ordered by (degree, id), for the prefix
@@ -341,11 +315,9 @@ int cr_tsh_data_step(const cr_bigraph *g, uint32_t k, uint32_t alpha, double bet
         t.mark = cr_xcalloc((size_t)g->nv + 1, sizeof *t.mark);
         t.cnt = cr_xcalloc(n, sizeof *t.cnt);
         t.touched = cr_xmalloc((size_t)n * sizeof *t.touched);
-        t.aux = cr_xmalloc(((size_t)n + 4) * sizeof *t.aux);
     }
+    if (alpha == 2 || sample) t.aux = cr_xmalloc(((size_t)n + 4) * sizeof *t.aux);
     uint64_t *size = cr_xcalloc(k, sizeof *size);
-    uint32_t *mask = sample && alpha == 2 ? cr_xcalloc(n, sizeof *mask) : NULL;
-    uint64_t *list = sample ? cr_xmalloc((size_t)n * sizeof *list) : NULL;
     cr_rng r;
     cr_rng_seed(&r, seed);
     for (uint32_t left = n, round = 1; left > 0; round++) {
@@ -353,15 +325,13 @@ int cr_tsh_data_step(const cr_bigraph *g, uint32_t k, uint32_t alpha, double bet
         for (uint32_t j = 1; j < k; j++)
             if (size[j] < size[i]) i = j;
         heap *q = &t.q[i];
-        choice best;
-        if (sample) {
-            best = best_in_sample(&t, i, alpha, beta, &r, mask, round, list);
-        } else {
-            best = (choice){(double)COST(q->h[0]) - beta, ID(q->h[0]), NONE, COST(q->h[0])};
-            if (alpha == 2 && q->n >= 2) {
-                choice pb = best_pair_heap(&t, i, beta);
-                if (better(&pb, &best)) best = pb;
-            }
+        choice best = {(double)COST(q->h[0]) - beta, ID(q->h[0]), NONE, COST(q->h[0])};
+        if (alpha == 2 || sample) {
+            double keep = sample ? (double)n / ((double)k * q->n) : 1.0; /* T: each kept with keep */
+            t.all = keep >= 1.0;
+            t.thr = t.all ? 0 : (uint64_t)(keep * 0x1.0p64);
+            t.tkey = cr_mix64(cr_mix64(seed) + round);
+            best = best_choice(&t, i, alpha, beta, &r);
         }
         if (best.b != NONE && size[i] + 2 > cap) /* keep the cheaper one of the pair */
             best = (choice){0, q->h[q->pos[best.b]] < q->h[q->pos[best.a]] ? best.b : best.a, NONE, 0};
@@ -380,8 +350,6 @@ int cr_tsh_data_step(const cr_bigraph *g, uint32_t k, uint32_t alpha, double bet
     free(t.touched);
     free(t.aux);
     free(size);
-    free(mask);
-    free(list);
     return 0;
 }
 

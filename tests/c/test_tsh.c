@@ -92,79 +92,26 @@ static void test_contract_random_graphs(void) {
 /* The reference: Algorithm 1 written out plainly. Marginal costs are
  * recounted from a covered-parameter table at every step and pairs are tried
  * all against all (cost |N(a) ∪ N(b) \ N(U_i)|, ties by smaller id, then
- * larger). The only thing it shares with cr_tsh.c is the definition of the
- * sample: T is drawn over the positions of machine i's heap of unassigned
- * examples ordered by (cost, id), so this keeps the same heap, arranged by
- * the same operations (build, removal of an assigned example from every
- * heap, one sift-up per cost decrease). */
+ * larger). What it shares with cr_tsh.c is the definition of the sample:
+ * at step s (from 1) u is in T iff mix64(mix64(seed) + s + u) < keep 2^64,
+ * and an empty T becomes the unassigned example of rank
+ * cr_rng_below(|U'|) in id order (one generator seeded by seed). */
 typedef struct ref {
     const cr_bigraph *g;
-    uint32_t k, n, *h, *pos, *cost, *hn; /* k heaps of ids: h, pos, cost are k x n */
-    unsigned char *cov;                  /* k x nv: v in N(U_i) */
+    unsigned char *cov, *mark; /* k x nv: v in N(U_i); nv scratch */
 } ref;
 
-static int ref_less(const ref *r, uint32_t i, uint32_t a, uint32_t b) {
-    const uint32_t *c = r->cost + (size_t)i * r->n;
-    return c[a] < c[b] || (c[a] == c[b] && a < b);
-}
-
-static void ref_put(ref *r, uint32_t i, uint32_t p, uint32_t u) {
-    r->h[(size_t)i * r->n + p] = u, r->pos[(size_t)i * r->n + u] = p;
-}
-
-static uint32_t ref_at(const ref *r, uint32_t i, uint32_t p) { return r->h[(size_t)i * r->n + p]; }
-
-static void ref_up(ref *r, uint32_t i, uint32_t p) {
-    uint32_t u = ref_at(r, i, p);
-    for (; p > 0 && ref_less(r, i, u, ref_at(r, i, (p - 1) / 2)); p = (p - 1) / 2)
-        ref_put(r, i, p, ref_at(r, i, (p - 1) / 2));
-    ref_put(r, i, p, u);
-}
-
-static void ref_down(ref *r, uint32_t i, uint32_t p) {
-    uint32_t u = ref_at(r, i, p);
-    for (uint32_t c; (c = 2 * p + 1) < r->hn[i]; p = c) {
-        if (c + 1 < r->hn[i] && ref_less(r, i, ref_at(r, i, c + 1), ref_at(r, i, c))) c++;
-        if (!ref_less(r, i, ref_at(r, i, c), u)) break;
-        ref_put(r, i, p, ref_at(r, i, c));
-    }
-    ref_put(r, i, p, u);
-}
-
-static void ref_assign(ref *r, uint32_t u, uint32_t i) {
-    const cr_bigraph *g = r->g;
-    for (uint32_t j = 0; j < r->k; j++) {
-        uint32_t p = r->pos[(size_t)j * r->n + u], last = ref_at(r, j, --r->hn[j]);
-        r->pos[(size_t)j * r->n + u] = UINT32_MAX;
-        if (p == r->hn[j]) continue;
-        ref_put(r, j, p, last);
-        ref_down(r, j, p);
-        ref_up(r, j, r->pos[(size_t)j * r->n + last]);
-    }
-    for (uint64_t a = g->u_off[u]; a < g->u_off[u + 1]; a++) {
-        uint32_t v = g->u_adj[a];
-        if (r->cov[(size_t)i * g->nv + v]) continue;
-        r->cov[(size_t)i * g->nv + v] = 1;
-        for (uint64_t b = g->v_off[v]; b < g->v_off[v + 1]; b++) {
-            uint32_t w = g->v_adj[b];
-            if (r->pos[(size_t)i * r->n + w] == UINT32_MAX) continue;
-            r->cost[(size_t)i * r->n + w]--;
-            ref_up(r, i, r->pos[(size_t)i * r->n + w]);
-        }
-    }
-}
-
 /* |N(S) \ N(U_i)| for S = {a} or {a, b} (b = UINT32_MAX: singleton). */
-static uint32_t ref_union(const ref *r, uint32_t i, uint32_t a, uint32_t b, unsigned char *mark) {
+static uint32_t ref_union(const ref *r, uint32_t i, uint32_t a, uint32_t b) {
     const cr_bigraph *g = r->g;
     uint32_t c = 0, s[2] = {a, b};
     for (int x = 0; x < 2 && s[x] != UINT32_MAX; x++)
         for (uint64_t y = g->u_off[s[x]]; y < g->u_off[s[x] + 1]; y++) {
             uint32_t v = g->u_adj[y];
-            if (!r->cov[(size_t)i * g->nv + v] && !mark[v]) mark[v] = 1, c++;
+            if (!r->cov[(size_t)i * g->nv + v] && !r->mark[v]) r->mark[v] = 1, c++;
         }
     for (int x = 0; x < 2 && s[x] != UINT32_MAX; x++)
-        for (uint64_t y = g->u_off[s[x]]; y < g->u_off[s[x] + 1]; y++) mark[g->u_adj[y]] = 0;
+        for (uint64_t y = g->u_off[s[x]]; y < g->u_off[s[x] + 1]; y++) r->mark[g->u_adj[y]] = 0;
     return c;
 }
 
@@ -172,52 +119,45 @@ static void ref_data_step(const cr_bigraph *g, uint32_t k, uint32_t alpha, int s
                           uint32_t *part) {
     uint32_t n = g->nu, cap = (n + k - 1) / k;
     double beta = n;
-    ref r = {g, k, n, malloc((size_t)k * n * 4 + 4), malloc((size_t)k * n * 4 + 4), malloc((size_t)k * n * 4 + 4),
-             calloc(k, 4), calloc((size_t)k * g->nv + 1, 1)};
+    ref r = {g, calloc((size_t)k * g->nv + 1, 1), calloc(g->nv + 1, 1)};
     uint32_t *t = malloc((size_t)n * 4 + 4), *size = calloc(k, 4);
-    unsigned char *mark = calloc(g->nv + 1, 1);
-    for (uint32_t i = 0; i < k; i++) {
-        r.hn[i] = n;
-        for (uint32_t u = 0; u < n; u++) r.cost[(size_t)i * n + u] = (uint32_t)(g->u_off[u + 1] - g->u_off[u]);
-        for (uint32_t u = 0; u < n; u++) ref_put(&r, i, u, u);
-        for (uint32_t p = n / 2; p-- > 0;) ref_down(&r, i, p);
-    }
+    unsigned char *done = calloc(n + 1, 1);
     cr_rng rng;
     cr_rng_seed(&rng, seed);
-    for (uint32_t left = n; left > 0;) {
+    for (uint32_t left = n, step = 1; left > 0; step++) {
         uint32_t i = 0, m = 0;
         for (uint32_t j = 1; j < k; j++)
             if (size[j] < size[i]) i = j;
-        double keep = sample ? (double)n / ((double)k * r.hn[i]) : 1.0; /* T: positions of heap i */
-        if (keep >= 1.0) {
-            for (uint32_t p = 0; p < r.hn[i]; p++) t[m++] = ref_at(&r, i, p);
-        } else {
-            for (double p = -1, lk = log1p(-keep);;) {
-                p += 1 + floor(log1p(-cr_rng_uniform(&rng)) / lk);
-                if (p >= r.hn[i]) break;
-                t[m++] = ref_at(&r, i, (uint32_t)p);
-            }
-        }
-        if (m == 0) t[m++] = ref_at(&r, i, (uint32_t)cr_rng_below(&rng, r.hn[i]));
+        double keep = sample ? (double)n / ((double)k * left) : 1.0;
+        uint64_t key = cr_mix64(cr_mix64(seed) + step);
+        for (uint32_t u = 0; u < n; u++)
+            if (!done[u] && (keep >= 1.0 || cr_mix64(key + u) < (uint64_t)(keep * 0x1.0p64))) t[m++] = u;
+        if (m == 0)
+            for (uint32_t u = 0, rank = (uint32_t)cr_rng_below(&rng, left);; u++)
+                if (!done[u] && rank-- == 0) {
+                    t[m++] = u;
+                    break;
+                }
         double bv = INFINITY;
         uint32_t ba = UINT32_MAX, bb = UINT32_MAX;
         for (uint32_t x = 0; x < m; x++)
-            for (uint32_t y = alpha == 2 ? x : m; y <= m; y++) { /* y = m: the singleton t[x] */
+            for (uint32_t y = alpha == 2 ? x + 1 : m; y <= m; y++) { /* y = m: the singleton t[x] */
                 uint32_t a = t[x], b = y < m ? t[y] : UINT32_MAX;
-                if (a == b) continue;
-                if (b != UINT32_MAX && b < a) a = t[y], b = t[x];
-                double v = (double)ref_union(&r, i, a, b, mark) - (b == UINT32_MAX ? beta : 2 * beta);
+                double v = (double)ref_union(&r, i, a, b) - (b == UINT32_MAX ? beta : 2 * beta);
                 if (v < bv || (v == bv && (a < ba || (a == ba && b < bb)))) bv = v, ba = a, bb = b;
             }
-        if (bb != UINT32_MAX && size[i] + 2 > cap) { /* keep the cheaper one */
-            uint32_t ca = ref_union(&r, i, ba, UINT32_MAX, mark), cb = ref_union(&r, i, bb, UINT32_MAX, mark);
-            if (cb < ca) ba = bb; /* equal costs: the smaller id, ba */
+        if (bb != UINT32_MAX && size[i] + 2 > cap) { /* keep the cheaper one, ties the smaller id */
+            if (ref_union(&r, i, bb, UINT32_MAX) < ref_union(&r, i, ba, UINT32_MAX)) ba = bb;
             bb = UINT32_MAX;
         }
-        part[ba] = i, ref_assign(&r, ba, i), size[i]++, left--;
-        if (bb != UINT32_MAX) part[bb] = i, ref_assign(&r, bb, i), size[i]++, left--;
+        for (int x = 0; x < 2; x++) {
+            uint32_t u = x ? bb : ba;
+            if (u == UINT32_MAX) continue;
+            part[u] = i, done[u] = 1, size[i]++, left--;
+            for (uint64_t y = g->u_off[u]; y < g->u_off[u + 1]; y++) r.cov[(size_t)i * g->nv + g->u_adj[y]] = 1;
+        }
     }
-    free(r.h), free(r.pos), free(r.cost), free(r.hn), free(r.cov), free(t), free(size), free(mark);
+    free(r.cov), free(r.mark), free(t), free(size), free(done);
 }
 
 /* cr_tsh_data_step with no pair cap makes exactly the reference's choices:
