@@ -10,7 +10,9 @@
  * cheapest singletons and visiting candidates in cost order while their cost
  * can still beat the best pair (at most pair_cap of them when pair_cap > 0).
  * A candidate's partners come from the parameter -> examples lists of a
- * prefix of its new parameters, rarest first (pairs_from). */
+ * prefix of its new parameters, rarest first (pairs_from). The sampled
+ * variant walks the same heap and skips examples whose coin says they are
+ * not in this step's sample (in_t). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -13,11 +13,12 @@
  * (1 or 2) unassigned examples minimising f(U_i ∪ S) - beta |U_i ∪ S|, f =
  * |N(.)|, with |U_i| <= ceil(n/k). beta < 0 means n. sample = 1 restricts
  * the search to a random sample T of U' (each kept with probability
- * min(1, n / (k |U'|)), seeded by seed). Ties: lowest example id (pairs: by
- * smaller id, then larger). For alpha = 2, pair_cap > 0 bounds the pair
- * search to the pair_cap cheapest candidate examples per step (the result is
- * exact whenever fewer qualify); pair_cap = 0 searches every pair that can
- * win. Writes g->nu entries of u_part (caller owns). Returns 0, or -1 with e
+ * min(1, n / (k |U'|)) by a coin hashed from (seed, step, example); an empty
+ * T gives one unassigned example drawn uniformly). Ties: lowest example id
+ * (pairs: by smaller id, then larger). For alpha = 2, pair_cap > 0 bounds
+ * the pair search to the pair_cap cheapest candidate examples per step (the
+ * result is exact whenever fewer qualify); pair_cap = 0 searches every pair
+ * that can win. Writes g->nu entries of u_part (caller owns). Returns 0, or -1 with e
  * filled (k = 0, alpha not 1 or 2). */
 int cr_tsh_data_step(const cr_bigraph *g, uint32_t k, uint32_t alpha, double beta, int sample, uint32_t pair_cap,
                      uint64_t seed, uint32_t *u_part, cr_err *e);
