@@ -131,9 +131,11 @@ static int better(const choice *x, const choice *y) {
     return x->b < y->b;
 }
 
-/* Mark a's new parameters on machine i (for shared()) with the current visit. */
+/* Mark a's new parameters on machine i (for shared()) with a new visit
+ * number (on wrap-around, old marks are cleared first). */
 static void mark_new(tsh *t, uint32_t i, uint32_t a) {
     const cr_bigraph *g = t->g;
+    if (++t->visit == 0) memset(t->mark, 0, ((size_t)g->nv + 1) * sizeof *t->mark), t->visit = 1;
     for (uint64_t x = g->u_off[a]; x < g->u_off[a + 1]; x++)
         if (!in_s(t, g->u_adj[x], i)) t->mark[g->u_adj[x]] = t->visit;
 }
@@ -156,7 +158,6 @@ static choice pair_of(const tsh *t, uint32_t i, uint32_t a, uint32_t b, uint32_t
 /* The pair of the two cheapest examples x1, x2 (keys): the best of all pairs
  * that share no new parameter, and the first bound for the search. */
 static choice first_pair(tsh *t, uint32_t i, uint64_t x1, uint64_t x2, double beta) {
-    t->visit++;
     mark_new(t, i, ID(x1));
     return pair_of(t, i, ID(x1), ID(x2), shared(t, ID(x2)), beta);
 }
@@ -196,7 +197,7 @@ static void pairs_from(tsh *t, uint32_t i, uint64_t ka, double beta, choice *bes
         }
     }
     uint32_t rest = ca - used;
-    if (rest > 0) t->visit++, mark_new(t, i, a);
+    if (rest > 0) mark_new(t, i, a);
     for (uint32_t j = 0; j < nt; j++) {
         uint32_t b = t->touched[j], hits = t->cnt[b], cb = cost_of(q, b);
         t->cnt[b] = 0;
@@ -237,10 +238,9 @@ static uint32_t walk_next(tsh *t, const heap *q) {
 }
 
 /* The unassigned example of rank r in id order (T was empty). O(n), rare. */
-static uint64_t nth_unassigned(const tsh *t, const heap *q, uint64_t r) {
+static uint64_t nth_unassigned(const heap *q, uint64_t r) {
     for (uint32_t u = 0;; u++)
         if (q->pos[u] != NONE && r-- == 0) return q->h[q->pos[u]];
-    (void)t;
 }
 
 /* The step's choice on machine i: the cheapest example of T, and for
@@ -252,7 +252,7 @@ static choice best_choice(tsh *t, uint32_t i, uint32_t alpha, double beta, cr_rn
     heap *q = &t->q[i];
     t->aux[0] = 0, t->na = 1;
     uint32_t p1 = walk_next(t, q);
-    uint64_t x1 = p1 != NONE ? q->h[p1] : nth_unassigned(t, q, cr_rng_below(r, q->n));
+    uint64_t x1 = p1 != NONE ? q->h[p1] : nth_unassigned(q, cr_rng_below(r, q->n));
     choice best = {(double)COST(x1) - beta, ID(x1), NONE, COST(x1)};
     uint32_t p2 = alpha == 2 && p1 != NONE ? walk_next(t, q) : NONE;
     if (p2 == NONE) return best;
