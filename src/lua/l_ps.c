@@ -395,7 +395,8 @@ static int p_done(lua_State *L) {
  *   Wr:rows(values, state|nil); Wr:commit(); Wr:abort()  (raise on failure)
  * ps.ckpt_reader(path) -> Rd | nil, msg   (the whole file is verified here)
  *   Rd:next_table() -> {name=, keys=, dim=, optimizer=, state_dim=} | nil;
- *   Rd:rows(count, dim, sdim) -> values, state; Rd:meta(k) -> string|nil; Rd:close() */
+ *   Rd:rows(count, dim, sdim) -> values, state; Rd:meta(k) -> string|nil;
+ *   Rd:version() -> format version of the file; Rd:close() */
 #define CKW_MT "crescent.CkptWriter"
 #define CKR_MT "crescent.CkptReader"
 
@@ -518,6 +519,11 @@ static int ckr_meta(lua_State *L) {
     return 1;
 }
 
+static int ckr_version(lua_State *L) {
+    lua_pushinteger(L, cr_ckpt_version(*check_ckr(L)));
+    return 1;
+}
+
 static int ckr_close(lua_State *L) {
     cr_ckpt_reader_close(luaL_checkudata(L, 1, CKR_MT));
     return 0;
@@ -527,7 +533,7 @@ static void ckpt_register(lua_State *L) {
     static const luaL_Reg wm[] = {{"meta", ckw_meta}, {"table", ckw_table}, {"rows", ckw_rows},
                                   {"commit", ckw_commit}, {"abort", ckw_gc}, {NULL, NULL}};
     static const luaL_Reg rm[] = {{"next_table", ckr_next}, {"rows", ckr_rows}, {"meta", ckr_meta},
-                                  {"close", ckr_close}, {NULL, NULL}};
+                                  {"version", ckr_version}, {"close", ckr_close}, {NULL, NULL}};
     if (luaL_newmetatable(L, CKW_MT)) {
         luaL_newlib(L, wm);
         lua_setfield(L, -2, "__index");

@@ -22,6 +22,7 @@ LUA
 "$BIN" ckpt "$tmp/ok.ckpt" >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ $rc -eq 0 ] || fail "ckpt ok.ckpt: exit $rc"
 grep -q "^meta crescent.nodes = 2$" "$tmp/out" || fail "metadata not listed"
+grep -qx "resume: epoch 0, seed 2, policy bsp, curve 0 epochs" "$tmp/out" || fail "resume summary"
 grep -q "^table W: 5000 keys x dim 4, optimizer adagrad (4 state floats per row)$" "$tmp/out" || fail "table W"
 grep -qE "^  values: min -0\.99[0-9]*, max 0\.99[0-9]*, mean " "$tmp/out" || fail "W value range"
 grep -q "^  state: min 0.5, max 0.5, mean 0.5$" "$tmp/out" || fail "adagrad state"
