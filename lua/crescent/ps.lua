@@ -645,6 +645,12 @@ local function read_resume(path, r, tables)
         if not tables[name] then bad("crescent.lr", ("table '%s' is not part of this job"):format(name)) end
         if type(lr) ~= "number" or lr < 0 then bad("crescent.lr", ("table '%s': bad learning rate"):format(name)) end
     end
+    for i, w in ipairs(res.clocks) do
+        if type(w) ~= "table" or math.type(w.worker) ~= "integer" or math.type(w.clock) ~= "integer"
+            or math.type(w.barriers) ~= "integer" or w.clock < 0 or w.barriers < 0 then
+            bad("crescent.clocks", ("entry %d: {worker=, clock=, barriers=} expected"):format(i))
+        end
+    end
     local ppath, psrc = policy_source(res.policy)
     check_policy(ppath, psrc, res.policy_opts)
     res.policy_path, res.policy_src = ppath, psrc
@@ -664,6 +670,23 @@ local function rewrite_metrics(file, text)
     if not rok then os.remove(tmp) error("cannot rewrite metrics file: " .. tostring(rerr), 0) end
 end
 
+-- Workers' clocks and barrier counts as saved: worker i gets saved worker
+-- i's, and a worker the saving job did not have gets the largest saved ones
+-- (clocks only matter relative to each other, and are level between epochs).
+function Job:_set_clocks(saved)
+    local by, top_c, top_b = {}, 0, 0
+    for _, w in ipairs(saved) do
+        by[w.worker] = w
+        top_c, top_b = math.max(top_c, w.clock), math.max(top_b, w.barriers)
+    end
+    local c, b = {}, {}
+    for i = 1, self.nodes * self.workers do
+        local w = by[i - 1]
+        c[i], b[i] = w and w.clock or top_c, w and w.barriers or top_b
+    end
+    self:_guard(self.rt.set_clocks, c, b)
+end
+
 function Job:_resume(path, res)
     for name, lr in pairs(res.lr) do
         local t = self.tables[name]
@@ -672,6 +695,7 @@ function Job:_resume(path, res)
     if res.policy ~= self.policy_name or cps.serialize(res.policy_opts) ~= cps.serialize(self.policy_opts or {}) then
         self:_send_policy(res.policy, res.policy_opts, res.policy_path, res.policy_src)
     end
+    self:_set_clocks(res.clocks)
     self.epochs, self.curve, self.state = res.epochs, res.curve, res.state
     if self.metrics then rewrite_metrics(self.metrics, res.text) end
     if res.seed ~= self.seed then

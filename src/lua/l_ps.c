@@ -8,6 +8,7 @@
  * J:call(fn, argsstr, onprog)   -> {results by worker+1}; onprog(n) on progress
  * J:policy(src, chunk, optsstr) switch the consistency policy (next clock boundary)
  * J:set_lr(id, lr); J:stats() -> {node tables}
+ * J:set_clocks({clock per worker}, {barriers per worker}) (job:load)
  * J:get_rows(id, node, lo, count, dim, sdim) -> values Matrix, state Matrix
  * J:set_rows(id, node, lo, values, state|nil)
  * J:close() (also __gc/__close); J:endpoint(); J:nodes(); J:workers()
@@ -263,6 +264,34 @@ static int j_set_lr(lua_State *L) {
     cr_sched *s = check_job(L);
     cr_ctl h = {.type = CR_M_SETLR, .table = (int32_t)luaL_checkinteger(L, 2), .f = luaL_checknumber(L, 3)};
     send_or_raise(L, s, -1, &h, NULL, 0, NULL, 0);
+    collect(L, s, cr_sched_nodes(s), 0, 0);
+    return 0;
+}
+
+/* Fill v[0..W) from the integer list at idx (W entries). */
+static void int_list(lua_State *L, int idx, int64_t *v, int W) {
+    luaL_checktype(L, idx, LUA_TTABLE);
+    if (luaL_len(L, idx) != W) luaL_error(L, "bad argument #%d to 'set_clocks' (%d integers expected)", idx - 1, W);
+    for (int i = 0; i < W; i++) {
+        int ok;
+        lua_rawgeti(L, idx, i + 1);
+        v[i] = (int64_t)lua_tointegerx(L, -1, &ok);
+        lua_pop(L, 1);
+        if (!ok || v[i] < 0)
+            luaL_error(L, "bad argument #%d to 'set_clocks' (entry %d: non-negative integer expected)", idx - 1, i + 1);
+    }
+}
+
+/* J:set_clocks({clock per worker}, {barrier count per worker}): between
+ * commands only (job:load); sets the clocks everywhere, also backwards. */
+static int j_set_clocks(lua_State *L) {
+    cr_sched *s = check_job(L);
+    int W = cr_sched_nodes(s) * cr_sched_workers(s);
+    int64_t *v = lua_newuserdatauv(L, 2 * (size_t)W * sizeof *v + 1, 0); /* freed by the GC, even on error */
+    int_list(L, 2, v, W);
+    int_list(L, 3, v + W, W);
+    cr_ctl h = {.type = CR_M_SETCLOCKS};
+    send_or_raise(L, s, -1, &h, v, (size_t)W * 8, v + W, (size_t)W * 8);
     collect(L, s, cr_sched_nodes(s), 0, 0);
     return 0;
 }
@@ -562,7 +591,7 @@ static int l_overrides(lua_State *L) {
 int cr_lopen_ps(lua_State *L) {
     static const luaL_Reg methods[] = {
         {"table", j_table},       {"model", j_model},       {"call", j_call},       {"policy", j_policy},
-        {"set_lr", j_set_lr},     {"stats", j_stats},       {"get_rows", j_get_rows}, {"set_rows", j_set_rows},
+        {"set_lr", j_set_lr},     {"set_clocks", j_set_clocks}, {"stats", j_stats},       {"get_rows", j_get_rows}, {"set_rows", j_set_rows},
         {"close", j_close},       {"endpoint", j_endpoint}, {"nodes", j_nodes},     {"workers", j_workers},
         {"closed", j_closed},     {"failed", j_failed},     {NULL, NULL}};
     if (luaL_newmetatable(L, JOB_MT)) {

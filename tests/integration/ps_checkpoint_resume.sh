@@ -4,7 +4,8 @@
 # agree to float tolerance epoch by epoch (test RMSE, learning rate), and the
 # metrics file of the second process continues the first's line by line.
 # With 2 nodes x 2 workers (not bit-identical: asynchrony) the epoch numbers,
-# the learning rate, the curve and the policy (with its options) continue.
+# the learning rate, the curve, the clocks and the policy (with its options)
+# continue.
 # A damaged metadata block is refused like a damaged table block.
 set -u
 . "$CRESCENT_ROOT/tests/integration/jobs/lib.sh"
@@ -44,6 +45,13 @@ grep -qx "policy ssp staleness 1 epochs $N curve $N" "$TMP/q" || fail "policy/cu
 epochs "$TMP/q" | awk '{print $2}' | tr '\n' ' ' | grep -qx "4 5 " || fail "2x2: epoch numbers"
 [ "$(wc -l <"$TMP/q.jsonl")" -eq $((N + M)) ] || fail "2x2 metrics lines"
 head -n $N "$TMP/p.jsonl" | cmp -s - <(head -n $N "$TMP/q.jsonl") || fail "2x2: restored curve"
+# clocks go on from the saved ones (3 ticks per epoch), also into another worker count
+[ "$(field "$TMP/p" clocks | tail -n $M)" = "$(field "$TMP/q" clocks)" ] || fail "2x2: clocks must continue"
+[ "$(field "$TMP/a" clocks | tail -n $M)" = "$(field "$TMP/b" clocks)" ] || fail "1x1: clocks must continue"
+run --nodes 1 --workers 1 -- second "$TMP/d" "$TMP/p.ckpt" $N 1 >"$TMP/r"
+[ "$(field "$TMP/r" clocks)" = "epoch 4 12" ] || fail "2x2 into 1x1: $(cat "$TMP/r")"
+run --nodes 1 --workers 3 -- second "$TMP/d" "$TMP/c.ckpt" $N 1 >"$TMP/r"
+[ "$(field "$TMP/r" clocks)" = "epoch 4 12,12,12" ] || fail "1x1 into 1x3: $(cat "$TMP/r")"
 
 # 3. crescent ckpt summarizes the resume state
 "$CRESCENT_BIN" ckpt "$TMP/c.ckpt" >"$TMP/out" || fail "crescent ckpt c.ckpt"

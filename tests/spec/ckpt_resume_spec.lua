@@ -89,6 +89,7 @@ describe("job:save and job:load", function()
     assert.are.equal("ssp", b.policy_name)
     assert.are.equal(1, b.policy_opts.staleness)
     assert.are.equal("ssp", b:stats().policy)
+    assert.are.equal(2, b:stats().workers[1].clock) -- one clock per step, two epochs of one step
     -- the metrics file holds the restored curve, then goes on
     local lines = {}
     for l in read(path("b.jsonl")):gmatch("[^\n]+") do lines[#lines + 1] = l end
@@ -98,6 +99,13 @@ describe("job:save and job:load", function()
     b:log{ epoch = b.epochs, loss = 1 }
     assert.are.equal(3, b.epochs)
     assert.are.equal(3, b.curve[3].epoch)
+    assert.are.equal(3, b:stats().workers[1].clock)
+    assert.has_error(function() b.rt:set_clocks({ 1, 2 }, { 0, 0 }) end,
+      "bad argument #1 to 'set_clocks' (1 integers expected)")
+    assert.has_error(function() b.rt:set_clocks({ -1 }, { 0 }) end,
+      "bad argument #1 to 'set_clocks' (entry 1: non-negative integer expected)")
+    b.rt:set_clocks({ 0 }, { 0 }) -- backwards too
+    assert.are.equal(0, b:stats().workers[1].clock)
     assert.truthy(read(path("b.jsonl")):match('"epoch":3,[^\n]*\n$'))
     b:close()
   end)
