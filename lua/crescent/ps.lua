@@ -699,16 +699,17 @@ function Job:_resume(path, res)
     self.epochs, self.curve, self.state = res.epochs, res.curve, res.state
     if self.metrics then rewrite_metrics(self.metrics, res.text) end
     if res.seed ~= self.seed then
-        io.stderr:write(("job:load: note: %s was saved by a job with seed %d, this job has seed %d: "
-            .. "its epochs draw other random orders than the saved run's would have\n"):format(path, res.seed, self.seed))
+        return ("job:load: note: %s was saved by a job with seed %d, this job has seed %d: "
+            .. "its epochs draw other random orders than the saved run's would have"):format(path, res.seed, self.seed)
     end
 end
 
 -- job:load(path): tables, then (version 2 files) the resume state: epoch
 -- counter, learning curve (and the metrics file, rewritten to match it),
 -- learning rates, policy, job.state. Returns true (and a note, also
--- printed on stderr, for a version 1 file: tables only), or raises; a
--- failure before the rows are written leaves the job as it was.
+-- printed on stderr, for a version 1 file, tables only, or a job seed that
+-- differs from the saved one), or raises; a failure before the rows are
+-- written leaves the job as it was.
 function Job:load(path)
     self:_check()
     if type(path) ~= "string" then error("job:load(path): path expected", 2) end
@@ -729,13 +730,16 @@ function Job:load(path)
         r:close()
         if not ok then error(e, 2) end
     end
+    local note
     if res then
         local ok, e = pcall(self._resume, self, path, res)
         if not ok then error("job:load: " .. e, 2) end
-        return true
+        if not e then return true end
+        note = e
+    else
+        note = ("job:load: note: %s is a version %d checkpoint: tables only (no epoch counter, "
+            .. "learning curve, learning rates or clocks); the job keeps its own"):format(path, version)
     end
-    local note = ("job:load: note: %s is a version %d checkpoint: tables only (no epoch counter, "
-        .. "learning curve, learning rates or clocks); the job keeps its own"):format(path, version)
     io.stderr:write(note, "\n")
     return true, note
 end

@@ -31,23 +31,8 @@ local function open(o)
   return job
 end
 
--- crc32 (zlib's), to rewrite a file's footer after patching its header
-local function crc32(s)
-  local crc = 0xffffffff
-  for i = 1, #s do
-    crc = crc ~ s:byte(i)
-    for _ = 1, 8 do crc = (crc >> 1) ~ (0xedb88320 & -(crc & 1)) end
-  end
-  return crc ~ 0xffffffff
-end
-
--- The same file with another version number in its header (and a footer
--- that matches): how a version 1 file written before the resume state looks.
-local function with_version(src, dst, v)
-  local s = read(src)
-  local body = s:sub(1, 8) .. string.pack("<I4", v) .. s:sub(13, #s - 16)
-  write(dst, body .. string.pack("<I8I4", #body, crc32(body)) .. "CKND")
-end
+-- with_version(src, dst, v): the file with another version in its header
+local with_version = dofile(root .. "/tests/integration/jobs/ckpt_version.lua")
 
 describe("json", function()
   it("decodes what the metrics file holds", function()
@@ -79,7 +64,9 @@ describe("job:save and job:load", function()
 
     local b = open{ seed = 5, metrics = path("b.jsonl") }
     assert.are.equal("bsp", b.policy_name)
-    assert.is_true(b:load(path("a.ckpt")))
+    local ok, note = b:load(path("a.ckpt"))
+    assert.is_true(ok)
+    assert.is_nil(note)
     assert.are.equal(2, b.epochs)
     assert.are.equal(2, #b.curve)
     assert.are.same({ epoch = 2, loss = 5.0, lr = 0.5, note = "e2", policy = "ssp" },
@@ -107,6 +94,18 @@ describe("job:save and job:load", function()
     b.rt:set_clocks({ 0 }, { 0 }) -- backwards too
     assert.are.equal(0, b:stats().workers[1].clock)
     assert.truthy(read(path("b.jsonl")):match('"epoch":3,[^\n]*\n$'))
+    b:close()
+  end)
+
+  it("says so when the job's seed is not the saved one", function()
+    local a = open{ seed = 5 }
+    a:save(path("s.ckpt"))
+    a:close()
+    local b = open{ seed = 6 }
+    local ok, note = b:load(path("s.ckpt"))
+    assert.is_true(ok)
+    assert.are.equal("job:load: note: " .. path("s.ckpt") .. " was saved by a job with seed 5, this job has seed 6: "
+      .. "its epochs draw other random orders than the saved run's would have", note)
     b:close()
   end)
 
