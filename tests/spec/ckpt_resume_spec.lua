@@ -56,6 +56,7 @@ describe("job:save and job:load", function()
     end
     a:log{ what = "not an epoch record" }
     a.state.lr, a.state.prev, a.state.hist = 0.25, 1 / 0, { 1, 2 }
+    a.state.text = "a\"b\n\0c while \\ function"
     a.C:set_lr(0.25)
     assert.are.equal(2, #a.curve)
     assert.are.equal(5.0, a.curve[2].loss)
@@ -71,7 +72,7 @@ describe("job:save and job:load", function()
     assert.are.equal(2, #b.curve)
     assert.are.same({ epoch = 2, loss = 5.0, lr = 0.5, note = "e2", policy = "ssp" },
                     (function() local r = b.curve[2]; r.seconds = nil; return r end)())
-    assert.are.same({ lr = 0.25, prev = 1 / 0, hist = { 1, 2 } }, b.state)
+    assert.are.same({ lr = 0.25, prev = 1 / 0, hist = { 1, 2 }, text = "a\"b\n\0c while \\ function" }, b.state)
     assert.are.equal(0.25, b.C.lr)
     assert.are.equal("ssp", b.policy_name)
     assert.are.equal(1, b.policy_opts.staleness)
@@ -135,7 +136,7 @@ describe("job:save and job:load", function()
       local good = {
         ["crescent.epochs"] = "2", ["crescent.seed"] = "5", ["crescent.policy"] = "bsp",
         ["crescent.policy_opts"] = "{}", ["crescent.curve"] = '{"epoch":1}\n{"epoch":2}\n',
-        ["crescent.lr"] = '{C=0.5}', ["crescent.state"] = "{}", ["crescent.clocks"] = "{}",
+        ["crescent.lr"] = '{["C"]=0.5}', ["crescent.state"] = "{}", ["crescent.clocks"] = "{}",
       }
       good[key] = value
       local w = assert(cr.core.ps.ckpt_writer(path(name)))
@@ -149,8 +150,12 @@ describe("job:save and job:load", function()
     local cases = {
       { "crescent.curve", '{"epoch":1}\n{"epoch":\n', "bad metadata crescent.curve: record 2:" },
       { "crescent.epochs", "-1", "bad metadata crescent.epochs: not a non-negative integer" },
-      { "crescent.lr", "{X=1}", "bad metadata crescent.lr: table 'X' is not part of this job" },
-      { "crescent.state", "os.exit(3)", "bad metadata crescent.state:" },
+      { "crescent.lr", '{["X"]=1}', "bad metadata crescent.lr: table 'X' is not part of this job" },
+      { "crescent.state", "os.exit(3)", "bad metadata crescent.state: not plain data" },
+      { "crescent.state", "{(function() while true do end end)()}", "bad metadata crescent.state: not plain data" },
+      { "crescent.state", '{("x"):rep(1e9)}', "bad metadata crescent.state: not plain data" },
+      { "crescent.state", '{1,', "bad metadata crescent.state: cannot deserialize" },
+      { "crescent.clocks", '{{["worker"]=0}}', "bad metadata crescent.clocks: entry 1:" },
       { "crescent.policy", "nope", "unknown consistency policy 'nope'" },
       { "crescent.seed", nil, "metadata crescent.seed missing" },
     }
@@ -161,7 +166,10 @@ describe("job:save and job:load", function()
       assert.are.same({ 0.0 }, b.C:get(0))
       assert.are.equal(0, b.epochs)
     end
-    assert.is_true(b:load(craft("good.ckpt", "crescent.epochs", "2")))
+    assert.is_true(b:load(craft("good.ckpt", "crescent.state",
+      '{["s"]="while \\" function",["n"]=1e+300,["m"]=-1.5e-05,["z"]=(0/0),["i"]=(-1/0),["t"]={true,false,nil}}')))
+    assert.are.equal('while " function', b.state.s)
+    assert.are.equal(-1 / 0, b.state.i)
     assert.are.same({ 9.0 }, b.C:get(0))
     assert.are.equal(2, b.epochs)
     b:close()
