@@ -163,6 +163,9 @@ M.json = json
 -- Decode one JSON text (what json() writes: objects, arrays, strings,
 -- numbers, true/false/null; null becomes nil). Returns the value, or nil and
 -- a message naming the byte offset.
+local JSON_ESC = { ['"'] = '"', ["\\"] = "\\", ["/"] = "/", b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
+local JSON_WORDS = { ["true"] = true, ["false"] = false }
+
 local function json_decode(s)
     local pos = 1
     local function fail(what) error(("%s at byte %d"):format(what, pos), 0) end
@@ -176,14 +179,13 @@ local function json_decode(s)
             if c == '"' then break end
             if c == "\\" then
                 local n = s:sub(i + 1, i + 1)
-                local map = { ['"'] = '"', ["\\"] = "\\", ["/"] = "/", b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
                 if n == "u" then
                     local hex = s:sub(i + 2, i + 5)
                     if not hex:match("^%x%x%x%x$") then fail("bad \\u escape") end
                     out[#out + 1] = utf8.char(tonumber(hex, 16))
                     i = i + 6
-                elseif map[n] then
-                    out[#out + 1] = map[n]
+                elseif JSON_ESC[n] then
+                    out[#out + 1] = JSON_ESC[n]
                     i = i + 2
                 else
                     fail("bad escape")
@@ -231,12 +233,10 @@ local function json_decode(s)
         elseif c == '"' then
             return str()
         end
-        for lit, v in pairs { ["true"] = true, ["false"] = false, null = M } do
-            if s:sub(pos, pos + #lit - 1) == lit then
-                pos = pos + #lit
-                if v == M then return nil end
-                return v
-            end
+        local word = s:match("^%a+", pos)
+        if word == "null" or JSON_WORDS[word] ~= nil then
+            pos = pos + #word
+            return JSON_WORDS[word]
         end
         local num = s:match("^-?%d+%.?%d*[eE]?[-+]?%d*", pos)
         if not num or num == "" or not tonumber(num) then fail("value expected") end
