@@ -192,19 +192,20 @@ static int lru_tostring(lua_State *L) {
 
 /* ---- reallocate ---- */
 
-/* [-0, +1] The batch at b as nb samples in one userdata. */
+/* [-0, +1] The batch at b as nb samples in one userdata: a CSR table
+ * {ptr, idx, val} or a list of sample tables (read twice: sizes, then
+ * rows; a list that changes in between is an error, not an overflow). */
 static cr_sample *read_batch(lua_State *L, int b, uint32_t *nb) {
-    char what[64];
+    char what[64] = "reallocate: batch";
     if (!lua_istable(L, b)) luaL_error(L, "reallocate: 'batch' must be a list of samples or {ptr, idx, val}");
     int top = lua_gettop(L);
     lua_getfield(L, b, "ptr");
-    int csr = !lua_isnil(L, -1);
+    cr_ints *ptr = NULL, *ids = NULL;
     int64_t n, total = 0;
-    if (csr) { /* top+1 ptr, top+2 (Ints copy of ptr), top+3 idx, top+4 val */
-        cr_ints *ptr = cr_lints_from_arg(L, top + 1);
-        snprintf(what, sizeof what, "reallocate: batch");
+    if (!lua_isnil(L, -1)) { /* top+2 ptr, top+3 idx (as Ints), top+4 val */
+        ptr = cr_lints_from_arg(L, top + 1);
         lua_getfield(L, b, "idx");
-        cr_ints *ids = cr_lints_from_arg(L, top + 3);
+        ids = cr_lints_from_arg(L, top + 3);
         lua_remove(L, top + 3);
         lua_getfield(L, b, "val");
         int64_t nv = vals_len(L, top + 4, what);
@@ -233,16 +234,17 @@ static cr_sample *read_batch(lua_State *L, int b, uint32_t *nb) {
     int64_t at = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t len;
-        if (csr) {
-            len = cr_lints_test(L, top + 2)->data[i + 1] - cr_lints_test(L, top + 2)->data[i];
+        if (ptr) {
+            len = ptr->data[i + 1] - ptr->data[i];
             snprintf(what, sizeof what, "reallocate: batch row %lld", (long long)i + 1);
-            copy_sparse(L, cr_lints_test(L, top + 3), top + 4, at, len, what, idx + at, val + at);
+            copy_sparse(L, ids, top + 4, at, len, what, idx + at, val + at);
         } else {
             lua_geti(L, b, i + 1);
             snprintf(what, sizeof what, "reallocate: batch sample %lld", (long long)i + 1);
-            cr_ints *ids = sample_fields(L, lua_gettop(L), what);
-            len = ids->n;
-            copy_sparse(L, ids, lua_gettop(L), 0, len, what, idx + at, val + at);
+            cr_ints *row = sample_fields(L, lua_gettop(L), what);
+            len = row->n;
+            if (len > total - at) luaL_error(L, "%s: the batch changed while it was read", what);
+            copy_sparse(L, row, lua_gettop(L), 0, len, what, idx + at, val + at);
             lua_pop(L, 3);
         }
         s[i] = (cr_sample){idx + at, val + at, (uint32_t)len};

@@ -195,6 +195,25 @@ describe("reallocate and lru errors", function()
       { function() c:put(3, { idx = { 1 }, val = "x" }, { 1 }) end,
         "put: sample: val must be a Matrix, a table of numbers or nil (got string)" },
       { function() P.lru(0) end, "lru: capacity must be in [1, 16777216] (got 0)" },
+      { function()
+          local n = 0 -- a sample whose idx grows on every read
+          local grows = setmetatable({}, { __index = function(_, key)
+            if key ~= "idx" then return nil end
+            n = n + 1
+            local t = {}
+            for i = 1, n do t[i] = i end
+            return t
+          end })
+          P.reallocate{ placement = place(), cache = c, batch = { grows } }
+        end, "reallocate: batch sample 1: the batch changed while it was read" },
+      { function()
+          local closed
+          do
+            local cc <close> = P.lru(2)
+            closed = cc
+          end
+          closed:put(1, { idx = { 1 } }, { 1 })
+        end, "cache is closed" },
     }
     for i, case in ipairs(cases) do
       local msg = err(case[1])
