@@ -13,7 +13,7 @@
 --
 -- Dynamic reallocation (paper 001, docs/partitioning-mbp-dppa.md):
 --   local cache = cr.partition.lru(1000)          -- recent samples, bounded
---   cache:put(id, { idx = Ints, val = Matrix }, keys_accessed)
+--   cache:put(id, { idx = Ints, val = Matrix }, keys_accessed)   -- or cache:put_rows(first_id, csr [, keys_csr])
 --   local r = cr.partition.reallocate{ placement = place, cache = cache, batch = next_batch }
 --   -- place.v is updated in place; r.key/r.from/r.to list the moves
 -- Both are the C functions themselves, so their errors name the caller's line.

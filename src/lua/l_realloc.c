@@ -3,6 +3,7 @@
  *
  *   lru(capacity)            -> Cache: the samples trained recently
  *   cache:put(id, sample, keys)   remember sample `id` and the keys it accessed
+ *   cache:put_rows(first_id, batch [, keys])  the same for every row of a batch
  *   cache:size(), #cache, cache:capacity(), cache:contains(id), cache:bytes()
  *   reallocate{placement =, cache =, batch = [, r, c, threshold, horizon,
  *              max_moves, sizes]} -> {moves, migration_volume, edges,
@@ -194,10 +195,12 @@ static int lru_tostring(lua_State *L) {
 
 /* [-0, +1] The batch at b as nb samples in one userdata: a CSR table
  * {ptr, idx, val} or a list of sample tables (read twice: sizes, then
- * rows; a list that changes in between is an error, not an overflow). */
-static cr_sample *read_batch(lua_State *L, int b, uint32_t *nb) {
-    char what[64] = "reallocate: batch";
-    if (!lua_istable(L, b)) luaL_error(L, "reallocate: 'batch' must be a list of samples or {ptr, idx, val}");
+ * rows; a list that changes in between is an error, not an overflow).
+ * Errors start with `name` ("reallocate: batch"). */
+static cr_sample *read_batch(lua_State *L, int b, const char *name, uint32_t *nb) {
+    char what[96];
+    snprintf(what, sizeof what, "%s", name);
+    if (!lua_istable(L, b)) luaL_error(L, "%s must be a list of samples or {ptr, idx, val}", name);
     int top = lua_gettop(L);
     lua_getfield(L, b, "ptr");
     cr_ints *ptr = NULL, *ids = NULL;
@@ -211,22 +214,22 @@ static cr_sample *read_batch(lua_State *L, int b, uint32_t *nb) {
         int64_t nv = vals_len(L, top + 4, what);
         n = ptr->n - 1;
         if (n < 0 || ptr->data[0] != 0 || ptr->data[n] != ids->n || (nv >= 0 && nv != ids->n))
-            luaL_error(L, "reallocate: batch: ptr must run from 0 to #idx (%I), val must have #idx values",
+            luaL_error(L, "%s: ptr must run from 0 to #idx (%I), val must have #idx values", name,
                        (lua_Integer)ids->n);
         for (int64_t i = 0; i < n; i++)
             if (ptr->data[i + 1] < ptr->data[i] || ptr->data[i + 1] - ptr->data[i] > (int64_t)UINT32_MAX)
-                luaL_error(L, "reallocate: batch: ptr decreases at position %I", (lua_Integer)i + 2);
+                luaL_error(L, "%s: ptr decreases at position %I", name, (lua_Integer)i + 2);
         total = ids->n;
     } else {
         n = (int64_t)luaL_len(L, b);
         for (int64_t i = 0; i < n; i++) {
             lua_geti(L, b, i + 1);
-            snprintf(what, sizeof what, "reallocate: batch sample %lld", (long long)i + 1);
+            snprintf(what, sizeof what, "%s sample %lld", name, (long long)i + 1);
             total += sample_fields(L, top + 2, what)->n;
             lua_settop(L, top + 1);
         }
     }
-    if (n > UINT32_MAX) luaL_error(L, "reallocate: batch too large");
+    if (n > UINT32_MAX) luaL_error(L, "%s too large", name);
     size_t sz = (size_t)n * sizeof(cr_sample) + (size_t)total * (sizeof(uint32_t) + sizeof(float));
     cr_sample *s = lua_newuserdatauv(L, sz ? sz : 1, 0);
     uint32_t *idx = (uint32_t *)(s + n);
@@ -236,11 +239,11 @@ static cr_sample *read_batch(lua_State *L, int b, uint32_t *nb) {
         int64_t len;
         if (ptr) {
             len = ptr->data[i + 1] - ptr->data[i];
-            snprintf(what, sizeof what, "reallocate: batch row %lld", (long long)i + 1);
+            snprintf(what, sizeof what, "%s row %lld", name, (long long)i + 1);
             copy_sparse(L, ids, top + 4, at, len, what, idx + at, val + at);
         } else {
             lua_geti(L, b, i + 1);
-            snprintf(what, sizeof what, "reallocate: batch sample %lld", (long long)i + 1);
+            snprintf(what, sizeof what, "%s sample %lld", name, (long long)i + 1);
             cr_ints *row = sample_fields(L, lua_gettop(L), what);
             len = row->n;
             if (len > total - at) luaL_error(L, "%s: the batch changed while it was read", what);
@@ -254,6 +257,32 @@ static cr_sample *read_batch(lua_State *L, int b, uint32_t *nb) {
     lua_settop(L, top + 1);
     *nb = (uint32_t)n;
     return s;
+}
+
+/* cache:put_rows(first_id, batch [, keys]): put every row of a batch (a
+ * list of samples or a CSR {ptr, idx, val}, as reallocate takes) with ids
+ * first_id, first_id + 1, ...; keys, in the same two shapes (val unused),
+ * lists the keys each row accessed, one row per batch row; without keys a
+ * row accessed its own feature ids (feature j is key j). One call for a
+ * whole batch from cr.data.libsvm. */
+static int lru_put_rows(lua_State *L) {
+    llru *c = check_lru(L, 1);
+    lua_Integer first = luaL_checkinteger(L, 2);
+    if (first < 0) return luaL_error(L, "put_rows: first id must be non-negative (got %I)", first);
+    lua_settop(L, 4);
+    uint32_t nb, nk;
+    cr_sample *rows = read_batch(L, 3, "put_rows: batch", &nb); /* 5 */
+    cr_sample *keys = rows;
+    if (!lua_isnil(L, 4)) {
+        keys = read_batch(L, 4, "put_rows: keys", &nk); /* 6 */
+        if (nk != nb) return luaL_error(L, "put_rows: %d rows of keys for %d rows", (int)nk, (int)nb);
+    }
+    cr_err e;
+    for (uint32_t i = 0; i < nb; i++)
+        if (cr_lru_put(c->l, (uint64_t)first + i, rows[i].idx, rows[i].val, rows[i].nnz, keys[i].idx, keys[i].nnz,
+                       &e) != 0)
+            return luaL_error(L, "%s", e.msg);
+    return 0;
 }
 
 /* [-0, +0] Option `name` of the table at 1 as a number in [lo, hi]
@@ -384,7 +413,7 @@ static int l_reallocate(lua_State *L) {
     if (!c || !c->l) return luaL_error(L, "reallocate: 'cache' must be an open cache from cr.partition.lru");
     lua_getfield(L, 1, "batch");
     uint32_t nb;
-    cr_sample *batch = read_batch(L, 4, &nb); /* 4 */
+    cr_sample *batch = read_batch(L, 4, "reallocate: batch", &nb); /* 4 */
     const double *size = read_sizes(L, nkeys); /* 5 */
     uint32_t *server = lua_newuserdatauv(L, ((size_t)nkeys + 1) * sizeof *server, 0);
     double *w = lua_newuserdatauv(L, ((size_t)nkeys + 1) * sizeof *w, 0);
@@ -404,7 +433,8 @@ static int l_reallocate(lua_State *L) {
 void cr_lrealloc_register(lua_State *L) {
     if (luaL_newmetatable(L, LRU_MT)) {
         const luaL_Reg methods[] = {{"put", lru_put},           {"size", lru_size},   {"capacity", lru_capacity},
-                                    {"contains", lru_contains}, {"bytes", lru_bytes}, {NULL, NULL}};
+                                    {"contains", lru_contains}, {"bytes", lru_bytes}, {"put_rows", lru_put_rows},
+                                    {NULL, NULL}};
         luaL_newlib(L, methods);
         lua_setfield(L, -2, "__index");
         const luaL_Reg mt[] = {{"__gc", lru_gc}, {"__close", lru_gc}, {"__len", lru_size},

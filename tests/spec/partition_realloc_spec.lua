@@ -93,6 +93,58 @@ describe("reallocate", function()
     end
     assert.is_true(math.max(load[0], load[1], load[2], load[3]) - math.min(load[0], load[1], load[2], load[3]) <= 10)
   end)
+
+  it("takes a whole batch into the cache with put_rows, the same as put one by one", function()
+    -- 200 samples as CSR rows (one feature each) and their keys as CSR rows of 10
+    local ptr, idx, val, kptr, keys = ints(201), ints(200), matrix(200, 1), ints(201), ints(2000)
+    for id = 0, 199 do
+      local t = id % 4
+      ptr:set(id + 2, id + 1); idx:set(id + 1, t); val:set(id + 1, 1, 1 + (id % 3) * 0.01)
+      kptr:set(id + 2, 10 * (id + 1))
+      for j = 0, 9 do keys:set(10 * id + j + 1, 10 * t + j) end
+    end
+    local cache = P.lru(64)
+    cache:put_rows(0, { ptr = ptr, idx = idx, val = val }, { ptr = kptr, idx = keys })
+    assert.are.equal(64, #cache)
+    assert.is_true(cache:contains(199) and cache:contains(136) and not cache:contains(135))
+    local v = ints(80)
+    for p = 0, 79 do v:set(p + 1, p < 40 and 0 or 1 + p % 3) end
+    local batch = {}
+    for i = 1, 40 do batch[i] = { idx = { (i - 1) % 4 } } end
+    local r = P.reallocate{ placement = { k = 4, v = v }, cache = cache, batch = batch }
+    assert.are.equal(400, r.edges)
+    assert.are.equal(30, r.moves)
+  end)
+
+  it("put_rows without keys takes each row's feature ids as the keys it accessed", function()
+    local cache = P.lru(4)
+    cache:put_rows(7, { { idx = { 0, 1 } } })
+    assert.is_true(cache:contains(7))
+    local place = { k = 2, v = ints{ 0, 0, 1 } }
+    local r = P.reallocate{ placement = place, cache = cache, batch = { { idx = { 0, 1 } } }, sizes = 0.5 }
+    assert.are.equal(2, r.edges) -- keys 0 and 1, f = 1 each
+    near(2, r.max_before)
+    assert.are.same({ 1, 0, 1 }, place.v:totable())
+  end)
+
+  it("reads batches straight from cr.data.libsvm", function()
+    local path = os.tmpname()
+    local f = assert(io.open(path, "w"))
+    -- libsvm features are 1-based in the file, 0-based in idx
+    f:write("1 1:1 2:1\n", "0 1:1 2:1\n", "1 3:1\n")
+    f:close()
+    local data = cr.data.libsvm(path)
+    os.remove(path)
+    local cache = P.lru(8)
+    cache:put_rows(0, data)
+    local place = { k = 2, v = ints{ 0, 0, 0 } }
+    local r = P.reallocate{ placement = place, cache = cache, batch = data, r = 1, sizes = 0 }
+    assert.are.equal(5, r.edges)
+    near(5, r.max_before) -- keys 0, 1 twice each, key 2 once
+    assert.are.equal(1, r.moves)
+    assert.are.same({ 0 }, r.key:totable())
+    near(3, r.max_after)
+  end)
 end)
 
 describe("lru", function()
@@ -172,7 +224,7 @@ describe("reallocate and lru errors", function()
       { function() P.reallocate{ placement = place(), cache = c, batch = { ptr = ints{ 0, 2 }, idx = ints{ 2, 2 } } } end,
         "reallocate: batch row 1: feature ids not strictly increasing at position 2" },
       { function() P.reallocate{ placement = place(), cache = c, batch = 5 } end,
-        "reallocate: 'batch' must be a list of samples or {ptr, idx, val}" },
+        "reallocate: batch must be a list of samples or {ptr, idx, val}" },
       { function() P.reallocate{ placement = { k = 2, v = ints{ 0, 0 } }, cache = c, batch = d } end,
         "realloc: cached sample 2 accessed key 2 >= 2 keys" },
       { function() P.reallocate{ placement = { k = 2, v = ints{ 0, 5, 0 } }, cache = c, batch = d } end,
@@ -195,6 +247,11 @@ describe("reallocate and lru errors", function()
       { function() c:put(3, { idx = { 1 }, val = "x" }, { 1 }) end,
         "put: sample: val must be a Matrix, a table of numbers or nil (got string)" },
       { function() P.lru(0) end, "lru: capacity must be in [1, 16777216] (got 0)" },
+      { function() c:put_rows(0, { { idx = { 1 } } }, { ptr = ints{ 0, 1, 2 }, idx = ints{ 0, 1 } }) end,
+        "put_rows: 2 rows of keys for 1 rows" },
+      { function() c:put_rows(0, { ptr = ints{ 0, 2 }, idx = ints{ 3, 1 } }) end,
+        "put_rows: batch row 1: feature ids not strictly increasing at position 2" },
+      { function() c:put_rows(-1, { { idx = { 1 } } }) end, "put_rows: first id must be non-negative (got -1)" },
       { function()
           local n = 0 -- a sample whose idx grows on every read
           local grows = setmetatable({}, { __index = function(_, key)
