@@ -411,10 +411,10 @@ static int l_reallocate(lua_State *L) {
     lua_getfield(L, 1, "cache"); /* 3 */
     llru *c = luaL_testudata(L, 3, LRU_MT);
     if (!c || !c->l) return luaL_error(L, "reallocate: 'cache' must be an open cache from cr.partition.lru");
-    lua_getfield(L, 1, "batch");
+    lua_getfield(L, 1, "batch"); /* 4 */
     uint32_t nb;
-    cr_sample *batch = read_batch(L, 4, "reallocate: batch", &nb); /* 4 */
-    const double *size = read_sizes(L, nkeys); /* 5 */
+    cr_sample *batch = read_batch(L, 4, "reallocate: batch", &nb); /* 5 */
+    const double *size = read_sizes(L, nkeys); /* 6 */
     uint32_t *server = lua_newuserdatauv(L, ((size_t)nkeys + 1) * sizeof *server, 0);
     double *w = lua_newuserdatauv(L, ((size_t)nkeys + 1) * sizeof *w, 0);
     for (uint32_t p = 0; p < nkeys; p++) server[p] = (uint32_t)v->data[p], w[p] = 0;
