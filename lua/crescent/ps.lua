@@ -610,28 +610,6 @@ local function each_table(path, r, tables, rows_of)
     end
 end
 
--- True if s is a literal as cps.serialize writes it: outside its strings
--- no name but true, false and nil, so evaluating it can neither loop nor
--- call anything (a crafted checkpoint could otherwise hang job:load).
-local function plain_literal(s)
-    local out, i = {}, 1
-    while i <= #s do
-        local c = s:sub(i, i)
-        if c == '"' then
-            i = i + 1
-            while i <= #s and s:sub(i, i) ~= '"' do i = i + (s:sub(i, i) == "\\" and 2 or 1) end
-        else
-            out[#out + 1] = c
-        end
-        i = i + 1
-    end
-    local rest = table.concat(out):gsub("%d[%w%.]*", "0")
-    for word in rest:gmatch("[%a_][%w_]*") do
-        if word ~= "true" and word ~= "false" and word ~= "nil" then return false end
-    end
-    return true
-end
-
 -- Read and check the resume state of a version 2 file (before anything is
 -- changed): a table of what Job:_resume applies. Raises "path: ..." naming
 -- the bad key.
@@ -648,9 +626,10 @@ local function read_resume(path, r, tables)
         return v
     end
     local function data(key, want)
-        if not plain_literal(get(key)) then bad(key, "not plain data") end
+        -- deserialize evaluates only plain literals (no names: it cannot loop or call)
         local ok, v = pcall(cps.deserialize, get(key))
-        if not ok or type(v) ~= want then bad(key, ok and (want .. " expected") or v) end
+        if not ok then bad(key, v) end
+        if type(v) ~= want then bad(key, want .. " expected") end
         return v
     end
     local res = { epochs = int("crescent.epochs"), seed = int("crescent.seed"), curve = {},
