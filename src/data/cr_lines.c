@@ -120,6 +120,18 @@ void cr_lines_close(cr_lines **rp) {
 
 int cr_parse_i64(char **p, int64_t *out) {
     char *s = cr_skip_ws(*p), *end;
+    /* Fast path for plain ids (most fields of every format): up to 18
+     * digits cannot overflow; a 19th digit goes to strtoll, as do signs. */
+    {
+        char *d = s;
+        int64_t v = 0;
+        while (d - s < 18 && *d >= '0' && *d <= '9') v = v * 10 + (*d++ - '0');
+        if (d > s && !(*d >= '0' && *d <= '9')) {
+            *out = v;
+            *p = d;
+            return 0;
+        }
+    }
     if (!(*s == '-' || *s == '+' || (*s >= '0' && *s <= '9'))) return -1;
     errno = 0;
     long long v = strtoll(s, &end, 10);
