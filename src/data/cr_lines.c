@@ -24,7 +24,7 @@ struct cr_lines {
 cr_lines *cr_lines_open(const char *path, cr_err *e) {
     gzFile gz = gzopen(path, "rb");
     if (!gz) {
-        cr_errf(e, "%s: %s", path, errno ? strerror(errno) : "cannot open");
+        cr_errf(e, "%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
         return NULL;
     }
     gzbuffer(gz, 1u << 18);
@@ -68,7 +68,7 @@ static int fill(cr_lines *r, cr_err *e) {
         int code;
         const char *msg = gz_msg(r, &code);
         if (code != Z_OK && code != Z_STREAM_END)
-            return cr_errf(e, "%s: %s (truncated or corrupt gzip?)", r->path, msg);
+            return cr_errf(e, "%s: truncated or corrupt gzip: %s", r->path, msg);
         r->eof = 1;
     }
     r->end += (size_t)n;

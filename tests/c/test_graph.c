@@ -37,8 +37,8 @@ static void test_edges(void) {
     CR_CHECK(strstr(edges_err("0 1 2\n"), ":1: extra field"));
     CR_CHECK(strstr(edges_err("# none\n"), "bad.edges: empty file"));
     tput_truncated_gz("e.gz", "%d 1\n", 30000);
-    CR_CHECK(cr_edges_load(tpath("e.gz"), &g, &e) == -1 && strstr(e.msg, "e.gz: ") && strstr(e.msg, "gzip"));
-    CR_CHECK(cr_edges_load(tpath("nope"), &g, &e) == -1 && strstr(e.msg, "nope: No such file"));
+    CR_CHECK(cr_edges_load(tpath("e.gz"), &g, &e) == -1 && strstr(e.msg, "e.gz: truncated or corrupt gzip: "));
+    CR_CHECK(cr_edges_load(tpath("nope"), &g, &e) == -1 && strstr(e.msg, "nope: cannot open: No such file"));
 }
 
 static int count_edge(void *ud, int64_t a, int64_t b, cr_err *e) {

@@ -109,7 +109,7 @@ static void test_errors(void) {
     CR_CHECK(strstr(err_of("# nothing\n", 0), "bad.svm: empty file"));
     cr_csr m;
     cr_err e;
-    CR_CHECK(cr_libsvm_load(tpath("none.svm"), 0, &m, &e) == -1 && strstr(e.msg, "none.svm: No such file"));
+    CR_CHECK(cr_libsvm_load(tpath("none.svm"), 0, &m, &e) == -1 && strstr(e.msg, "none.svm: cannot open: No such file"));
     const char *p = tput_truncated_gz("t.svm.gz", "1 %d:1 2000000:3\n", 20000);
     CR_CHECK(cr_libsvm_load(p, 0, &m, &e) == -1 && strstr(e.msg, "t.svm.gz"));
 }

@@ -200,7 +200,7 @@ static void test_load_errors(void) {
     expect_error("0 1\n1 -2\n", CR_BIGRAPH_EDGES, ":2: target id -2 out of range 0..2147483647");
     cr_err e;
     CR_CHECK(cr_bigraph_load("/nonexistent/g.txt", CR_BIGRAPH_LIBSVM, &e) == NULL);
-    CR_CHECK_STR(e.msg, "/nonexistent/g.txt: No such file or directory");
+    CR_CHECK_STR(e.msg, "/nonexistent/g.txt: cannot open: No such file or directory");
 }
 
 int main(void) {
