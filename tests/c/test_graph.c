@@ -65,6 +65,19 @@ static void test_edges_scan(void) {
     CR_CHECK(cr_edges_scan(p, 0, count_edge, sum, &e) == -1 && sum[0] == 3 && !strcmp(e.msg, "stop at 3"));
 }
 
+/* A NUL byte is found once per block read, so also past the first block
+ * (1 MiB) and after the buffer has moved its unread tail to the front. */
+static void test_nul_after_first_block(void) {
+    const char *p = tpath("nul.edges");
+    FILE *f = fopen(p, "wb");
+    for (int i = 0; i < 300000; i++) fputs("1 2\n", f);
+    fwrite("3 4\n5 \0006\n7 8\n", 1, 14, f);
+    fclose(f);
+    cr_edges g;
+    cr_err e;
+    CR_CHECK(cr_edges_load(p, &g, &e) == -1 && strstr(e.msg, "nul.edges:300002: NUL byte in line"));
+}
+
 static void test_triples_names(void) {
     cr_dict ents, rels;
     cr_dict_init(&ents);
@@ -140,6 +153,7 @@ int main(void) {
     tdir_make();
     CR_RUN(test_edges);
     CR_RUN(test_edges_scan);
+    CR_RUN(test_nul_after_first_block);
     CR_RUN(test_triples_names);
     CR_RUN(test_triples_del);
     tdir_remove();
