@@ -2,9 +2,11 @@
  * random baseline, the method table and the graph loader. */
 #include <stdlib.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "base/cr_rng.h"
 #include "partition/cr_partition.h"
+
 #include "cr_test.h"
 
 static cr_bigraph *random_graph(cr_rng *r, uint32_t nu, uint32_t nv, uint64_t ne) {
@@ -157,6 +159,17 @@ static void test_load_relaxed_formats(void) {
     CR_CHECK(shape_is(g, 3, 3, 5));
     g = load_text("% sym unweighted\n0 1 0.5 1234\n2 1\t3\n", CR_BIGRAPH_EDGES, &e);
     CR_CHECK(shape_is(g, 3, 3, 4));
+    /* gzip input, as every src/data reader takes it */
+    char gz[] = "/tmp/cr_test_gz_XXXXXX";
+    int fd = mkstemp(gz);
+    gzFile z = fd >= 0 ? gzdopen(fd, "wb") : NULL;
+    CR_CHECK(z != NULL);
+    if (!z) return;
+    gzputs(z, "1 2:1 5:1\n-1 1:1\n");
+    gzclose(z);
+    g = cr_bigraph_load(gz, CR_BIGRAPH_LIBSVM, &e);
+    unlink(gz);
+    CR_CHECK(shape_is(g, 2, 5, 3));
 }
 
 static void expect_error(const char *text, cr_bigraph_format fmt, const char *want_suffix) {
