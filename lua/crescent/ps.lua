@@ -17,9 +17,16 @@ local function find_home()
 end
 M.home = find_home()
 
+-- io.open's "PATH: reason" in the C core's wording: "PATH: cannot open: reason".
+local function open_error(path, err)
+    local p = path .. ": "
+    if err:sub(1, #p) == p then err = err:sub(#p + 1) end
+    return p .. "cannot open: " .. err
+end
+
 local function read_file(path)
     local f, err = io.open(path, "rb")
-    if not f then return nil, err end
+    if not f then return nil, open_error(path, err) end
     local s = f:read("a")
     f:close()
     return s
@@ -288,6 +295,13 @@ function M.job(o)
     local pname, popts = policy_desc(pick("policy", o.consistency))
     local ppath, psrc = policy_source(pname)
     check_policy(ppath, psrc, popts)
+    local metrics = pick("metrics", nil)
+    if metrics ~= nil then -- refuse an unwritable metrics file now, not after the first epoch's work
+        if type(metrics) ~= "string" then error("cr.job{}: metrics must be a path", 2) end
+        local f, err = io.open(metrics, "a")
+        if not f then error(("cr.job{}: metrics file %s"):format(open_error(metrics, err)), 2) end
+        f:close()
+    end
     local spawn = pick("spawn", true)
     if env_spawn then spawn = env_spawn ~= "0" end
     local exe
@@ -300,7 +314,7 @@ function M.job(o)
     if not ok then error(rt, 2) end
     local job = setmetatable({
         rt = rt, nodes = nodes, workers = workers, seed = seed, tables = {}, ntables = 0,
-        metrics = pick("metrics", nil), epochs = 0,
+        metrics = metrics, epochs = 0,
         curve = {}, -- one record per finished epoch (job:epoch, then job:log merges into it)
         state = {}, -- the script's own resume state (plain data), saved and restored with the job
     }, Job)
@@ -505,7 +519,7 @@ function Job:log(t)
     end
     if not self.metrics then return end
     local f, err = io.open(self.metrics, "a")
-    if not f then error(("cannot open metrics file: %s"):format(err), 2) end
+    if not f then error(("job:log: metrics file %s"):format(open_error(self.metrics, err)), 2) end
     f:write(json(rec), "\n")
     f:close()
 end
