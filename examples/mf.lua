@@ -10,7 +10,9 @@
 --   epochs (20), dim (16), lr (0.02), lambda (0.02), init (0.1: std of the normal
 --   init), batch (200000 cells per kernel call, divided by the node count),
 --   eval (1: test RMSE every epoch; 0: only at the end), quiet (0), prefetch (0;
---   1: pull the next batch's H rows during the kernel, see lua/models/mf.lua).
+--   1: pull the next batch's H rows during the kernel, see lua/models/mf.lua),
+--   checkpoint (none; a path: saved after every epoch, and if it exists at start
+--   the run goes on from it until `epochs` epochs are done, see docs/checkpoints.md).
 --   Nodes, workers, seed, policy and the metrics file are options of
 --   `crescent run` (before "--").
 -- Learning rate: bold driver (after each epoch +5% if the training loss fell,
@@ -37,7 +39,7 @@ while i <= #argv do
     v = argv[i]
     if v == nil then error("examples/mf.lua: option --" .. k .. " needs a value", 0) end
   end
-  if opt[k] == nil and k ~= "train" and k ~= "test" then
+  if opt[k] == nil and k ~= "train" and k ~= "test" and k ~= "checkpoint" then
     error("examples/mf.lua: unknown option '" .. k .. "'", 0)
   end
   if numeric[k] then
@@ -85,11 +87,22 @@ local function test_rmse()
   return math.sqrt(r.sum.sse / math.max(r.sum.n, 1))
 end
 
-local lr, prev = opt.lr, math.huge
+-- The bold driver's state lives in job.state, so a checkpoint carries it.
+if opt.checkpoint then
+  local f = io.open(opt.checkpoint, "rb")
+  if f then
+    f:close()
+    job:load(opt.checkpoint)
+    say(("mf: resumed from %s after epoch %d"):format(opt.checkpoint, job.epochs))
+  end
+end
+local st = job.state -- after job:load, which replaces it
+st.lr, st.prev = st.lr or opt.lr, st.prev or math.huge
 local cells, seconds, cpu, rmse = 0, 0.0, 0.0, nil
 say(("mf: %d x %d, %d train cells, dim %d, lr %g, lambda %g"):format(hdr.rows, hdr.cols, hdr.nnz,
     opt.dim, opt.lr, opt.lambda))
-for epoch = 1, opt.epochs do
+while job.epochs < opt.epochs do
+  local epoch, lr = job.epochs + 1, st.lr
   W:set_lr(lr)
   H:set_lr(lr)
   local c0 = os.clock()
@@ -104,9 +117,11 @@ for epoch = 1, opt.epochs do
       r.seconds, cps / 1e6))
   job:log { epoch = epoch, loss = loss, test_rmse = rmse, seconds = r.seconds, cells_per_s = cps,
             bytes_remote = r.bytes_remote, messages = r.messages, lr = lr }
-  lr = loss < prev and lr * 1.05 or lr * 0.5
-  prev = loss
+  st.lr = loss < st.prev and lr * 1.05 or lr * 0.5
+  st.prev = loss
+  if opt.checkpoint then job:save(opt.checkpoint) end
 end
+rmse = rmse or test_rmse() -- nothing left to train after a resume: report the loaded model
 -- one line for scripts (tests/bench/mf.sh, tests/integration/mf_*.sh).
 -- train_cpu_seconds: CPU time of this process during the epochs, which with
 -- --nodes 1 includes the node and its workers (threads of this process).

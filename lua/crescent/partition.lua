@@ -8,6 +8,15 @@
 --   cr.partition.save(place, "p.txt"); local p = cr.partition.load("p.txt")
 --
 -- Methods: random, parsa, tsh1, tsh2, mbp, dppa, metis (see methods()).
+-- dppa with hash_bins > 0 adds m.hashing = {bins, bins_used, edges,
+-- edge_ratio, density, mean_v_degree}: how hashing densified the graph.
+--
+-- Dynamic reallocation (paper 001, docs/partitioning-mbp-dppa.md):
+--   local cache = cr.partition.lru(1000)          -- recent samples, bounded
+--   cache:put(id, { idx = Ints, val = Matrix }, keys_accessed)   -- or cache:put_rows(first_id, csr [, keys_csr])
+--   local r = cr.partition.reallocate{ placement = place, cache = cache, batch = next_batch }
+--   -- place.v is updated in place; r.key/r.from/r.to list the moves
+-- Both are the C functions themselves, so their errors name the caller's line.
 -- Expected failures (missing file, malformed line, unavailable method) return
 -- nil, message; programming errors raise at the caller's line.
 local core = require "crescent.core"
@@ -37,6 +46,8 @@ M.load = C.load
 M.save = C.save
 M.metrics = C.metrics
 M.methods = C.methods
+M.lru = C.lru
+M.reallocate = C.reallocate
 
 -- Improvement of `m` over `base` as in the papers: (base - m) / m per metric.
 function M.improvement(base, m)

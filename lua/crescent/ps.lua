@@ -17,9 +17,16 @@ local function find_home()
 end
 M.home = find_home()
 
+-- io.open's "PATH: reason" in the C core's wording: "PATH: cannot open: reason".
+local function open_error(path, err)
+    local p = path .. ": "
+    if err:sub(1, #p) == p then err = err:sub(#p + 1) end
+    return p .. "cannot open: " .. err
+end
+
 local function read_file(path)
     local f, err = io.open(path, "rb")
-    if not f then return nil, err end
+    if not f then return nil, open_error(path, err) end
     local s = f:read("a")
     f:close()
     return s
@@ -160,6 +167,100 @@ local function json(v)
 end
 M.json = json
 
+-- Decode one JSON text (what json() writes: objects, arrays, strings,
+-- numbers, true/false/null; null becomes nil). Returns the value, or nil and
+-- a message naming the byte offset.
+local JSON_ESC = { ['"'] = '"', ["\\"] = "\\", ["/"] = "/", b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
+local JSON_WORDS = { ["true"] = true, ["false"] = false }
+
+local function json_decode(s)
+    local pos = 1
+    local function fail(what) error(("%s at byte %d"):format(what, pos), 0) end
+    local function ws() pos = s:find("[^ \t\r\n]", pos) or #s + 1 end
+    local value
+    local function str()
+        local out, i = {}, pos + 1
+        while true do
+            local c = s:sub(i, i)
+            if c == "" then fail("unterminated string") end
+            if c == '"' then break end
+            if c == "\\" then
+                local n = s:sub(i + 1, i + 1)
+                if n == "u" then
+                    local hex = s:sub(i + 2, i + 5)
+                    if not hex:match("^%x%x%x%x$") then fail("bad \\u escape") end
+                    out[#out + 1] = utf8.char(tonumber(hex, 16))
+                    i = i + 6
+                elseif JSON_ESC[n] then
+                    out[#out + 1] = JSON_ESC[n]
+                    i = i + 2
+                else
+                    fail("bad escape")
+                end
+            else
+                out[#out + 1] = c
+                i = i + 1
+            end
+        end
+        pos = i + 1
+        return table.concat(out)
+    end
+    local function seq(close, item)
+        pos = pos + 1
+        ws()
+        if s:sub(pos, pos) == close then pos = pos + 1 return end
+        while true do
+            item()
+            ws()
+            local c = s:sub(pos, pos)
+            pos = pos + 1
+            if c == close then return end
+            if c ~= "," then pos = pos - 1 fail("',' or '" .. close .. "' expected") end
+            ws()
+        end
+    end
+    value = function()
+        ws()
+        local c = s:sub(pos, pos)
+        if c == "{" then
+            local t = {}
+            seq("}", function()
+                if s:sub(pos, pos) ~= '"' then fail("key expected") end
+                local k = str()
+                ws()
+                if s:sub(pos, pos) ~= ":" then fail("':' expected") end
+                pos = pos + 1
+                t[k] = value()
+            end)
+            return t
+        elseif c == "[" then
+            local t = {}
+            seq("]", function() t[#t + 1] = value() end)
+            return t
+        elseif c == '"' then
+            return str()
+        end
+        local word = s:match("^%a+", pos)
+        if word == "null" or JSON_WORDS[word] ~= nil then
+            pos = pos + #word
+            return JSON_WORDS[word]
+        end
+        local num = s:match("^-?%d+%.?%d*[eE]?[-+]?%d*", pos)
+        if not num or num == "" or not tonumber(num) then fail("value expected") end
+        pos = pos + #num
+        return math.tointeger(tonumber(num)) or tonumber(num)
+    end
+    local ok, v = pcall(function()
+        local v = value()
+        ws()
+        if pos <= #s then fail("unexpected data") end
+        return v
+    end)
+    if not ok then return nil, v end
+    return v
+end
+M.json_decode = json_decode
+
 -- Jobs --------------------------------------------------------------------
 
 local Job = {}
@@ -194,6 +295,13 @@ function M.job(o)
     local pname, popts = policy_desc(pick("policy", o.consistency))
     local ppath, psrc = policy_source(pname)
     check_policy(ppath, psrc, popts)
+    local metrics = pick("metrics", nil)
+    if metrics ~= nil then -- refuse an unwritable metrics file now, not after the first epoch's work
+        if type(metrics) ~= "string" then error("cr.job{}: metrics must be a path", 2) end
+        local f, err = io.open(metrics, "a")
+        if not f then error(("cr.job{}: metrics file %s"):format(open_error(metrics, err)), 2) end
+        f:close()
+    end
     local spawn = pick("spawn", true)
     if env_spawn then spawn = env_spawn ~= "0" end
     local exe
@@ -206,7 +314,9 @@ function M.job(o)
     if not ok then error(rt, 2) end
     local job = setmetatable({
         rt = rt, nodes = nodes, workers = workers, seed = seed, tables = {}, ntables = 0,
-        metrics = pick("metrics", nil), epochs = 0,
+        metrics = metrics, epochs = 0,
+        curve = {}, -- one record per finished epoch (job:epoch, then job:log merges into it)
+        state = {}, -- the script's own resume state (plain data), saved and restored with the job
     }, Job)
     open_jobs[job] = true
     job:_send_policy(pname, popts, ppath, psrc)
@@ -362,6 +472,8 @@ function Job:epoch(args)
     if bar then bar:done() end
     local after = traffic(self:stats())
     self.epochs = self.epochs + 1
+    local loss = sums(results).loss
+    self.curve[#self.curve + 1] = { epoch = self.epochs, loss = loss, seconds = secs }
     local r = { seconds = secs, results = results, sum = sums(results), items = items,
                 messages = after.messages - before.messages,
                 bytes_remote = after.bytes_remote - before.bytes_remote,
@@ -393,15 +505,21 @@ function Job:stats()
     return st
 end
 
--- job:log{...}: one JSON line in the metrics file (no-op without one).
+-- job:log{...}: one JSON line in the metrics file (no-op without one). A
+-- record whose epoch is the last finished epoch also goes into that epoch's
+-- record of the learning curve (job.curve, saved by job:save), file or not.
 function Job:log(t)
-    if not self.metrics then return end
     if type(t) ~= "table" then error("job:log(table): table expected", 2) end
     local rec = {}
     for k, v in pairs(t) do rec[k] = v end
     if rec.policy == nil then rec.policy = self.policy_name end
+    local last = self.curve[#self.curve]
+    if last and rec.epoch == last.epoch then
+        for k, v in pairs(rec) do last[k] = v end
+    end
+    if not self.metrics then return end
     local f, err = io.open(self.metrics, "a")
-    if not f then error(("cannot open metrics file: %s"):format(err), 2) end
+    if not f then error(("job:log: metrics file %s"):format(open_error(self.metrics, err)), 2) end
     f:write(json(rec), "\n")
     f:close()
 end
@@ -410,18 +528,52 @@ end
 
 local CHUNK = 16384 -- rows per transfer: memory stays bounded whatever the table size
 
+-- The learning curve as text: one JSON line per record, as in the metrics file.
+local function curve_text(curve)
+    local out = {}
+    for i, rec in ipairs(curve) do out[i] = json(rec) .. "\n" end
+    return table.concat(out)
+end
+
+-- The job's resume state, as checkpoint metadata (version 2, see
+-- docs/checkpoints.md): what job:load needs so that the next job:epoch()
+-- is the one the saving run would have run next.
+function Job:_resume_meta()
+    local lr, clocks = {}, {}
+    for _, t in ipairs(self.tables) do lr[t.name] = t.lr end
+    for _, w in ipairs(self:stats().workers) do
+        clocks[#clocks + 1] = { worker = w.worker, clock = w.clock, barriers = w.barriers }
+    end
+    local ok, state = pcall(cps.serialize, self.state)
+    if not ok then error("job.state " .. state, 0) end
+    return {
+        { "crescent.nodes", tostring(self.nodes) },
+        { "crescent.workers", tostring(self.workers) },
+        { "crescent.seed", tostring(self.seed) },
+        { "crescent.policy", tostring(self.policy_name) },
+        { "crescent.policy_opts", cps.serialize(self.policy_opts or {}) },
+        { "crescent.epochs", tostring(self.epochs) },
+        { "crescent.curve", curve_text(self.curve) },
+        { "crescent.lr", cps.serialize(lr) },
+        { "crescent.clocks", cps.serialize(clocks) },
+        { "crescent.state", state },
+    }
+end
+
 -- job:save(path): every table (values and optimizer state), gathered node by
--- node in key order into one checkpoint file (written to path.tmp, fsync'd,
--- renamed). Returns true, or raises.
+-- node in key order, and the job's resume state (epoch counter, learning
+-- curve, learning rates, seed, policy, clocks, job.state) into one
+-- checkpoint file (written to path.tmp, fsync'd, renamed). Returns true, or
+-- raises.
 function Job:save(path)
     self:_check()
     if type(path) ~= "string" then error("job:save(path): path expected", 2) end
+    local okm, meta = pcall(self._resume_meta, self)
+    if not okm then error("job:save: " .. meta, 2) end
     local w, err = cps.ckpt_writer(path)
     if not w then error("job:save: " .. err, 2) end
     local ok, e = pcall(function()
-        w:meta("crescent.nodes", tostring(self.nodes))
-        w:meta("crescent.policy", tostring(self.policy_name))
-        w:meta("crescent.epochs", tostring(self.epochs))
+        for _, kv in ipairs(meta) do w:meta(kv[1], kv[2]) end
         for _, t in ipairs(self.tables) do
             w:table(t.name, t.keys, t.dim, t.optimizer, t.sdim)
             local k = 0
@@ -472,20 +624,140 @@ local function each_table(path, r, tables, rows_of)
     end
 end
 
+-- Read and check the resume state of a version 2 file (before anything is
+-- changed): a table of what Job:_resume applies. Raises "path: ..." naming
+-- the bad key.
+local function read_resume(path, r, tables)
+    local function get(key)
+        local v = r:meta(key)
+        if v == nil then error(("%s: metadata %s missing"):format(path, key), 0) end
+        return v
+    end
+    local function bad(key, why) error(("%s: bad metadata %s: %s"):format(path, key, why), 0) end
+    local function int(key)
+        local v = math.tointeger(tonumber(get(key)))
+        if not v or v < 0 then bad(key, "not a non-negative integer") end
+        return v
+    end
+    local function data(key, want)
+        -- deserialize evaluates only plain literals (no names: it cannot loop or call)
+        local ok, v = pcall(cps.deserialize, get(key))
+        if not ok then bad(key, v) end
+        if type(v) ~= want then bad(key, want .. " expected") end
+        return v
+    end
+    local res = { epochs = int("crescent.epochs"), seed = int("crescent.seed"), curve = {},
+                  lr = data("crescent.lr", "table"), state = data("crescent.state", "table"),
+                  clocks = data("crescent.clocks", "table"), policy = get("crescent.policy"),
+                  policy_opts = data("crescent.policy_opts", "table"), text = get("crescent.curve") }
+    local n = 0
+    for line in res.text:gmatch("[^\n]+") do
+        n = n + 1
+        local rec, err = json_decode(line)
+        if type(rec) ~= "table" then bad("crescent.curve", ("record %d: %s"):format(n, err or "object expected")) end
+        res.curve[n] = rec
+    end
+    for name, lr in pairs(res.lr) do
+        if not tables[name] then bad("crescent.lr", ("table '%s' is not part of this job"):format(name)) end
+        if type(lr) ~= "number" or lr < 0 then bad("crescent.lr", ("table '%s': bad learning rate"):format(name)) end
+    end
+    for i, w in ipairs(res.clocks) do
+        if type(w) ~= "table" or math.type(w.worker) ~= "integer" or math.type(w.clock) ~= "integer"
+            or math.type(w.barriers) ~= "integer" or w.clock < 0 or w.barriers < 0 then
+            bad("crescent.clocks", ("entry %d: {worker=, clock=, barriers=} expected"):format(i))
+        end
+    end
+    local ppath, psrc = policy_source(res.policy)
+    check_policy(ppath, psrc, res.policy_opts)
+    res.policy_path, res.policy_src = ppath, psrc
+    return res
+end
+
+-- Replace the metrics file's content with the restored curve, so that its
+-- lines continue where the saved run's stopped (written to .tmp, renamed).
+local function rewrite_metrics(file, text)
+    local tmp = file .. ".tmp"
+    local f, err = io.open(tmp, "wb")
+    if not f then error("cannot rewrite metrics file: " .. err, 0) end
+    local ok, werr = f:write(text)
+    f:close()
+    if not ok then os.remove(tmp) error("cannot rewrite metrics file: " .. tostring(werr), 0) end
+    local rok, rerr = os.rename(tmp, file)
+    if not rok then os.remove(tmp) error("cannot rewrite metrics file: " .. tostring(rerr), 0) end
+end
+
+-- Workers' clocks and barrier counts as saved: worker i gets saved worker
+-- i's, and a worker the saving job did not have gets the largest saved ones
+-- (clocks only matter relative to each other, and are level between epochs).
+function Job:_set_clocks(saved)
+    local by, top_c, top_b = {}, 0, 0
+    for _, w in ipairs(saved) do
+        by[w.worker] = w
+        top_c, top_b = math.max(top_c, w.clock), math.max(top_b, w.barriers)
+    end
+    local c, b = {}, {}
+    for i = 1, self.nodes * self.workers do
+        local w = by[i - 1]
+        c[i], b[i] = w and w.clock or top_c, w and w.barriers or top_b
+    end
+    self:_guard(self.rt.set_clocks, c, b)
+end
+
+function Job:_resume(path, res)
+    for name, lr in pairs(res.lr) do
+        local t = self.tables[name]
+        if t.lr ~= lr then t:set_lr(lr) end
+    end
+    if res.policy ~= self.policy_name or cps.serialize(res.policy_opts) ~= cps.serialize(self.policy_opts or {}) then
+        self:_send_policy(res.policy, res.policy_opts, res.policy_path, res.policy_src)
+    end
+    self:_set_clocks(res.clocks)
+    self.epochs, self.curve, self.state = res.epochs, res.curve, res.state
+    if self.metrics then rewrite_metrics(self.metrics, res.text) end
+    if res.seed ~= self.seed then
+        return ("job:load: note: %s was saved by a job with seed %d, this job has seed %d: "
+            .. "its epochs draw other random orders than the saved run's would have"):format(path, res.seed, self.seed)
+    end
+end
+
+-- job:load(path): tables, then (version 2 files) the resume state: epoch
+-- counter, learning curve (and the metrics file, rewritten to match it),
+-- learning rates, policy, job.state. Returns true (and a note, also
+-- printed on stderr, for a version 1 file, tables only, or a job seed that
+-- differs from the saved one), or raises; a failure before the rows are
+-- written leaves the job as it was.
 function Job:load(path)
     self:_check()
     if type(path) ~= "string" then error("job:load(path): path expected", 2) end
     local apply = function(t, node, k, v, st)
         self:_guard(self.rt.set_rows, t.id, node, k, v, t.sdim > 0 and st or nil)
     end
+    local res, version
     for _, rows_of in ipairs { function() end, apply } do
         local r, err = cps.ckpt_reader(path)
         if not r then error("job:load: " .. err, 2) end
-        local ok, e = pcall(each_table, path, r, self.tables, rows_of)
+        local ok, e = pcall(function()
+            if rows_of ~= apply then
+                version = r:version()
+                if version >= 2 then res = read_resume(path, r, self.tables) end
+            end
+            each_table(path, r, self.tables, rows_of)
+        end)
         r:close()
         if not ok then error(e, 2) end
     end
-    return true
+    local note
+    if res then
+        local ok, e = pcall(self._resume, self, path, res)
+        if not ok then error("job:load: " .. e, 2) end
+        if not e then return true end
+        note = e
+    else
+        note = ("job:load: note: %s is a version %d checkpoint: tables only (no epoch counter, "
+            .. "learning curve, learning rates or clocks); the job keeps its own"):format(path, version)
+    end
+    io.stderr:write(note, "\n")
+    return true, note
 end
 
 function Job:close()

@@ -1,5 +1,6 @@
 /* crescent ckpt FILE...: check checkpoints and describe them.
- * Reads every row (streaming), so a file that passes here loads; prints the
+ * Reads every row (streaming), so a file that passes here loads; prints a
+ * resume summary (epoch, seed, policy, curve length, last loss), the
  * metadata and, per table, its shape, optimizer and value statistics
  * (min, max, mean, count of non-finite values: NaN/Inf show a diverged run). */
 #include <math.h>
@@ -59,6 +60,70 @@ static void print_summary(const char *what, const summary *s) {
     printf("\n");
 }
 
+/* Records in the learning curve (one JSON line each) and the "loss" of the
+ * last one (NAN if it has none). */
+static int64_t curve_summary(const char *curve, double *last_loss) {
+    int64_t n = 0;
+    const char *last = NULL;
+    for (const char *p = curve; *p;) {
+        const char *eol = strchr(p, '\n');
+        if (!eol) eol = p + strlen(p);
+        if (eol > p) {
+            n++;
+            last = p;
+        }
+        p = *eol ? eol + 1 : eol;
+    }
+    *last_loss = NAN;
+    if (last) {
+        const char *eol = strchr(last, '\n'), *l = strstr(last, "\"loss\":");
+        if (l && (!eol || l < eol)) {
+            char *end;
+            double v = strtod(l + 7, &end);
+            if (end != l + 7) *last_loss = v;
+        }
+    }
+    return n;
+}
+
+/* Print serialized Lua options ({["staleness"]=1,}) the way a user writes
+ * them ({staleness=1}); display only. */
+static void print_opts(const char *s) {
+    for (; *s; s++) {
+        if (s[0] == '[' && s[1] == '"') {
+            const char *q = strstr(s + 2, "\"]");
+            if (q) {
+                printf("%.*s", (int)(q - s - 2), s + 2);
+                s = q + 1;
+                continue;
+            }
+        }
+        if (s[0] == ',' && s[1] == '}') continue;
+        putchar(*s);
+    }
+}
+
+/* One line saying where a job resumed from this file would continue. */
+static void print_resume(cr_ckpt_reader *r) {
+    const char *epochs = cr_ckpt_get_meta(r, "crescent.epochs"), *seed = cr_ckpt_get_meta(r, "crescent.seed"),
+               *pol = cr_ckpt_get_meta(r, "crescent.policy"), *opts = cr_ckpt_get_meta(r, "crescent.policy_opts"),
+               *curve = cr_ckpt_get_meta(r, "crescent.curve");
+    if (cr_ckpt_version(r) < 2 || !epochs || !curve) {
+        printf("resume: none (tables only: written by an older crescent, or not by job:save)\n");
+        return;
+    }
+    double loss;
+    int64_t n = curve_summary(curve, &loss);
+    printf("resume: epoch %s, seed %s, policy %s", epochs, seed ? seed : "?", pol ? pol : "?");
+    if (opts && strcmp(opts, "{}") != 0) {
+        putchar(' ');
+        print_opts(opts);
+    }
+    printf(", curve %lld epoch%s", (long long)n, n == 1 ? "" : "s");
+    if (n > 0 && !isnan(loss)) printf(", last loss %.6g", loss);
+    printf("\n");
+}
+
 /* Describe one file; 0 if it is a complete, consistent checkpoint. */
 static int describe(const char *path) {
     cr_err e;
@@ -69,11 +134,20 @@ static int describe(const char *path) {
     }
     struct stat st;
     long long size = stat(path, &st) == 0 ? (long long)st.st_size : -1;
-    printf("%s: crescent checkpoint version %d, %lld bytes\n", path, CR_CKPT_VERSION, size);
+    printf("%s: crescent checkpoint version %d, %lld bytes\n", path, cr_ckpt_version(r), size);
+    print_resume(r);
     for (int i = 0; i < cr_ckpt_meta_count(r); i++) {
         const char *k = cr_ckpt_meta_key(r, i), *v = cr_ckpt_get_meta(r, k);
-        size_t n = strlen(v);
-        printf("meta %s = %.*s%s\n", k, n > 200 ? 200 : (int)n, v, n > 200 ? " ..." : "");
+        const char *eol = strchr(v, '\n');
+        size_t n = eol ? (size_t)(eol - v) : strlen(v);
+        printf("meta %s = %.*s%s", k, n > 200 ? 200 : (int)n, v, n > 200 || (eol && eol[1]) ? " ..." : "");
+        if (eol && eol[1]) {
+            size_t len = strlen(v);
+            int64_t lines = v[len - 1] != '\n';
+            for (const char *p = v; (p = strchr(p, '\n')); p++) lines++;
+            printf(" (%lld lines)", (long long)lines);
+        }
+        printf("\n");
     }
     cr_ckpt_table_info t;
     int rc, bad = 0;

@@ -195,7 +195,7 @@ static int load_data(loader *L, int fi, cr_err *e) {
         if (line[0] == ' ' || line[0] == '\n') continue; /* license header */
         if ((rc = parse_data_line(L, line, fi, lineno, e)) != 0) break;
     }
-    if (!rc && ferror(f)) rc = cr_errf(e, "%s: read error", L->paths[fi]);
+    if (!rc && ferror(f)) rc = cr_errf(e, "%s: read error: %s", L->paths[fi], strerror(errno));
     free(line);
     fclose(f);
     return rc;

@@ -76,7 +76,7 @@ static int make_dir(const char *dir, cr_err *e) {
         char keep = *c;
         *c = '\0';
         if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-            cr_errf(e, "%s: %s", p, strerror(errno));
+            cr_errf(e, "%s: cannot create directory: %s", p, strerror(errno));
             free(p);
             return -1;
         }

@@ -35,43 +35,63 @@ void cr_edges_free(cr_edges *g) {
     memset(g, 0, sizeof *g);
 }
 
-int cr_edges_load(const char *path, cr_edges *g, cr_err *e) {
-    memset(g, 0, sizeof *g);
+int cr_edges_scan(const char *path, int flags, cr_edge_fn fn, void *ud, cr_err *e) {
     cr_lines *in = cr_lines_open(path, e);
     if (!in) return -1;
-    cr_i64v a = {0}, b = {0};
-    int64_t max = -1, x, y;
+    int64_t x, y, edges = 0;
     char *s;
     size_t len;
     int rc;
     while ((rc = cr_lines_next(in, &s, &len, e)) == 1) {
         long ln = cr_lines_lineno(in);
-        if (blank(s, len)) continue;
+        if (blank(s, len) || *cr_skip_ws(s) == '%') continue;
         if (parse_id(&s, INT32_MAX, &x, "source id", path, ln, e) != 0 ||
             parse_id(&s, INT32_MAX, &y, "target id", path, ln, e) != 0) {
             rc = -1;
             break;
         }
-        if (*s) {
+        if (*s && !(flags & CR_EDGES_EXTRA_FIELDS)) {
             rc = cr_errf_at(e, path, ln, "extra field after 'SOURCE TARGET'");
             break;
         }
-        cr_i64v_push(&a, x);
-        cr_i64v_push(&b, y);
-        if (x > max) max = x;
-        if (y > max) max = y;
+        edges++;
+        if (fn(ud, x, y, e) != 0) {
+            rc = -1;
+            break;
+        }
     }
-    if (rc == 0 && a.n == 0) rc = cr_errf(e, "%s: empty file (no edges)", path);
+    if (rc == 0 && edges == 0) rc = cr_errf(e, "%s: empty file (no edges)", path);
     cr_lines_close(&in);
-    if (rc != 0) {
-        free(a.a);
-        free(b.a);
+    return rc == 0 ? 0 : -1;
+}
+
+typedef struct eacc {
+    cr_i64v a, b;
+    int64_t max;
+} eacc;
+
+static int append_edge(void *ud, int64_t x, int64_t y, cr_err *e) {
+    (void)e;
+    eacc *acc = ud;
+    cr_i64v_push(&acc->a, x);
+    cr_i64v_push(&acc->b, y);
+    if (x > acc->max) acc->max = x;
+    if (y > acc->max) acc->max = y;
+    return 0;
+}
+
+int cr_edges_load(const char *path, cr_edges *g, cr_err *e) {
+    memset(g, 0, sizeof *g);
+    eacc acc = {{0}, {0}, -1};
+    if (cr_edges_scan(path, 0, append_edge, &acc, e) != 0) {
+        free(acc.a.a);
+        free(acc.b.a);
         return -1;
     }
-    g->n = max + 1;
-    g->m = a.n;
-    g->src = a.a;
-    g->dst = b.a;
+    g->n = acc.max + 1;
+    g->m = acc.a.n;
+    g->src = acc.a.a;
+    g->dst = acc.b.a;
     return 0;
 }
 

@@ -3,7 +3,8 @@
 /* Edge lists and knowledge-graph triples.
  *
  * Edge list: "A B" per line (blanks or tabs), ids are non-negative integers
- * used as given (n = largest id + 1); '#' starts a comment.
+ * used as given (n = largest id + 1); '#' starts a comment, and so does '%'
+ * at the start of a line (KONECT headers).
  * Triples: "S<TAB>R<TAB>O" per line, either names (mapped through
  * dictionaries) or LibKGE .del integer ids. All readers stream plain or gzip
  * input and stop at the first bad line with "file:line: what is wrong". */
@@ -18,7 +19,18 @@ typedef struct cr_edges {
     int64_t *src, *dst;  /* m ids each (malloc'd) */
 } cr_edges;
 
+/* Read a whole edge list into *g (arrays malloc'd, free with cr_edges_free).
+ * Errors: "file:line: what is wrong" for a missing, non-integer or
+ * out-of-range id (0..2^31-1) or an extra field; "file: empty file"; I/O,
+ * truncated gzip. */
 int cr_edges_load(const char *path, cr_edges *g, cr_err *e);
+/* Streaming form: fn(ud, source, target, e) once per edge in file order; a
+ * non-zero return stops the scan (fn fills e). With CR_EDGES_EXTRA_FIELDS,
+ * fields after the two ids (weights, timestamps) are ignored instead of
+ * being an error. Same errors as cr_edges_load. Returns 0 or -1. */
+enum { CR_EDGES_EXTRA_FIELDS = 1 };
+typedef int (*cr_edge_fn)(void *ud, int64_t src, int64_t dst, cr_err *e);
+int cr_edges_scan(const char *path, int flags, cr_edge_fn fn, void *ud, cr_err *e);
 int cr_edges_write(const char *path, const cr_edges *g, cr_err *e);
 void cr_edges_free(cr_edges *g);
 

@@ -17,6 +17,7 @@ struct cr_lines {
     char *path;
     char *buf;         /* buf[start, end) holds unread bytes */
     size_t cap, start, end;
+    long nul;          /* offset in buf of the first NUL byte read, or -1 */
     long lineno;
     int eof;
 };
@@ -24,7 +25,7 @@ struct cr_lines {
 cr_lines *cr_lines_open(const char *path, cr_err *e) {
     gzFile gz = gzopen(path, "rb");
     if (!gz) {
-        cr_errf(e, "%s: %s", path, errno ? strerror(errno) : "cannot open");
+        cr_errf(e, "%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
         return NULL;
     }
     gzbuffer(gz, 1u << 18);
@@ -33,6 +34,7 @@ cr_lines *cr_lines_open(const char *path, cr_err *e) {
     r->path = cr_xstrdup(path);
     r->cap = BLOCK + 1;
     r->buf = cr_xmalloc(r->cap);
+    r->nul = -1;
     return r;
 }
 
@@ -50,6 +52,7 @@ static int fill(cr_lines *r, cr_err *e) {
     size_t left = r->end - r->start;
     if (r->start > 0) {
         memmove(r->buf, r->buf + r->start, left);
+        if (r->nul >= 0) r->nul -= (long)r->start;
         r->start = 0;
         r->end = left;
     }
@@ -68,8 +71,12 @@ static int fill(cr_lines *r, cr_err *e) {
         int code;
         const char *msg = gz_msg(r, &code);
         if (code != Z_OK && code != Z_STREAM_END)
-            return cr_errf(e, "%s: %s (truncated or corrupt gzip?)", r->path, msg);
+            return cr_errf(e, "%s: truncated or corrupt gzip: %s", r->path, msg);
         r->eof = 1;
+    }
+    if (r->nul < 0) { /* one scan per block, not one per line */
+        char *z = memchr(r->buf + r->end, '\0', (size_t)n);
+        if (z) r->nul = z - r->buf;
     }
     r->end += (size_t)n;
     return n;
@@ -82,12 +89,12 @@ int cr_lines_next(cr_lines *r, char **line, size_t *len, cr_err *e) {
         if (nl || (r->eof && r->end > r->start)) {
             char *s = r->buf + r->start;
             size_t n = nl ? (size_t)(nl - s) : r->end - r->start;
+            r->lineno++;
+            if (r->nul >= 0 && (size_t)r->nul < r->start + n) /* parsers stop at NUL: refuse, not half a line */
+                return cr_errf_at(e, r->path, r->lineno, "NUL byte in line (binary file?)");
             r->start += nl ? n + 1 : n;
             if (n > 0 && s[n - 1] == '\r') n--;
             s[n] = '\0'; /* cap leaves room for this NUL at the very end */
-            r->lineno++;
-            if (memchr(s, '\0', n)) /* parsers stop at NUL: refuse instead of reading half a line */
-                return cr_errf_at(e, r->path, r->lineno, "NUL byte in line (binary file?)");
             *line = s;
             *len = n;
             return 1;
@@ -120,6 +127,18 @@ void cr_lines_close(cr_lines **rp) {
 
 int cr_parse_i64(char **p, int64_t *out) {
     char *s = cr_skip_ws(*p), *end;
+    /* Fast path for plain ids (most fields of every format): up to 18
+     * digits cannot overflow; a 19th digit goes to strtoll, as do signs. */
+    {
+        char *d = s;
+        int64_t v = 0;
+        while (d - s < 18 && *d >= '0' && *d <= '9') v = v * 10 + (*d++ - '0');
+        if (d > s && !(*d >= '0' && *d <= '9')) {
+            *out = v;
+            *p = d;
+            return 0;
+        }
+    }
     if (!(*s == '-' || *s == '+' || (*s >= '0' && *s <= '9'))) return -1;
     errno = 0;
     long long v = strtoll(s, &end, 10);

@@ -15,7 +15,8 @@
 
 typedef struct cr_lines cr_lines;
 
-/* Open path for reading. Returns NULL and fills e ("path: No such file ...")
+/* Open path for reading. Returns NULL and fills e ("PATH: cannot open: No
+ * such file or directory": every file error in crescent names the file first)
  * on failure. The caller owns the reader and closes it with cr_lines_close. */
 cr_lines *cr_lines_open(const char *path, cr_err *e);
 

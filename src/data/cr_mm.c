@@ -22,7 +22,7 @@ struct cr_mm_reader {
     int64_t seen;
 };
 
-static int parse_banner(cr_lines *in, char *s, cr_mm_header *h, cr_err *e) {
+static int parse_banner(cr_lines *in, char *s, int flags, cr_mm_header *h, cr_err *e) {
     const char *path = cr_lines_path(in);
     char word[5][32];
     int n = sscanf(s, "%31s %31s %31s %31s %31s", word[0], word[1], word[2], word[3], word[4]);
@@ -35,7 +35,9 @@ static int parse_banner(cr_lines *in, char *s, cr_mm_header *h, cr_err *e) {
     if (!strcasecmp(word[3], "pattern")) h->pattern = 1;
     else if (strcasecmp(word[3], "real") && strcasecmp(word[3], "integer") && strcasecmp(word[3], "double"))
         return cr_errf_at(e, path, 1, "field must be real, integer or pattern, not '%s'", word[3]);
-    if (strcasecmp(word[4], "general") != 0)
+    if ((flags & CR_MM_SYMMETRIC) && (!strcasecmp(word[4], "symmetric") || !strcasecmp(word[4], "skew-symmetric")))
+        h->symmetric = 1;
+    else if (strcasecmp(word[4], "general") != 0)
         return cr_errf_at(e, path, 1, "only 'general' symmetry is supported, not '%s'", word[4]);
     return 0;
 }
@@ -54,6 +56,9 @@ static int parse_size(cr_lines *in, char *s, cr_mm_header *h, cr_err *e) {
     if (v[0] > INT32_MAX || v[1] > INT32_MAX)
         return cr_errf_at(e, path, ln, "matrix size %lld x %lld beyond the supported 2^31-1",
                           (long long)v[0], (long long)v[1]);
+    if (h->symmetric && v[0] != v[1])
+        return cr_errf_at(e, path, ln, "a symmetric matrix must be square, not %lld x %lld", (long long)v[0],
+                          (long long)v[1]);
     if (v[2] > MAX_NNZ || v[2] > v[0] * v[1]) /* both <= 2^31: no overflow */
         return cr_errf_at(e, path, ln, "%lld entries cannot fit a %lld x %lld matrix", (long long)v[2],
                           (long long)v[0], (long long)v[1]);
@@ -68,6 +73,10 @@ static int parse_size(cr_lines *in, char *s, cr_mm_header *h, cr_err *e) {
 }
 
 cr_mm_reader *cr_mm_open(const char *path, cr_mm_header *h, cr_err *e) {
+    return cr_mm_open_flags(path, 0, h, e);
+}
+
+cr_mm_reader *cr_mm_open_flags(const char *path, int flags, cr_mm_header *h, cr_err *e) {
     cr_lines *in = cr_lines_open(path, e);
     if (!in) return NULL;
     memset(h, 0, sizeof *h);
@@ -75,7 +84,7 @@ cr_mm_reader *cr_mm_open(const char *path, cr_mm_header *h, cr_err *e) {
     size_t len;
     int rc = cr_lines_next(in, &s, &len, e);
     if (rc == 0) cr_errf(e, "%s: empty file (expected a MatrixMarket banner)", path);
-    if (rc <= 0 || parse_banner(in, s, h, e) != 0) goto fail;
+    if (rc <= 0 || parse_banner(in, s, flags, h, e) != 0) goto fail;
     for (;;) { /* comments, then the size line */
         rc = cr_lines_next(in, &s, &len, e);
         if (rc < 0) goto fail;

@@ -23,7 +23,9 @@ typedef struct cr_coo {
 
 typedef struct cr_mm_header {
     int64_t rows, cols, nnz;
-    int pattern; /* 1: no value column */
+    int pattern;   /* 1: no value column */
+    int symmetric; /* 1: symmetric or skew-symmetric (only with CR_MM_SYMMETRIC):
+                    * each off-diagonal entry (i, j) also stands for (j, i) */
 } cr_mm_header;
 
 typedef struct cr_mm_reader cr_mm_reader;
@@ -31,6 +33,12 @@ typedef struct cr_mm_reader cr_mm_reader;
 /* Open path (plain or gzip) and parse the banner and size line into *h.
  * Returns a reader the caller closes with cr_mm_close, or NULL with e set. */
 cr_mm_reader *cr_mm_open(const char *path, cr_mm_header *h, cr_err *e);
+
+/* cr_mm_open with flags: CR_MM_SYMMETRIC also accepts square 'symmetric'
+ * and 'skew-symmetric' files (h->symmetric = 1). The reader returns the
+ * entries as stored (one triangle); mirroring them is the caller's job,
+ * which is why callers that need the whole matrix do not pass the flag. */
+cr_mm_reader *cr_mm_open_flags(const char *path, int flags, cr_mm_header *h, cr_err *e);
 
 /* Read up to cap entries into row/col/val (caller-owned arrays of at least
  * cap elements). Returns the number read, 0 at a correct end of file (all
@@ -44,7 +52,8 @@ void cr_mm_close(cr_mm_reader **rp);
  * The loader never frees what an allocator returns. */
 typedef int (*cr_coo_alloc)(void *ud, cr_coo *m, cr_err *e);
 
-enum { CR_MM_NO_CACHE = 1, CR_MM_REBUILD = 2 };
+/* Flags: NO_CACHE and REBUILD for cr_mm_load, SYMMETRIC for cr_mm_open_flags. */
+enum { CR_MM_NO_CACHE = 1, CR_MM_REBUILD = 2, CR_MM_SYMMETRIC = 4 };
 
 /* Load a whole file into *m. With alloc NULL the arrays are malloc'd and the
  * caller frees them with cr_coo_free; otherwise alloc(ud, ...) provides them.

@@ -17,7 +17,7 @@ int cr_out_open(cr_out *o, const char *path, cr_err *e) {
     if (fd >= 0) fchmod(fd, 0644);
     o->f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!o->f) {
-        cr_errf(e, "%s: %s", path, strerror(errno));
+        cr_errf(e, "%s: cannot create: %s", path, strerror(errno));
         if (fd >= 0) {
             close(fd);
             unlink(o->tmp);

@@ -283,7 +283,12 @@ int64_t cr_mfcells_columns(const cr_mfcells *c) { return c->ngroups; }
 int64_t cr_mfcells_batches(const cr_mfcells *c) { return c->nbatch; }
 const cr_mf_shape *cr_mfcells_header(const cr_mfcells *c) { return &c->hdr; }
 
+/* Starts from the load order each time, so that the walk is a function of
+ * the seed alone: a job resumed from a checkpoint at epoch N walks epoch N+1
+ * exactly as the run that saved it would have. */
 void cr_mfcells_shuffle(cr_mfcells *c, uint64_t seed) {
+    for (int64_t b = 0; b < c->nbatch; b++) c->border[b] = (uint64_t)b;
+    for (int64_t g = 0; g < c->ngroups; g++) c->gorder[g] = (uint64_t)g;
     cr_rng r;
     cr_rng_seed(&r, seed);
     cr_rng_shuffle_u64(&r, c->border, (uint64_t)c->nbatch);

@@ -53,8 +53,8 @@ int64_t cr_mfcells_columns(const cr_mfcells *c); /* distinct columns kept */
 int64_t cr_mfcells_batches(const cr_mfcells *c); /* batches per epoch */
 const cr_mf_shape *cr_mfcells_header(const cr_mfcells *c);
 
-/* Randomize the walk: batch order and column order within each batch
- * (deterministic for a seed). */
+/* Randomize the walk: batch order and column order within each batch.
+ * The walk depends on the seed only, not on earlier shuffles. */
 void cr_mfcells_shuffle(cr_mfcells *c, uint64_t seed);
 
 /* A batch: its size and the unique global keys its cells touch. wkeys[k]

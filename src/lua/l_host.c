@@ -1,8 +1,10 @@
 #include "lua/l_host.h"
 
+#include <errno.h>
 #include <lauxlib.h>
 #include <lualib.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "lua/l_modules.h"
 
@@ -34,6 +36,12 @@ static int traceback(lua_State *L) {
 int cr_lhost_dofile(lua_State *L, const char *path, int nargs, char **argv) {
     lua_pushcfunction(L, traceback);
     int base = lua_gettop(L);
+    FILE *f = fopen(path, "r"); /* the file errors' one wording, not Lua's "cannot open PATH" */
+    if (!f) {
+        fprintf(stderr, "crescent: %s: cannot open: %s\n", path, strerror(errno));
+        return -1;
+    }
+    fclose(f);
     if (luaL_loadfile(L, path) != LUA_OK) {
         fprintf(stderr, "crescent: %s\n", lua_tostring(L, -1));
         lua_settop(L, base - 1);

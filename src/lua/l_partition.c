@@ -7,11 +7,14 @@
  *   load(path)                    -> placement | nil, msg
  *   save(placement, path [, comment]) -> true | nil, msg
  *   methods()                     -> { {name=, available=}, ... }
+ *   lru, reallocate               dynamic reallocation (l_realloc.c)
  *
  * A placement is a table {k = K, u = Ints (example x -> worker at position
  * x + 1), v = Ints (key y -> server at y + 1)}; machines are 0-based. Metrics
  * are {m_max, t_max, t_sum, load, product, m = {...}, t = {...}, u_count =
- * {...}} with per-machine lists indexed 1..k. */
+ * {...}} with per-machine lists indexed 1..k; dppa with hash_bins > 0 adds
+ * hashing = {bins, bins_used, edges, edge_ratio, density, mean_v_degree}
+ * (cr_fhash_stats of the graph hashed with the run's seed). */
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdlib.h>
@@ -19,7 +22,9 @@
 
 #include "base/cr_time.h"
 #include "lua/l_modules.h"
+#include "lua/l_realloc.h"
 #include "lua/l_util.h"
+#include "partition/cr_fhash.h"
 #include "partition/cr_partition.h"
 
 #define GRAPH_MT "crescent.Graph"
@@ -214,6 +219,27 @@ static void read_opts(lua_State *L, int idx, cr_part_opts *o) {
     }
 }
 
+/* [-0, +0] metrics.hashing for the table on top: how hashing g into
+ * o->hash_bins bins (the seed dppa used) densified it. Returns 0 or -1. */
+static int set_hashing(lua_State *L, const cr_bigraph *g, const cr_part_opts *o, cr_err *e) {
+    cr_bigraph *h = cr_fhash_graph(g, o->hash_bins, o->seed, e);
+    if (!h) return -1;
+    cr_fhash_stats s;
+    cr_fhash_stats_of(g, h, &s);
+    cr_bigraph_destroy(&h);
+    lua_createtable(L, 0, 6);
+    const struct { const char *n; double v; } f[] = {
+        {"bins", s.bins}, {"bins_used", s.bins_used}, {"edges", (double)s.edges}, {"edge_ratio", s.edge_ratio},
+        {"density", s.density}, {"mean_v_degree", s.mean_v_degree}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        if (i < 3) lua_pushinteger(L, (lua_Integer)f[i].v);
+        else lua_pushnumber(L, f[i].v);
+        lua_setfield(L, -2, f[i].n);
+    }
+    lua_setfield(L, -2, "hashing");
+    return 0;
+}
+
 static int l_run(lua_State *L) {
     cr_bigraph *g = check_graph(L, 1);
     lua_Integer k = luaL_checkinteger(L, 2);
@@ -245,6 +271,7 @@ static int l_run(lua_State *L) {
     push_metrics(L, &m);
     lua_pushnumber(L, secs);
     lua_setfield(L, -2, "seconds");
+    if (fn == cr_part_dppa && o.hash_bins > 0 && set_hashing(L, g, &o, &e) != 0) return cr_lfail(L, e.msg);
     return 2;
 }
 
@@ -311,5 +338,6 @@ int cr_lopen_partition(lua_State *L) {
                             {"metrics", l_metrics}, {"load", l_load}, {"save", l_save},
                             {"methods", l_methods}, {NULL, NULL}};
     luaL_newlib(L, fns);
+    cr_lrealloc_register(L);
     return 1;
 }

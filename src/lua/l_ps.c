@@ -8,6 +8,7 @@
  * J:call(fn, argsstr, onprog)   -> {results by worker+1}; onprog(n) on progress
  * J:policy(src, chunk, optsstr) switch the consistency policy (next clock boundary)
  * J:set_lr(id, lr); J:stats() -> {node tables}
+ * J:set_clocks({clock per worker}, {barriers per worker}) (job:load)
  * J:get_rows(id, node, lo, count, dim, sdim) -> values Matrix, state Matrix
  * J:set_rows(id, node, lo, values, state|nil)
  * J:close() (also __gc/__close); J:endpoint(); J:nodes(); J:workers()
@@ -267,6 +268,34 @@ static int j_set_lr(lua_State *L) {
     return 0;
 }
 
+/* Fill v[0..W) from the integer list at idx (W entries). */
+static void int_list(lua_State *L, int idx, int64_t *v, int W) {
+    luaL_checktype(L, idx, LUA_TTABLE);
+    if (luaL_len(L, idx) != W) luaL_error(L, "bad argument #%d to 'set_clocks' (%d integers expected)", idx - 1, W);
+    for (int i = 0; i < W; i++) {
+        int ok;
+        lua_rawgeti(L, idx, i + 1);
+        v[i] = (int64_t)lua_tointegerx(L, -1, &ok);
+        lua_pop(L, 1);
+        if (!ok || v[i] < 0)
+            luaL_error(L, "bad argument #%d to 'set_clocks' (entry %d: non-negative integer expected)", idx - 1, i + 1);
+    }
+}
+
+/* J:set_clocks({clock per worker}, {barrier count per worker}): between
+ * commands only (job:load); sets the clocks everywhere, also backwards. */
+static int j_set_clocks(lua_State *L) {
+    cr_sched *s = check_job(L);
+    int W = cr_sched_nodes(s) * cr_sched_workers(s);
+    int64_t *v = lua_newuserdatauv(L, 2 * (size_t)W * sizeof *v + 1, 0); /* freed by the GC, even on error */
+    int_list(L, 2, v, W);
+    int_list(L, 3, v + W, W);
+    cr_ctl h = {.type = CR_M_SETCLOCKS};
+    send_or_raise(L, s, -1, &h, v, (size_t)W * 8, v + W, (size_t)W * 8);
+    collect(L, s, cr_sched_nodes(s), 0, 0);
+    return 0;
+}
+
 static int j_stats(lua_State *L) {
     cr_sched *s = check_job(L);
     cr_ctl h = {.type = CR_M_STATS};
@@ -395,7 +424,8 @@ static int p_done(lua_State *L) {
  *   Wr:rows(values, state|nil); Wr:commit(); Wr:abort()  (raise on failure)
  * ps.ckpt_reader(path) -> Rd | nil, msg   (the whole file is verified here)
  *   Rd:next_table() -> {name=, keys=, dim=, optimizer=, state_dim=} | nil;
- *   Rd:rows(count, dim, sdim) -> values, state; Rd:meta(k) -> string|nil; Rd:close() */
+ *   Rd:rows(count, dim, sdim) -> values, state; Rd:meta(k) -> string|nil;
+ *   Rd:version() -> format version of the file; Rd:close() */
 #define CKW_MT "crescent.CkptWriter"
 #define CKR_MT "crescent.CkptReader"
 
@@ -518,6 +548,11 @@ static int ckr_meta(lua_State *L) {
     return 1;
 }
 
+static int ckr_version(lua_State *L) {
+    lua_pushinteger(L, cr_ckpt_version(*check_ckr(L)));
+    return 1;
+}
+
 static int ckr_close(lua_State *L) {
     cr_ckpt_reader_close(luaL_checkudata(L, 1, CKR_MT));
     return 0;
@@ -527,7 +562,7 @@ static void ckpt_register(lua_State *L) {
     static const luaL_Reg wm[] = {{"meta", ckw_meta}, {"table", ckw_table}, {"rows", ckw_rows},
                                   {"commit", ckw_commit}, {"abort", ckw_gc}, {NULL, NULL}};
     static const luaL_Reg rm[] = {{"next_table", ckr_next}, {"rows", ckr_rows}, {"meta", ckr_meta},
-                                  {"close", ckr_close}, {NULL, NULL}};
+                                  {"version", ckr_version}, {"close", ckr_close}, {NULL, NULL}};
     if (luaL_newmetatable(L, CKW_MT)) {
         luaL_newlib(L, wm);
         lua_setfield(L, -2, "__index");
@@ -556,7 +591,7 @@ static int l_overrides(lua_State *L) {
 int cr_lopen_ps(lua_State *L) {
     static const luaL_Reg methods[] = {
         {"table", j_table},       {"model", j_model},       {"call", j_call},       {"policy", j_policy},
-        {"set_lr", j_set_lr},     {"stats", j_stats},       {"get_rows", j_get_rows}, {"set_rows", j_set_rows},
+        {"set_lr", j_set_lr},     {"set_clocks", j_set_clocks}, {"stats", j_stats},       {"get_rows", j_get_rows}, {"set_rows", j_set_rows},
         {"close", j_close},       {"endpoint", j_endpoint}, {"nodes", j_nodes},     {"workers", j_workers},
         {"closed", j_closed},     {"failed", j_failed},     {NULL, NULL}};
     if (luaL_newmetatable(L, JOB_MT)) {

@@ -1,5 +1,8 @@
 #include "lua/l_worker_serial.h"
 
+#include "base/cr_alloc.h"
+
+#include <ctype.h>
 #include <lauxlib.h>
 #include <math.h>
 #include <stdio.h>
@@ -122,8 +125,45 @@ int cr_lser_dump(lua_State *L, int idx, char **out, size_t *len, char *err, size
     return 0;
 }
 
+/* 1 if s is a literal as dump() writes it: outside its strings no name but
+ * true, false, nil and field names ({x = 1}). Without other names there is no loop, no method and no call
+ * that does anything, so evaluating it is bounded by its length (a crafted
+ * message or checkpoint can neither hang the reader nor call a function). */
+static int plain_literal(const char *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"') {
+            for (i++; i < n && s[i] != '"'; i++)
+                if (s[i] == '\\') i++;
+            i++;
+        } else if (isdigit(c) || (c == '.' && i + 1 < n && isdigit((unsigned char)s[i + 1]))) {
+            while (i < n && (isalnum((unsigned char)s[i]) || s[i] == '.')) i++; /* 1.5e10, 0x1p4 */
+        } else if (isalpha(c) || c == '_') {
+            size_t b = i;
+            while (i < n && (isalnum((unsigned char)s[i]) || s[i] == '_')) i++;
+            size_t w = i - b, j = i;
+            while (j < n && isspace((unsigned char)s[j])) j++;
+            if (j < n && s[j] == '=' && (j + 1 >= n || s[j + 1] != '=')) continue; /* a field name: {x=1} */
+            if (!((w == 4 && !memcmp(s + b, "true", 4)) || (w == 5 && !memcmp(s + b, "false", 5)) ||
+                  (w == 3 && !memcmp(s + b, "nil", 3))))
+                return 0;
+        } else if (c == '\'' || c == '`' || c == '\\') {
+            return 0; /* dump writes only double-quoted strings */
+        } else if (c == '[' && i + 1 < n && (s[i + 1] == '[' || s[i + 1] == '=')) {
+            return 0; /* long strings and comments are not dump's */
+        } else
+            i++;
+    }
+    return 1;
+}
+
 int cr_lser_load(lua_State *L, const char *s, size_t n) {
-    char *code = malloc(n + 8);
+    if (!plain_literal(s, n)) {
+        lua_pushliteral(L, "not plain data (only literals of numbers, strings, booleans and tables)");
+        return -1;
+    }
+    char *code = cr_xmalloc(n + 8);
     memcpy(code, "return ", 7);
     memcpy(code + 7, s, n);
     int rc = luaL_loadbufferx(L, code, n + 7, "=data", "t");

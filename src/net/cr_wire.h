@@ -38,6 +38,7 @@ enum {
     CR_M_DEAD,         /* sched thread -> api: p1 = message */
     CR_M_ACK,          /* node -> sched */
     CR_M_ROWS,         /* node -> sched */
+    CR_M_SETCLOCKS,    /* sched -> node: p1 = int64 clocks[W], p2 = int64 barriers[W] -> ACK (job:load) */
 };
 
 typedef struct cr_ctl {

@@ -25,9 +25,12 @@ typedef enum { CR_BIGRAPH_LIBSVM, CR_BIGRAPH_MM, CR_BIGRAPH_EDGES } cr_bigraph_f
 cr_bigraph *cr_bigraph_from_edges(const uint32_t *u, const uint32_t *v, uint64_t n,
                                   uint32_t nu, uint32_t nv, cr_err *e);
 
-/* Read a file (see cr_bigraph_format; EDGES is a general graph "a b" per line,
- * made bipartite with U = V = vertices and both directions added). Errors
- * name "file:line: reason". Caller owns the result. */
+/* Read a file, plain or gzip, through the src/data readers (see
+ * cr_bigraph_format; EDGES is a general graph "a b" per line, made bipartite
+ * with U = V = vertices and both directions added; a symmetric MM file adds
+ * mirrored entries). Errors name the file first: "file:line: reason" for a
+ * bad line, "file: cannot open: ...", "file: empty file ...". Caller owns
+ * the result. */
 cr_bigraph *cr_bigraph_load(const char *path, cr_bigraph_format fmt, cr_err *e);
 
 /* Format by name ("libsvm", "mm", "edges"); -1 if unknown. */

@@ -1,172 +1,98 @@
-/* cr_bigraph_load: a compact streaming reader for the three input formats of
- * the partitioners. It reads each line once, keeps only the (u, v) pairs
- * (8 bytes per edge) and hands them to cr_bigraph_from_edges. The general
- * readers of src/data may replace it later; the formats are the same. */
-#include <errno.h>
-#include <stdio.h>
+/* cr_bigraph_load: the partitioners' three input formats, read by the
+ * src/data readers (one parser per format, so cr.data.* and the partitioner
+ * agree on every file). Only the (u, v) pairs are kept, 8 bytes per edge,
+ * until cr_bigraph_from_edges builds CSR in both directions. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/cr_alloc.h"
+#include "data/cr_graph.h"
+#include "data/cr_libsvm.h"
+#include "data/cr_mm.h"
 #include "partition/cr_bigraph.h"
 
 typedef struct edges {
     uint32_t *u, *v;
     uint64_t n, cap;
+    uint32_t nu, nv; /* ids seen so far: max + 1 */
+    const char *path;
 } edges;
 
+static void reserve(edges *es, uint64_t cap) {
+    es->cap = cap;
+    es->u = cr_xrealloc(es->u, cap * sizeof *es->u);
+    es->v = cr_xrealloc(es->v, cap * sizeof *es->v);
+}
+
 static void push(edges *es, uint32_t u, uint32_t v) {
-    if (es->n == es->cap) {
-        es->cap = es->cap ? es->cap * 2 : 4096;
-        es->u = cr_xrealloc(es->u, es->cap * sizeof *es->u);
-        es->v = cr_xrealloc(es->v, es->cap * sizeof *es->v);
-    }
+    if (es->n == es->cap) reserve(es, es->cap ? es->cap * 2 : 4096);
     es->u[es->n] = u;
     es->v[es->n] = v;
     es->n++;
 }
 
-static const char *skip_ws(const char *s) {
-    while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n') s++;
-    return s;
-}
-
-/* Parse a non-negative integer below 2^32 - 1 at s; *end after it. Returns 0
- * or -1 (no digits, or too large). */
-static int parse_id(const char *s, const char **end, uint64_t *out) {
-    if (*s < '0' || *s > '9') return -1;
-    uint64_t x = 0;
-    while (*s >= '0' && *s <= '9') {
-        x = x * 10 + (uint64_t)(*s - '0');
-        if (x >= UINT32_MAX) return -1;
-        s++;
-    }
-    *out = x;
-    *end = s;
+/* LIBSVM sample -> edges (row, feature id); ids are below 2^31 (reader). */
+static int libsvm_row(void *ud, int64_t row, float label, const int64_t *idx, const float *val, int64_t n,
+                      cr_err *e) {
+    (void)label, (void)val;
+    edges *es = ud;
+    if (row >= UINT32_MAX - 1) return cr_errf(e, "%s: more than 2^32-2 examples", es->path);
+    for (int64_t k = 0; k < n; k++) push(es, (uint32_t)row, (uint32_t)idx[k]);
+    es->nu = (uint32_t)row + 1;
     return 0;
 }
 
-static int is_blank_or_comment(const char *s, const char *comments) {
-    s = skip_ws(s);
-    return *s == '\0' || strchr(comments, *s) != NULL;
-}
-
-/* One LIBSVM line: "label[,label...] idx:val idx:val ..." -> edges (u, idx). */
-static int libsvm_line(const char *s, uint32_t u, edges *es, const char *path, long ln, cr_err *e) {
-    s = skip_ws(s);
-    const char *p = s;
-    while (*p && *p != ' ' && *p != '\t') p++;
-    if (memchr(s, ':', (size_t)(p - s))) return cr_errf_at(e, path, ln, "missing label before features");
-    for (s = skip_ws(p); *s && *s != '#'; s = skip_ws(s)) {
-        uint64_t idx;
-        if (parse_id(s, &s, &idx) != 0) return cr_errf_at(e, path, ln, "bad feature index (expected idx:value)");
-        if (*s != ':') return cr_errf_at(e, path, ln, "expected ':' after feature index %llu", (unsigned long long)idx);
-        s++;
-        char *end;
-        errno = 0;
-        (void)strtod(s, &end);
-        if (end == s || errno == ERANGE) return cr_errf_at(e, path, ln, "bad feature value after index %llu", (unsigned long long)idx);
-        s = end;
-        if (*s && *s != ' ' && *s != '\t' && *s != '\r' && *s != '\n')
-            return cr_errf_at(e, path, ln, "bad feature value after index %llu", (unsigned long long)idx);
-        if (idx == 0) return cr_errf_at(e, path, ln, "feature index 0 (LIBSVM feature ids start at 1)");
-        push(es, u, (uint32_t)(idx - 1)); /* 1-based in the file, as cr.data.libsvm reads it */
-    }
+/* Edge-list line -> both directions (a general graph, spec/partitioning.md). */
+static int edge(void *ud, int64_t a, int64_t b, cr_err *e) {
+    (void)e;
+    edges *es = ud;
+    push(es, (uint32_t)a, (uint32_t)b);
+    if (a != b) push(es, (uint32_t)b, (uint32_t)a);
+    uint32_t top = (uint32_t)(a > b ? a : b) + 1;
+    if (top > es->nu) es->nu = top;
     return 0;
 }
 
-/* Two ids "a b" (rest of line ignored after an optional value). */
-static int two_ids(const char *s, uint64_t *a, uint64_t *b) {
-    s = skip_ws(s);
-    if (parse_id(s, &s, a) != 0 || (*s != ' ' && *s != '\t')) return -1;
-    s = skip_ws(s);
-    if (parse_id(s, &s, b) != 0) return -1;
-    return (*s == '\0' || *s == ' ' || *s == '\t' || *s == '\r' || *s == '\n') ? 0 : -1;
-}
-
-typedef struct mm_state {
-    int have_size, symmetric;
-    uint64_t rows, cols, nnz, seen;
-} mm_state;
-
-static int mm_line(const char *s, long ln, mm_state *st, edges *es, const char *path, cr_err *e) {
-    if (ln == 1 && !strncmp(s, "%%MatrixMarket", 14)) {
-        if (!strstr(s, "coordinate")) return cr_errf_at(e, path, ln, "only MatrixMarket coordinate format is supported");
-        st->symmetric = strstr(s, "symmetric") != NULL || strstr(s, "hermitian") != NULL;
-        return 0;
+/* MatrixMarket entries in chunks; a symmetric file's mirrored entries too. */
+static int load_mm(const char *path, edges *es, cr_err *e) {
+    cr_mm_header h;
+    cr_mm_reader *r = cr_mm_open_flags(path, CR_MM_SYMMETRIC, &h, e);
+    if (!r) return -1;
+    enum { CHUNK = 16384 };
+    int64_t *row = cr_xmalloc(CHUNK * sizeof *row), *col = cr_xmalloc(CHUNK * sizeof *col);
+    float *val = cr_xmalloc(CHUNK * sizeof *val);
+    reserve(es, h.nnz ? (uint64_t)h.nnz * (h.symmetric ? 2 : 1) : 1);
+    long got;
+    while ((got = cr_mm_read(r, row, col, val, CHUNK, e)) > 0) {
+        for (long k = 0; k < got; k++) {
+            push(es, (uint32_t)row[k], (uint32_t)col[k]);
+            if (h.symmetric && row[k] != col[k]) push(es, (uint32_t)col[k], (uint32_t)row[k]);
+        }
     }
-    if (is_blank_or_comment(s, "%")) return 0;
-    if (!st->have_size) {
-        const char *p = skip_ws(s);
-        uint64_t r, c, z;
-        if (parse_id(p, &p, &r) || parse_id(skip_ws(p), &p, &c) || parse_id(skip_ws(p), &p, &z) ||
-            *skip_ws(p) != '\0')
-            return cr_errf_at(e, path, ln, "expected size line 'rows cols entries'");
-        st->rows = r, st->cols = c, st->nnz = z, st->have_size = 1;
-        return 0;
-    }
-    uint64_t i, j;
-    if (two_ids(s, &i, &j) != 0) return cr_errf_at(e, path, ln, "expected 'row col [value]'");
-    if (i < 1 || j < 1 || i > st->rows || j > st->cols)
-        return cr_errf_at(e, path, ln, "entry (%llu, %llu) outside the %llux%llu matrix", (unsigned long long)i,
-                          (unsigned long long)j, (unsigned long long)st->rows, (unsigned long long)st->cols);
-    if (++st->seen > st->nnz) return cr_errf_at(e, path, ln, "more entries than the %llu announced", (unsigned long long)st->nnz);
-    push(es, (uint32_t)(i - 1), (uint32_t)(j - 1));
-    if (st->symmetric && i != j) push(es, (uint32_t)(j - 1), (uint32_t)(i - 1));
-    return 0;
+    free(row), free(col), free(val);
+    cr_mm_close(&r);
+    es->nu = (uint32_t)h.rows; /* sizes from the size line (below 2^31: reader) */
+    es->nv = (uint32_t)h.cols;
+    return got < 0 ? -1 : 0;
 }
 
 cr_bigraph *cr_bigraph_load(const char *path, cr_bigraph_format fmt, cr_err *e) {
-    FILE *f = fopen(path, "r");
-    if (!f) return cr_errf(e, "%s: %s", path, strerror(errno)), NULL;
-    edges es = {0};
-    mm_state mm = {0};
-    char *line = NULL;
-    size_t cap = 0;
-    long ln = 0;
-    uint32_t nu = 0;
-    int rc = 0;
-    while (rc == 0 && getline(&line, &cap, f) != -1) {
-        ln++;
-        if (fmt == CR_BIGRAPH_LIBSVM) {
-            if (is_blank_or_comment(line, "#")) continue;
-            if (nu == UINT32_MAX - 1) rc = cr_errf_at(e, path, ln, "too many examples");
-            else rc = libsvm_line(line, nu++, &es, path, ln, e);
-        } else if (fmt == CR_BIGRAPH_MM) {
-            rc = mm_line(line, ln, &mm, &es, path, e);
-        } else {
-            if (is_blank_or_comment(line, "#%")) continue;
-            uint64_t a, b;
-            if (two_ids(line, &a, &b) != 0) rc = cr_errf_at(e, path, ln, "expected 'source target' (two non-negative integers)");
-            else {
-                push(&es, (uint32_t)a, (uint32_t)b);
-                if (a != b) push(&es, (uint32_t)b, (uint32_t)a);
-            }
-        }
+    edges es;
+    memset(&es, 0, sizeof es);
+    es.path = path;
+    int rc;
+    if (fmt == CR_BIGRAPH_MM) {
+        rc = load_mm(path, &es, e);
+    } else if (fmt == CR_BIGRAPH_EDGES) {
+        rc = cr_edges_scan(path, CR_EDGES_EXTRA_FIELDS, edge, &es, e);
+        es.nv = es.nu;
+    } else {
+        int64_t cols = 0;
+        rc = cr_libsvm_scan(path, 0, CR_LIBSVM_ANY_ORDER | CR_LIBSVM_SKIP_BLANK | CR_LIBSVM_MULTILABEL, libsvm_row,
+                            &es, &cols, e);
+        es.nv = (uint32_t)cols;
     }
-    if (rc == 0 && ferror(f)) rc = cr_errf(e, "%s: read error", path);
-    if (rc == 0 && fmt == CR_BIGRAPH_MM && !mm.have_size) rc = cr_errf_at(e, path, ln, "missing MatrixMarket size line");
-    if (rc == 0 && fmt == CR_BIGRAPH_MM && mm.seen != mm.nnz)
-        rc = cr_errf_at(e, path, ln, "%llu entries announced, %llu found", (unsigned long long)mm.nnz,
-                        (unsigned long long)mm.seen);
-    free(line);
-    fclose(f);
-    cr_bigraph *g = NULL;
-    if (rc == 0) {
-        uint32_t nv = 0;
-        if (fmt == CR_BIGRAPH_MM) nu = (uint32_t)mm.rows, nv = (uint32_t)mm.cols;
-        if (fmt == CR_BIGRAPH_EDGES) {
-            for (uint64_t i = 0; i < es.n; i++) if (es.u[i] >= nu) nu = es.u[i] + 1;
-            nv = nu;
-        }
-        if (fmt == CR_BIGRAPH_LIBSVM) {
-            for (uint64_t i = 0; i < es.n; i++) if (es.v[i] >= nv) nv = es.v[i] + 1;
-        }
-        if (fmt == CR_BIGRAPH_MM && (mm.rows >= UINT32_MAX || mm.cols >= UINT32_MAX))
-            cr_errf(e, "%s: matrix too large", path);
-        else
-            g = cr_bigraph_from_edges(es.u, es.v, es.n, nu, nv, e);
-    }
+    cr_bigraph *g = rc == 0 ? cr_bigraph_from_edges(es.u, es.v, es.n, es.nu, es.nv, e) : NULL;
     free(es.u);
     free(es.v);
     return g;

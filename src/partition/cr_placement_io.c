@@ -25,7 +25,7 @@ int cr_placement_save(const char *path, const cr_placement *p, const char *comme
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) return cr_errf(e, "%s: path too long", path);
     FILE *f = fopen(tmp, "w");
-    if (!f) return cr_errf(e, "%s: %s", tmp, strerror(errno));
+    if (!f) return cr_errf(e, "%s: cannot create: %s", path, strerror(errno));
     fprintf(f, "%s\n", MAGIC);
     if (comment && *comment) fprintf(f, "# %s\n", comment);
     fprintf(f, "k %u\nexamples %u\nkeys %u\n", p->k, p->nu, p->nv);
@@ -39,7 +39,7 @@ int cr_placement_save(const char *path, const cr_placement *p, const char *comme
     if (rename(tmp, path) != 0) {
         int er = errno;
         remove(tmp);
-        return cr_errf(e, "%s: %s", path, strerror(er));
+        return cr_errf(e, "%s: cannot rename into place: %s", path, strerror(er));
     }
     return 0;
 }
@@ -56,7 +56,7 @@ static int parse_u32(const char *s, uint32_t *out) {
 /* Parses "name value" header lines and "u|v id machine" lines. */
 cr_placement *cr_placement_load(const char *path, cr_err *e) {
     FILE *f = fopen(path, "r");
-    if (!f) return cr_errf(e, "%s: %s", path, strerror(errno)), NULL;
+    if (!f) return cr_errf(e, "%s: cannot open: %s", path, strerror(errno)), NULL;
     char *line = NULL;
     size_t cap = 0;
     long ln = 0;

@@ -70,6 +70,15 @@ static uint32_t find_slot(const cr_lru *l, uint64_t id) {
 
 int cr_lru_contains(const cr_lru *l, uint64_t id) { return l->slot[find_slot(l, id)] != 0; }
 
+uint64_t cr_lru_bytes(const cr_lru *l) {
+    uint64_t b = sizeof *l + (uint64_t)l->cap * sizeof *l->ent + ((uint64_t)l->mask + 1) * sizeof *l->slot;
+    for (uint32_t i = 0; i < l->n; i++) {
+        const lru_ent *x = &l->ent[i];
+        b += ((uint64_t)x->nfeat + 1) * (sizeof *x->idx + sizeof *x->val) + ((uint64_t)x->nkeys + 1) * sizeof *x->keys;
+    }
+    return b;
+}
+
 static void slot_delete(cr_lru *l, uint32_t s) {
     l->slot[s] = 0;
     for (uint32_t j = (s + 1) & l->mask; l->slot[j]; j = (j + 1) & l->mask) {

@@ -33,6 +33,10 @@ uint32_t cr_lru_size(const cr_lru *l);
 uint32_t cr_lru_capacity(const cr_lru *l);
 /* 1 if id is cached (does not refresh it). */
 int cr_lru_contains(const cr_lru *l, uint64_t id);
+/* Bytes the cache holds: its fixed tables (sized by capacity) plus the rows
+ * of the samples cached now. Bounded by the capacity times the largest
+ * rows put; lets callers check that memory does not grow with the stream. */
+uint64_t cr_lru_bytes(const cr_lru *l);
 
 /* ---- estimation and reallocation ---- */
 typedef struct cr_realloc_opts {

@@ -319,6 +319,7 @@ int cr_ckpt_writer_commit(cr_ckpt_writer **wp, cr_err *e) {
 struct cr_ckpt_reader {
     FILE *f;
     char *path;
+    int version;
     int nmeta;
     char **mkeys, **mvals;
     long first_table; /* offset of the first TABLE (or END) block */
@@ -492,11 +493,12 @@ cr_ckpt_reader *cr_ckpt_reader_open(const char *path, cr_err *e) {
         return open_fail(r);
     }
     uint32_t version = get_u32(hdr + 8);
-    if (version != CR_CKPT_VERSION) {
-        cr_errf(e, "%s: checkpoint version %u not supported (this build reads version %d)", path,
-                version, CR_CKPT_VERSION);
+    if (version < CR_CKPT_VERSION_MIN || version > CR_CKPT_VERSION) {
+        cr_errf(e, "%s: checkpoint version %u not supported (this build reads versions %d to %d)", path,
+                version, CR_CKPT_VERSION_MIN, CR_CKPT_VERSION);
         return open_fail(r);
     }
+    r->version = (int)version;
     if (get_u32(hdr + 12) != 0) {
         cr_errf(e, "%s: unsupported checkpoint flags 0x%x", path, get_u32(hdr + 12));
         return open_fail(r);
@@ -588,6 +590,8 @@ const char *cr_ckpt_get_meta(cr_ckpt_reader *r, const char *key) {
         if (strcmp(r->mkeys[i], key) == 0) return r->mvals[i];
     return NULL;
 }
+
+int cr_ckpt_version(const cr_ckpt_reader *r) { return r ? r->version : 0; }
 
 int cr_ckpt_meta_count(const cr_ckpt_reader *r) { return r ? r->nmeta : 0; }
 

@@ -5,7 +5,7 @@
  *
  * Layout (all integers little-endian, floats IEEE-754 binary32 little-endian):
  *
- *   header   "CRCKPT\r\n"  u32 version (=1)  u32 flags (=0)
+ *   header   "CRCKPT\r\n"  u32 version (1 or 2)  u32 flags (=0)
  *   blocks   u32 type  u32 raw_len  u32 comp_len  u32 crc  comp_len bytes
  *            crc = crc32 over (type, raw_len, comp_len) then the compressed
  *            bytes; the payload is zlib data that inflates to raw_len bytes.
@@ -26,13 +26,19 @@
  * crc and the whole-file crc) before anything is returned, so a caller never
  * loads half a checkpoint: a truncated or corrupted file is refused at open
  * with "PATH: truncated", "PATH: checksum mismatch in table W",
- * "PATH: not a crescent checkpoint", "PATH: version N not supported". */
+ * "PATH: not a crescent checkpoint", "PATH: checkpoint version N not
+ * supported (this build reads versions 1 to 2)". */
 
 #include <stdint.h>
 
 #include "base/cr_err.h"
 
-#define CR_CKPT_VERSION 1
+/* Version 2 has the same blocks as version 1; it promises the job's resume
+ * state in the metadata (crescent.epoch, crescent.curve, crescent.seed, ...,
+ * see docs/checkpoints.md). Version 1 files (tables, node count, policy and
+ * epochs only) are still read; newer versions are refused. */
+#define CR_CKPT_VERSION 2
+#define CR_CKPT_VERSION_MIN 1
 
 typedef struct cr_ckpt_writer cr_ckpt_writer;
 typedef struct cr_ckpt_reader cr_ckpt_reader;
@@ -96,6 +102,10 @@ int cr_ckpt_get_rows(cr_ckpt_reader *r, int64_t count, float *values, float *sta
 /* Value of metadata `key`, or NULL if absent. The string is owned by the
  * reader and valid until it is closed. */
 const char *cr_ckpt_get_meta(cr_ckpt_reader *r, const char *key);
+
+/* Format version of the open file (CR_CKPT_VERSION_MIN..CR_CKPT_VERSION);
+ * 0 for NULL. Writers always write CR_CKPT_VERSION. */
+int cr_ckpt_version(const cr_ckpt_reader *r);
 
 /* Metadata keys in file order (for listing; duplicates appear once per
  * entry, cr_ckpt_get_meta gives the value that wins). i in [0, count). */

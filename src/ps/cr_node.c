@@ -428,6 +428,24 @@ static int handle_sched(cr_node *n, cr_parts *p) {
             pthread_mutex_unlock(&n->mu);
         }
         return 0;
+    case CR_M_SETCLOCKS: /* between commands (job:load): set, not raised */
+        if (n1 == (size_t)W * 8 && n2 == (size_t)W * 8) {
+            pthread_mutex_lock(&n->mu);
+            memcpy(n->clocks, p1, n1);
+            memcpy(n->barriers, p2, n2);
+            for (int lw = 0; lw < n->wpn; lw++) {
+                n->ws[lw].clock = n->clocks[n->id * n->wpn + lw];
+                n->ws[lw].barrier = n->barriers[n->id * n->wpn + lw];
+            }
+            n->clk_gen++;
+            pthread_cond_broadcast(&n->clk_cv);
+            pthread_mutex_unlock(&n->mu);
+        }
+        {
+            cr_ctl r = {.type = CR_M_ACK, .worker = -1};
+            send_sched(n, &r, NULL, 0, NULL, 0);
+        }
+        return 0;
     case CR_M_SETLR: {
         cr_shard *s = ctl_table(n, &h);
         if (s) cr_shard_set_lr(s, (float)h.f);

@@ -210,6 +210,11 @@ static int from_api(cr_sched *s, cr_parts *p) {
     if (p->n < 2 || cr_parts_size(p, 0) != sizeof target || cr_ctl_parse(p, 1, &h, &p1, &n1, &p2, &n2) < 0)
         return 0;
     memcpy(&target, cr_parts_data(p, 0), sizeof target);
+    if (h.type == CR_M_SETCLOCKS && n1 == (size_t)s->W * 8 && n2 == (size_t)s->W * 8) {
+        /* set, not raised: a checkpoint may hold smaller clocks than the job's */
+        memcpy(s->clocks, p1, n1);
+        memcpy(s->bar, p2, n2);
+    }
     if (h.type == CR_M_CALL || h.type == CR_M_MODEL) {
         for (int w = 0; w < s->W; w++) s->bar[s->W + w] = 1;
         broadcast_clocks(s);

@@ -251,9 +251,9 @@ static void test_wrong_magic_version_missing(void) {
     copy_file(p, t, -1, -1);
     f = fopen(t, "r+b");
     fseek(f, 8, SEEK_SET);
-    fputc(2, f);
+    fputc(CR_CKPT_VERSION + 1, f);
     fclose(f);
-    CR_CHECK(refused_with(t, "version 2 not supported"));
+    CR_CHECK(refused_with(t, "version 3 not supported (this build reads versions 1 to 2)"));
     CR_CHECK(refused_with(tmp_path("missing.ckpt"), "cannot open: No such file"));
     CR_CHECK(refused_with(dir, "not a regular file"));
 }
@@ -317,12 +317,14 @@ static void c_u64(unsigned char *p, uint64_t v) {
     for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
 }
 
-static void c_start(craft *c) {
+static void c_start_v(craft *c, uint32_t version) {
     memcpy(c->buf, "CRCKPT\r\n", 8);
-    c_u32(c->buf + 8, 1);
+    c_u32(c->buf + 8, version);
     c_u32(c->buf + 12, 0);
     c->len = 16;
 }
+
+static void c_start(craft *c) { c_start_v(c, 1); }
 
 /* Append a block; claim_raw overrides the stated raw length when >= 0. */
 static void c_block(craft *c, uint32_t type, const void *raw, size_t n, long claim_raw) {
@@ -408,6 +410,59 @@ static void test_crafted_files(void) {
     CR_CHECK(refused_with(p, "corrupt block header")); /* unknown block type */
     c_start(&c); c_table(&c, "T", 2, 2, 0); c_rows(&c, 1, 2, 2); c_finish(&c, p);
     CR_CHECK(refused_anywhere(p)); /* rows that start at the wrong key */
+}
+
+/* Files of version 1 (tables and a few metadata, written before the resume
+ * state existed) still open, and say so; a newer version is refused before
+ * anything else is read. */
+static void test_versions(void) {
+    cr_err e;
+    const char *p = tmp_path("ver.ckpt");
+    CR_CHECK(write_file(p, 1, 100, &e) == 0);
+    cr_ckpt_reader *r = cr_ckpt_reader_open(p, &e);
+    CR_CHECK(r && cr_ckpt_version(r) == CR_CKPT_VERSION && CR_CKPT_VERSION == 2);
+    cr_ckpt_reader_close(&r);
+    CR_CHECK(cr_ckpt_version(NULL) == 0);
+    craft c;
+    c_start_v(&c, 1);
+    c_block(&c, 1, "\16\0\0\0\1\0\0\0crescent.nodes2", 23, -1);
+    c_table(&c, "T", 2, 2, 0);
+    c_rows(&c, 0, 2, 2);
+    c_finish(&c, p);
+    r = cr_ckpt_reader_open(p, &e);
+    CR_CHECK(r && cr_ckpt_version(r) == 1);
+    CR_CHECK(r && cr_ckpt_get_meta(r, "crescent.nodes") && !strcmp(cr_ckpt_get_meta(r, "crescent.nodes"), "2"));
+    cr_ckpt_reader_close(&r);
+    CR_CHECK(!refused_anywhere(p));
+    c_start_v(&c, 3);
+    c_finish(&c, p);
+    CR_CHECK(refused_with(p, "checkpoint version 3 not supported (this build reads versions 1 to 2)"));
+    c_start_v(&c, 0);
+    c_finish(&c, p);
+    CR_CHECK(refused_with(p, "checkpoint version 0 not supported"));
+}
+
+/* A damaged metadata block (the resume state lives there) is refused at
+ * open like a damaged table block, whether the payload or the block header
+ * is hit. */
+static void test_corrupt_meta(void) {
+    cr_err e;
+    const char *p = tmp_path("meta_src.ckpt"), *t = tmp_path("meta_bad.ckpt");
+    cr_ckpt_writer *w = cr_ckpt_writer_open(p, &e);
+    CR_CHECK(cr_ckpt_put_meta(w, "crescent.epoch", "12", &e) == 0);
+    CR_CHECK(cr_ckpt_put_meta(w, "crescent.curve", "{\"epoch\":1,\"loss\":3.5}\n{\"epoch\":2,\"loss\":2.25}\n", &e) == 0);
+    CR_CHECK(cr_ckpt_put_table(w, "W", 3, 2, "sgd", 0, &e) == 0);
+    float v[6] = {1, 2, 3, 4, 5, 6};
+    CR_CHECK(cr_ckpt_put_rows(w, 3, v, NULL, &e) == 0);
+    CR_CHECK(cr_ckpt_writer_commit(&w, &e) == 0);
+    /* block 1 starts at byte 16: header 16 bytes, then its payload */
+    copy_file(p, t, -1, 16 + 16 + 3);
+    CR_CHECK(refused_with(t, "checksum mismatch in metadata"));
+    copy_file(p, t, -1, 16 + 5); /* raw length of block 1 */
+    CR_CHECK(refused_with(t, "metadata"));
+    cr_ckpt_reader *r = cr_ckpt_reader_open(p, &e);
+    CR_CHECK(r && !strcmp(cr_ckpt_get_meta(r, "crescent.epoch"), "12"));
+    cr_ckpt_reader_close(&r);
 }
 
 /* Random damage (1-4 bytes changed, a cut, or bytes inserted) to a small
@@ -519,6 +574,8 @@ int main(void) {
     CR_RUN(test_commit_and_abort);
     CR_RUN(test_misuse);
     CR_RUN(test_crafted_files);
+    CR_RUN(test_versions);
+    CR_RUN(test_corrupt_meta);
     CR_RUN(test_random_damage);
     if (getenv("CKPT_KEEP")) return cr_test_done();
     char cmd[128];

@@ -10,6 +10,7 @@
 #include "data/cr_mm.h"
 #include "data/cr_text.h"
 #include "data_util.h"
+#include "partition/cr_bigraph.h"
 
 typedef int (*reader)(const char *path, cr_err *e);
 
@@ -65,6 +66,18 @@ static int r_dict(const char *p, cr_err *e) {
     return rc;
 }
 
+/* The partition loader: the same readers with their relaxations on
+ * (CR_LIBSVM_ANY_ORDER ..., CR_EDGES_EXTRA_FIELDS, CR_MM_SYMMETRIC). */
+static int r_graph(const char *p, cr_bigraph_format fmt, cr_err *e) {
+    cr_bigraph *g = cr_bigraph_load(p, fmt, e);
+    int rc = g ? 0 : -1;
+    cr_bigraph_destroy(&g);
+    return rc;
+}
+static int r_graph_svm(const char *p, cr_err *e) { return r_graph(p, CR_BIGRAPH_LIBSVM, e); }
+static int r_graph_mm(const char *p, cr_err *e) { return r_graph(p, CR_BIGRAPH_MM, e); }
+static int r_graph_edges(const char *p, cr_err *e) { return r_graph(p, CR_BIGRAPH_EDGES, e); }
+
 static const char alphabet[] = "0123456789 \t\n:-+.eE#%xnai\r\0";
 
 /* n mutants of base through rd; counts accepted / rejected. */
@@ -118,6 +131,12 @@ static void test_mm(void) {
 }
 static void test_libsvm(void) { FUZZ("f.svm", "+1 1:0.5 3:2\n-1 qid:2 2:1e-2 # c\n0 4:4 5:5 9:1\n1\n", r_svm); }
 static void test_edges(void) { FUZZ("f.edges", "# g\n0 1\n1 2\n2 0\n3 4 # x\n", r_edges); }
+static void test_graph_formats(void) {
+    FUZZ("g.svm", "1,2 3:1 1:0.5 3:2\n\n-1 qid:2 2:1e-2 # c\n0 4:4 5:5 9:1\n1\n", r_graph_svm);
+    FUZZ("g.mtx", "%%MatrixMarket matrix coordinate real symmetric\n% c\n4 4 4\n1 1 0.5\n4 2 -1e3\n3 2 7\n3 3 1\n",
+         r_graph_mm);
+    FUZZ("g.edges", "% konect\n0 1 0.5\n1 2\n2 0 3 1234\n3 4 # x\n", r_graph_edges);
+}
 static void test_del(void) { FUZZ("f.del", "0\t1\t2\n2\t0\t1\n1\t1\t1\n", r_del); }
 static void test_names(void) { FUZZ("f.tsv", "a\tr\tb\nb\tq\tc\nc\tr\ta\n", r_names); }
 static void test_text(void) { FUZZ("f.txt", "a b c a\nb a c\n\nc a b a b\n", r_text); }
@@ -128,6 +147,7 @@ int main(void) {
     CR_RUN(test_mm);
     CR_RUN(test_libsvm);
     CR_RUN(test_edges);
+    CR_RUN(test_graph_formats);
     CR_RUN(test_del);
     CR_RUN(test_names);
     CR_RUN(test_text);

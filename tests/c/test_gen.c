@@ -78,7 +78,10 @@ static void test_zipf_mf_options(void) {
     o.test_fraction = 0;
     CR_CHECK(cr_gen_zipf_mf(&o, &st, &e) == 0 && st.train == 50 && st.test == 0);
     o.out_dir = "/proc/no/such/dir";
-    CR_CHECK(cr_gen_zipf_mf(&o, &st, &e) == -1 && strstr(e.msg, "/proc/no"));
+    CR_CHECK(cr_gen_zipf_mf(&o, &st, &e) == -1 && strstr(e.msg, "/proc/no: cannot create directory: "));
+    cr_bipartite_opts b = {10, 10, 0.5, 0, 1, "/nonexistent/b.svm"};
+    CR_CHECK(cr_gen_bipartite(&b, &st, &e) == -1);
+    CR_CHECK_STR(e.msg, "/nonexistent/b.svm: cannot create: No such file or directory");
 }
 
 int main(void) {

@@ -49,7 +49,47 @@ static void test_numbers(void) {
     cr_csr_free(&m);
 }
 
+typedef struct seen {
+    int64_t rows, nnz, idsum;
+    float labels;
+} seen;
+
+static int count_row(void *ud, int64_t row, float label, const int64_t *idx, const float *val, int64_t n,
+                     cr_err *e) {
+    (void)val, (void)e;
+    seen *s = ud;
+    s->rows = row + 1;
+    s->nnz += n;
+    s->labels += label;
+    for (int64_t k = 0; k < n; k++) s->idsum += idx[k];
+    return 0;
+}
+
+/* The streaming form and its relaxations, each refused without its flag. */
+static void test_scan_flags(void) {
+    const char *p = tput("f.svm", "1,2 3:1 1:1 3:2\n\n-1\n");
+    seen s = {0, 0, 0, 0};
+    int64_t cols = 0;
+    cr_err e;
+    int all = CR_LIBSVM_ANY_ORDER | CR_LIBSVM_SKIP_BLANK | CR_LIBSVM_MULTILABEL;
+    CR_CHECK(cr_libsvm_scan(p, 0, all, count_row, &s, &cols, &e) == 0);
+    CR_CHECK(s.rows == 2 && s.nnz == 3 && s.idsum == 2 + 0 + 2 && s.labels == 0.0f && cols == 3);
+    CR_CHECK(cr_libsvm_scan(p, 0, all & ~CR_LIBSVM_MULTILABEL, count_row, &s, NULL, &e) == -1);
+    CR_CHECK(strstr(e.msg, "f.svm:1: label is not a number"));
+    CR_CHECK(cr_libsvm_scan(p, 0, all & ~CR_LIBSVM_ANY_ORDER, count_row, &s, NULL, &e) == -1);
+    CR_CHECK(strstr(e.msg, "f.svm:1: feature ids must increase (1 after 3)"));
+    CR_CHECK(cr_libsvm_scan(p, 0, all & ~CR_LIBSVM_SKIP_BLANK, count_row, &s, NULL, &e) == -1);
+    CR_CHECK(strstr(e.msg, "f.svm:2: empty line"));
+    p = tput("g.svm", "1,x 1:1\n");
+    CR_CHECK(cr_libsvm_scan(p, 0, all, count_row, &s, NULL, &e) == -1 && strstr(e.msg, ":1: label is not a number"));
+    /* 18 digits take the integer fast path, 19 and more go through strtoll */
+    p = tput("h.svm", "1 000000000000000003:1 0000000000000000004:1\n");
+    s = (seen){0, 0, 0, 0};
+    CR_CHECK(cr_libsvm_scan(p, 0, 0, count_row, &s, &cols, &e) == 0 && s.idsum == 2 + 3 && cols == 4);
+}
+
 static void test_errors(void) {
+    CR_CHECK(strstr(err_of("1:1 2:1\n", 0), "bad.svm:1: missing label before features"));
     CR_CHECK(strstr(err_of("1 1:1\nx 2:1\n", 0), "bad.svm:2: label is not a number"));
     CR_CHECK(strstr(err_of("1 1:1\n\n1 2:1\n", 0), ":2: empty line"));
     CR_CHECK(strstr(err_of("1 a:1\n", 0), ":1: expected ID:VALUE"));
@@ -69,7 +109,7 @@ static void test_errors(void) {
     CR_CHECK(strstr(err_of("# nothing\n", 0), "bad.svm: empty file"));
     cr_csr m;
     cr_err e;
-    CR_CHECK(cr_libsvm_load(tpath("none.svm"), 0, &m, &e) == -1 && strstr(e.msg, "none.svm: No such file"));
+    CR_CHECK(cr_libsvm_load(tpath("none.svm"), 0, &m, &e) == -1 && strstr(e.msg, "none.svm: cannot open: No such file"));
     const char *p = tput_truncated_gz("t.svm.gz", "1 %d:1 2000000:3\n", 20000);
     CR_CHECK(cr_libsvm_load(p, 0, &m, &e) == -1 && strstr(e.msg, "t.svm.gz"));
 }
@@ -78,6 +118,7 @@ int main(void) {
     tdir_make();
     CR_RUN(test_read);
     CR_RUN(test_numbers);
+    CR_RUN(test_scan_flags);
     CR_RUN(test_errors);
     tdir_remove();
     return cr_test_done();

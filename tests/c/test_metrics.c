@@ -2,9 +2,11 @@
  * random baseline, the method table and the graph loader. */
 #include <stdlib.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "base/cr_rng.h"
 #include "partition/cr_partition.h"
+
 #include "cr_test.h"
 
 static cr_bigraph *random_graph(cr_rng *r, uint32_t nu, uint32_t nv, uint64_t ne) {
@@ -109,67 +111,91 @@ static void test_method_table(void) {
     CR_CHECK_STR(cr_part_method_name(0), "random");
 }
 
-static void test_load_libsvm(void) {
-    char *p = cr_test_tmpfile("1 3:0.5 1:1\n# comment\n-1\n+1 2:1e-3 3:2 3:1\n");
-    cr_err e;
-    cr_bigraph *g = cr_bigraph_load(p, CR_BIGRAPH_LIBSVM, &e);
-    unlink(p);
-    CR_CHECK(g);
-    /* feature ids are 1-based in the file (as cr.data.libsvm reads them): 3 keys */
-    int ok = g->nu == 3 && g->nv == 3 && g->ne == 4 && g->u_off[2] == g->u_off[1] && g->u_adj[0] == 0;
+/* Load text written to a temp file as fmt; NULL (e filled) on error. The
+ * file's name is kept in last_path for the expected error texts. */
+static char last_path[64];
+
+static cr_bigraph *load_text(const char *text, cr_bigraph_format fmt, cr_err *e) {
+    snprintf(last_path, sizeof last_path, "%s", cr_test_tmpfile(text));
+    cr_bigraph *g = cr_bigraph_load(last_path, fmt, e);
+    unlink(last_path);
+    return g;
+}
+
+/* Is g (destroyed here) a graph of nu x nv with ne edges? */
+static int shape_is(cr_bigraph *g, uint32_t nu, uint32_t nv, uint64_t ne) {
+    int ok = g && g->nu == nu && g->nv == nv && g->ne == ne;
     cr_bigraph_destroy(&g);
-    CR_CHECK(ok);
-    p = cr_test_tmpfile("1 1:1\n1 0:1\n");
-    g = cr_bigraph_load(p, CR_BIGRAPH_LIBSVM, &e);
-    CR_CHECK(g == NULL);
-    unlink(p);
-    CR_CHECK(strstr(e.msg, p) == e.msg);
-    CR_CHECK(strstr(e.msg, ":2: feature index 0 (LIBSVM feature ids start at 1)") != NULL);
+    return ok;
+}
+
+static void test_load_libsvm(void) {
+    cr_err e;
+    cr_bigraph *g = load_text("1 3:0.5 1:1\n# comment\n-1\n+1 2:1e-3 3:2 3:1\n", CR_BIGRAPH_LIBSVM, &e);
+    /* feature ids are 1-based in the file (as cr.data.libsvm reads them): 3 keys */
+    CR_CHECK(g && g->u_off[2] == g->u_off[1] && g->u_adj[0] == 0);
+    CR_CHECK(shape_is(g, 3, 3, 4));
 }
 
 static void test_load_mm_and_edges(void) {
-    char *p = cr_test_tmpfile("%%MatrixMarket matrix coordinate real general\n% c\n3 4 3\n1 1 1.0\n3 4 2\n1 1 5\n");
     cr_err e;
-    cr_bigraph *g = cr_bigraph_load(p, CR_BIGRAPH_MM, &e);
-    unlink(p);
-    CR_CHECK(g);
-    int ok = g->nu == 3 && g->nv == 4 && g->ne == 2;
-    cr_bigraph_destroy(&g);
-    CR_CHECK(ok);
-    p = cr_test_tmpfile("# graph\n0 1\n1 2\n2 2\n");
-    g = cr_bigraph_load(p, CR_BIGRAPH_EDGES, &e);
-    unlink(p);
-    CR_CHECK(g);
-    ok = g->nu == 3 && g->nv == 3 && g->ne == 5; /* 0-1, 1-0, 1-2, 2-1, 2-2 */
-    cr_bigraph_destroy(&g);
-    CR_CHECK(ok);
+    cr_bigraph *g = load_text("%%MatrixMarket matrix coordinate real general\n% c\n3 4 3\n1 1 1.0\n3 4 2\n1 1 5\n",
+                              CR_BIGRAPH_MM, &e);
+    CR_CHECK(shape_is(g, 3, 4, 2));
+    g = load_text("# graph\n0 1\n1 2\n2 2\n", CR_BIGRAPH_EDGES, &e);
+    CR_CHECK(shape_is(g, 3, 3, 5)); /* 0-1, 1-0, 1-2, 2-1, 2-2 */
+}
+
+/* What the data readers accept for the partitioner: LIBSVM blank lines,
+ * multi-labels, qid, unsorted and repeated ids; symmetric MatrixMarket;
+ * weighted edge lists with KONECT '%' headers. */
+static void test_load_relaxed_formats(void) {
+    cr_err e;
+    cr_bigraph *g = load_text("1 1:1\n\n2,3 qid:1 4:1 2:1 4:2\n0\n", CR_BIGRAPH_LIBSVM, &e);
+    CR_CHECK(g && g->u_off[3] == g->u_off[2]); /* the label-only last line is an example */
+    CR_CHECK(shape_is(g, 3, 4, 3));
+    g = load_text("%%MatrixMarket matrix coordinate pattern symmetric\n3 3 3\n1 1\n2 1\n3 2\n", CR_BIGRAPH_MM, &e);
+    CR_CHECK(g && g->u_off[1] == 2); /* row 1: columns 1 and 2 */
+    CR_CHECK(shape_is(g, 3, 3, 5));
+    g = load_text("% sym unweighted\n0 1 0.5 1234\n2 1\t3\n", CR_BIGRAPH_EDGES, &e);
+    CR_CHECK(shape_is(g, 3, 3, 4));
+    /* gzip input, as every src/data reader takes it */
+    char gz[] = "/tmp/cr_test_gz_XXXXXX";
+    int fd = mkstemp(gz);
+    gzFile z = fd >= 0 ? gzdopen(fd, "wb") : NULL;
+    CR_CHECK(z != NULL);
+    if (!z) return;
+    gzputs(z, "1 2:1 5:1\n-1 1:1\n");
+    gzclose(z);
+    g = cr_bigraph_load(gz, CR_BIGRAPH_LIBSVM, &e);
+    unlink(gz);
+    CR_CHECK(shape_is(g, 2, 5, 3));
 }
 
 static void expect_error(const char *text, cr_bigraph_format fmt, const char *want_suffix) {
-    char *p = cr_test_tmpfile(text);
-    char path[64];
-    snprintf(path, sizeof path, "%s", p);
     cr_err e;
-    cr_bigraph *g = cr_bigraph_load(path, fmt, &e);
-    unlink(path);
-    CR_CHECK(g == NULL);
+    CR_CHECK(load_text(text, fmt, &e) == NULL);
     char want[256];
-    snprintf(want, sizeof want, "%s%s", path, want_suffix);
+    snprintf(want, sizeof want, "%s%s", last_path, want_suffix);
     CR_CHECK_STR(e.msg, want);
 }
 
 static void test_load_errors(void) {
-    expect_error("1 1:1\n1 x:2\n", CR_BIGRAPH_LIBSVM, ":2: bad feature index (expected idx:value)");
-    expect_error("1 1:1\n1 4:abc\n", CR_BIGRAPH_LIBSVM, ":2: bad feature value after index 4");
+    expect_error("1 1:1\n1 0:1\n", CR_BIGRAPH_LIBSVM, ":2: feature id 0:1 out of range 1..2147483647");
+    expect_error("1 1:1\n1 x:2\n", CR_BIGRAPH_LIBSVM, ":2: expected ID:VALUE, got 'x:2'");
+    expect_error("1 1:1\n1 4:abc\n", CR_BIGRAPH_LIBSVM, ":2: value of feature 4 is not a number");
     expect_error("1:1 2:1\n", CR_BIGRAPH_LIBSVM, ":1: missing label before features");
     expect_error("%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1\n", CR_BIGRAPH_MM,
-                 ":3: entry (3, 1) outside the 2x2 matrix");
+                 ":3: row 3 out of range 1..2");
     expect_error("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n", CR_BIGRAPH_MM,
-                 ":3: 2 entries announced, 1 found");
-    expect_error("0 1\n1 -2\n", CR_BIGRAPH_EDGES, ":2: expected 'source target' (two non-negative integers)");
+                 ":3: file ends after 1 of 2 declared entries");
+    expect_error("%%MatrixMarket matrix coordinate real symmetric\n2 3 1\n1 1 1\n", CR_BIGRAPH_MM,
+                 ":2: a symmetric matrix must be square, not 2 x 3");
+    expect_error("# nothing\n\n", CR_BIGRAPH_LIBSVM, ": empty file (no samples)");
+    expect_error("0 1\n1 -2\n", CR_BIGRAPH_EDGES, ":2: target id -2 out of range 0..2147483647");
     cr_err e;
     CR_CHECK(cr_bigraph_load("/nonexistent/g.txt", CR_BIGRAPH_LIBSVM, &e) == NULL);
-    CR_CHECK_STR(e.msg, "/nonexistent/g.txt: No such file or directory");
+    CR_CHECK_STR(e.msg, "/nonexistent/g.txt: cannot open: No such file or directory");
 }
 
 int main(void) {
@@ -179,6 +205,7 @@ int main(void) {
     CR_RUN(test_method_table);
     CR_RUN(test_load_libsvm);
     CR_RUN(test_load_mm_and_edges);
+    CR_RUN(test_load_relaxed_formats);
     CR_RUN(test_load_errors);
     return cr_test_done();
 }

@@ -86,6 +86,13 @@ static void test_placement_file(void) {
     CR_CHECK(same);
     CR_CHECK(q == NULL);
     CR_CHECK_STR(e.msg, want);
+    /* file errors: the file first, then what failed */
+    CR_CHECK(cr_placement_load("/nonexistent/p.txt", &e) == NULL);
+    CR_CHECK_STR(e.msg, "/nonexistent/p.txt: cannot open: No such file or directory");
+    p = cr_placement_new(2, 1, 1);
+    CR_CHECK(cr_placement_save("/nonexistent/p.txt", p, NULL, &e) == -1);
+    CR_CHECK_STR(e.msg, "/nonexistent/p.txt: cannot create: No such file or directory");
+    cr_placement_destroy(&p);
 }
 
 int main(void) {

@@ -42,6 +42,26 @@ static void test_lru_churn(void) {
     cr_lru_destroy(&l);
 }
 
+/* Memory follows the rows cached now: it grows while the cache fills, then
+ * stays put however long the stream, and shrinks when big rows are replaced. */
+static void test_lru_bytes_bounded(void) {
+    cr_lru *l = cr_lru_new(8);
+    cr_err e;
+    uint32_t idx[100], keys[100];
+    float val[100];
+    for (uint32_t i = 0; i < 100; i++) idx[i] = i, keys[i] = i, val[i] = 1;
+    uint64_t empty = cr_lru_bytes(l), full = 0;
+    for (uint64_t id = 0; id < 1000; id++) {
+        CR_CHECK(cr_lru_put(l, id, idx, val, 100, keys, 100, &e) == 0);
+        if (id == 7) full = cr_lru_bytes(l);
+        if (id >= 7) CR_CHECK(cr_lru_bytes(l) == full);
+    }
+    CR_CHECK(full == empty + 8 * (101 * 8 + 101 * 4));
+    for (uint64_t id = 1000; id < 1008; id++) CR_CHECK(cr_lru_put(l, id, idx, val, 1, keys, 1, &e) == 0);
+    CR_CHECK(cr_lru_bytes(l) == empty + 8 * (2 * 8 + 2 * 4));
+    cr_lru_destroy(&l);
+}
+
 /* f(d, p) by hand: cache a = (1,0) keys {0,1}; b = (0,1) keys {1,2};
  * sample d = (1, 0.5): dist(a) = 0.5, dist(b) = sqrt(1.25). */
 static void test_estimate_weights(void) {
@@ -198,6 +218,7 @@ int main(void) {
     CR_RUN(test_pipeline_shifted_access);
     CR_RUN(test_lru_bounded_and_recency);
     CR_RUN(test_lru_churn);
+    CR_RUN(test_lru_bytes_bounded);
     CR_RUN(test_estimate_weights);
     CR_RUN(test_run_balances_and_counts_migration);
     CR_RUN(test_run_cost_and_threshold);

@@ -81,9 +81,9 @@ static void test_errors(void) {
     cr_err e;
     CR_CHECK(cr_text_load(tput("e.txt", "\n \n"), &(cr_text_opts){1, 0, 0}, &c, &v, &e) == -1 && strstr(e.msg, "e.txt: empty file"));
     CR_CHECK(cr_text_load(tput("e.txt", "a b\n"), &(cr_text_opts){2, 0, 0}, &c, &v, &e) == -1 && strstr(e.msg, "no word occurs"));
-    CR_CHECK(cr_text_load(tpath("none.txt"), &(cr_text_opts){1, 0, 0}, &c, &v, &e) == -1 && strstr(e.msg, "none.txt: No such file"));
+    CR_CHECK(cr_text_load(tpath("none.txt"), &(cr_text_opts){1, 0, 0}, &c, &v, &e) == -1 && strstr(e.msg, "none.txt: cannot open: No such file"));
     const char *p = tput_truncated_gz("t.txt.gz", "w%d alpha beta gamma delta\n", 30000);
-    CR_CHECK(cr_text_load(p, &(cr_text_opts){1, 0, 0}, &c, &v, &e) == -1 && strstr(e.msg, "t.txt.gz: ") && strstr(e.msg, "gzip"));
+    CR_CHECK(cr_text_load(p, &(cr_text_opts){1, 0, 0}, &c, &v, &e) == -1 && strstr(e.msg, "t.txt.gz: truncated or corrupt gzip: "));
     cr_dict_free(&v);
 }
 

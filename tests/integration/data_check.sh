@@ -29,7 +29,7 @@ printf '%s\n3 4 2\n1 1 0.5\n3 5 2\n' "$M" >"$tmp/b.mmc";           bad "$tmp/b.m
 printf '%s\n3 4 2\n1 1 nan\n3 4 2\n' "$M" >"$tmp/c.mmc";           bad "$tmp/c.mmc" "$tmp/c.mmc:3: value is NaN or infinite"
 printf '%s\n3 4 3\n1 1 0.5\n3 4 2\n' "$M" >"$tmp/d.mmc";           bad "$tmp/d.mmc" "$tmp/d.mmc:4: file ends after 2 of 3"
 : >"$tmp/e.mmc";                                                   bad "$tmp/e.mmc" "$tmp/e.mmc: empty file"
-bad "$tmp/missing.mmc" "$tmp/missing.mmc: No such file"
+bad "$tmp/missing.mmc" "$tmp/missing.mmc: cannot open: No such file"
 printf '1 1:0.5 7:1\n-1 2:3\n' >"$tmp/a.svm";                      good "$tmp/a.svm" "2 samples, 7 features, 3 nonzeros"
 printf '1 1:0.5 7:1\n-1 2:3 4:x\n' >"$tmp/b.svm";                  bad "$tmp/b.svm" "$tmp/b.svm:2: value of feature 4 is not a number"
 printf '1 3000000000:1\n' >"$tmp/c.svm";                           bad "$tmp/c.svm" "$tmp/c.svm:1: feature id 3000000000:1 out of range"
@@ -44,7 +44,7 @@ printf 'the cat\nthe dog\n' >"$tmp/a.txt";                         good "$tmp/a.
 seq 1 200000 | awk '{ print $1 % 1000, ($1 * 7) % 1000 }' | gzip >"$tmp/g.edges.gz"
 good "$tmp/g.edges.gz" "200000 edges"
 head -c $(( $(stat -c %s "$tmp/g.edges.gz") / 2 )) "$tmp/g.edges.gz" >"$tmp/t.edges.gz"
-bad "$tmp/t.edges.gz" "$tmp/t.edges.gz: unexpected end of file (truncated or corrupt gzip?)"
+bad "$tmp/t.edges.gz" "$tmp/t.edges.gz: truncated or corrupt gzip: unexpected end of file"
 grep -q gzip "$tmp/err" || fail "truncated gzip not named as such"
 # usage errors exit 2
 "$B" data check "$tmp/a.txt" --format nope 2>/dev/null; [ $? -eq 2 ] || fail "unknown format: exit not 2"

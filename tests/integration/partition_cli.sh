@@ -55,7 +55,7 @@ LUA_PATH="$ROOT/lua/?.lua;$ROOT/lua/?/init.lua;;" LUA_CPATH="$CRESCENT_BUILD/lua
 # bad input
 printf '1 1:1\n1 2:1 3\n' >"$tmp/bad.libsvm"
 "$BIN" partition "$tmp/bad.libsvm" -k 2 2>"$tmp/err.txt" >/dev/null && fail "malformed file accepted"
-grep -qx "crescent partition: $tmp/bad.libsvm:2: expected ':' after feature index 3" "$tmp/err.txt" \
+grep -qx "crescent partition: $tmp/bad.libsvm:2: expected ID:VALUE, got '3'" "$tmp/err.txt" \
     || fail "error message: $(cat "$tmp/err.txt")"
 "$BIN" partition "$tmp/g.libsvm" -k 0 2>/dev/null && fail "k = 0 accepted"
 "$BIN" partition "$tmp/g.libsvm" -k 2 --method nope 2>/dev/null && fail "unknown method accepted"

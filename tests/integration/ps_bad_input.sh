@@ -15,6 +15,10 @@ check 2 "unknown option '--frobnicate'" "$CRESCENT_BIN" run --frobnicate "$JOBS/
 check 2 "usage: crescent node" "$CRESCENT_BIN" node
 check 1 "unknown consistency policy 'nosuch'" "$CRESCENT_BIN" run "$JOBS/count.lua" --policy nosuch
 check 1 "ssp: staleness must be a non-negative integer" "$CRESCENT_BIN" run "$JOBS/count.lua" --policy ssp:staleness=-1
+check 1 "cr.job{}: metrics file /nonexistent/m.jsonl: cannot open: No such file or directory" \
+    "$CRESCENT_BIN" run "$JOBS/count.lua" --metrics /nonexistent/m.jsonl
+check 1 "unknown consistency policy '/nonexistent/p.lua' (/nonexistent/p.lua: cannot open: No such file" \
+    "$CRESCENT_BIN" run "$JOBS/count.lua" --policy /nonexistent/p.lua
 # a policy file with a syntax error, and one that returns the wrong thing
 printf 'return function(opts) return {may_proceed = function( end\n' >"$TMP/broken.lua"
 check 1 "bad policy file: .*broken.lua:1:" "$CRESCENT_BIN" run "$JOBS/count.lua" --policy "$TMP/broken.lua"

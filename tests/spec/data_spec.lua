@@ -60,7 +60,7 @@ describe("matrix_market", function()
   it("returns nil, msg from the core binding", function()
     local r, msg = core.matrix_market(path("missing.mmc"))
     assert.is_nil(r)
-    assert.are.equal(path("missing.mmc") .. ": No such file or directory", msg)
+    assert.are.equal(path("missing.mmc") .. ": cannot open: No such file or directory", msg)
   end)
 
   it("rejects unknown options", function()

@@ -14,6 +14,21 @@ describe("crescent.ps serialization", function()
     assert.is_true(math.type(core.deserialize(core.serialize(3))) == "integer")
     assert.is_true(math.type(core.deserialize(core.serialize(3.0))) == "float")
   end)
+  it("round-trips awkward numbers and strings", function()
+    local v = { 1e-300, -2.5e300, 0.1, -0.0, math.mininteger, "true", "os.exit()", "[[x]]", "\\\"", ["k-1"] = "--" }
+    assert.are.same(v, core.deserialize(core.serialize(v)))
+    local nan = core.deserialize(core.serialize(0 / 0))
+    assert.is_true(nan ~= nan)
+  end)
+  it("evaluates only plain literals: no names, so no loop, call or method", function()
+    for _, code in ipairs { "os.exit(3)", "{(function() while true do end end)()}", '{("x"):rep(1e9)}',
+                            "x", "{a=b}", "{a==1}", "[[long]]", "'single'", "{1} -- [[\nfoo]]" } do
+      assert.has_error(function() core.deserialize(code) end,
+        "cannot deserialize: not plain data (only literals of numbers, strings, booleans and tables)")
+    end
+    assert.are.same({ true, false, nil, -1, 2 }, core.deserialize("{true,false,nil,-1,(2)}"))
+    assert.are.same({ node = 1, ["x y"] = { wait = 0.5 } }, core.deserialize('{node = 1, ["x y"] = {wait=0.5}}'))
+  end)
   it("refuses functions and userdata, naming the field", function()
     assert.has_error(function() core.serialize{ data = { f = print } } end,
       "value.data.f: cannot send a function (plain data only)")
