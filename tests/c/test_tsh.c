@@ -186,6 +186,21 @@ static void test_equals_reference(void) {
     CR_CHECK(!bad);
 }
 
+/* A medium graph for alpha = 1 (the reference's pair loop is quadratic):
+ * 2000 examples, k = 8, sampled (DPPA's step) and not. */
+static void test_equals_reference_medium(void) {
+    uint32_t n = 2000, k = 8, *a = malloc(n * 4), *b = malloc(n * 4);
+    cr_bigraph *g = pu_planted(n, 1500, k, 8, 0.8, 17);
+    cr_err e;
+    for (int sample = 0; sample <= 1; sample++) {
+        CR_CHECK(cr_tsh_data_step(g, k, 1, -1, sample, 0, 3, a, &e) == 0);
+        ref_data_step(g, k, 1, sample, 3, b);
+        CR_CHECK(memcmp(a, b, n * 4) == 0);
+    }
+    free(a), free(b);
+    cr_bigraph_destroy(&g);
+}
+
 /* The pair cap bounds the search only: with any cap the result is complete
  * and balanced, the paper's example (few candidates) is unchanged, and on a
  * graph where it binds it changes some choice. */
@@ -224,6 +239,7 @@ int main(void) {
     CR_RUN(test_paper_tsh1);
     CR_RUN(test_contract_random_graphs);
     CR_RUN(test_equals_reference);
+    CR_RUN(test_equals_reference_medium);
     CR_RUN(test_pair_cap);
     CR_RUN(test_bad_alpha);
     return cr_test_done();
