@@ -31,7 +31,8 @@ static void usage(FILE *f) {
             "  --json                one JSON object per line per method\n"
             "  method options: --blocks B --init-blocks A --global-sample F --select examples|neighbours\n"
             "                  --v-sweeps N (-1 = until converged) --alpha A --beta B --sample\n"
-            "                  --epsilon E --mem-bound M --hash-bins M\n");
+            "                  --epsilon E --mem-bound M --hash-bins M\n"
+            "                  --pair-cap N (tsh2: partners tried per step, 0 = all; default 64)\n");
 }
 
 static int parse_long(const char *s, long lo, long hi, long *out) {
@@ -251,6 +252,7 @@ static int parse_args(int argc, char **argv, args *a, cr_part_opts *o) {
         else if (!strcmp(opt, "--alpha")) bad = parse_long(val, 1, 2, &x), o->alpha = (uint32_t)x;
         else if (!strcmp(opt, "--beta")) bad = parse_double(val, &o->beta);
         else if (!strcmp(opt, "--epsilon")) bad = parse_double(val, &d) || d < 0, o->epsilon = d;
+        else if (!strcmp(opt, "--pair-cap")) bad = parse_long(val, 0, 0x7fffffff, &x), o->pair_cap = (uint32_t)x;
         else if (!strcmp(opt, "--mem-bound")) bad = parse_long(val, 0, 0x7fffffff, &x), o->mem_bound = (uint64_t)x;
         else if (!strcmp(opt, "--hash-bins")) bad = parse_long(val, 0, 0x7fffffff, &x), o->hash_bins = (uint32_t)x;
         else return fprintf(stderr, "crescent partition: unknown option '%s'\n", opt), usage(stderr), 2;

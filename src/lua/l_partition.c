@@ -173,7 +173,8 @@ static cr_placement *check_placement(lua_State *L, int idx, uint32_t nu, uint32_
 
 static int known_option(const char *key) {
     static const char *const names[] = {"seed", "blocks", "init_blocks", "global_sample", "select_neighbours",
-                                        "v_sweeps", "alpha", "beta", "sample", "epsilon", "mem_bound", "hash_bins"};
+                                        "v_sweeps", "alpha", "beta", "sample", "epsilon", "mem_bound", "hash_bins",
+                                        "pair_cap"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(key, names[i])) return 1;
     return 0;
@@ -212,6 +213,7 @@ static void read_opts(lua_State *L, int idx, cr_part_opts *o) {
             else if (!strcmp(key, "epsilon") && x >= 0) o->epsilon = x;
             else if (!strcmp(key, "mem_bound") && integral && x >= 0) o->mem_bound = (uint64_t)x;
             else if (!strcmp(key, "hash_bins") && integral && x >= 0) o->hash_bins = (uint32_t)x;
+            else if (!strcmp(key, "pair_cap") && integral && x >= 0 && x <= UINT32_MAX) o->pair_cap = (uint32_t)x;
             else if (known_option(key)) luaL_error(L, "partition option '%s': bad value %f", key, (double)x);
             else luaL_error(L, "unknown partition option '%s'", key);
         }

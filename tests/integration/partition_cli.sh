@@ -24,6 +24,14 @@ done
 impr=$(grep '"method":"parsa"' "$tmp/rows.json" | sed 's/.*"t_max_impr":\([-0-9.]*\).*/\1/')
 awk -v x="$impr" 'BEGIN { exit !(x > 0) }' || fail "parsa T_max improvement $impr not > 0"
 
+# --pair-cap reaches tsh2: 1 partner per step gives another T_sum than the default; bad values refused
+t_sum() { "$BIN" partition "$tmp/g.libsvm" -k 4 --method tsh2 --seeds 1 --json "$@" | sed 's/.*"t_sum":\([0-9.]*\).*/\1/'; }
+a=$(t_sum) b=$(t_sum --pair-cap 1) c=$(t_sum --pair-cap 0)
+[ -n "$a" ] && [ -n "$b" ] && [ -n "$c" ] || fail "--pair-cap runs"
+[ "$a" != "$b" ] || fail "--pair-cap 1 changed nothing (T_sum $a)"
+"$BIN" partition "$tmp/g.libsvm" -k 4 --method tsh2 --pair-cap -1 2>"$tmp/err.txt" >/dev/null; [ $? -eq 2 ] || fail "--pair-cap -1 accepted"
+grep -qx "crescent partition: bad value '-1' for --pair-cap" "$tmp/err.txt" || fail "pair-cap message: $(cat "$tmp/err.txt")"
+
 # metis: a row either way (available or reported unavailable)
 "$BIN" partition "$tmp/g.libsvm" -k 4 --method metis --seeds 1 >"$tmp/metis.txt"
 grep -qE '^metis( |: unavailable \(libmetis not installed\))' "$tmp/metis.txt" || fail "metis row"

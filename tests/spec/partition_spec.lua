@@ -29,6 +29,24 @@ describe("crescent.partition", function()
     assert.is_number(m.seconds)
   end)
 
+  it("passes pair_cap to TSH-2: 1 partner per step changes the result, 0 (all) equals 64 here", function()
+    local u, v, x = {}, {}, 12345
+    for i = 0, 299 do
+      for _ = 0, 5 do
+        x = (x * 1103515245 + 12345) % 2147483648
+        u[#u + 1] = i; v[#v + 1] = (x >> 8) % (40 + (i % 7) * 30)
+      end
+    end
+    local g = P.graph{ u = u, v = v }
+    local one, m1 = P{ graph = g, k = 4, method = "tsh2", pair_cap = 1 }
+    local def, md = P{ graph = g, k = 4, method = "tsh2" }
+    local all, ma = P{ graph = g, k = 4, method = "tsh2", pair_cap = 0 }
+    assert.are_not.same(one.u:totable(), def.u:totable())
+    assert.is_true(m1.t_sum > md.t_sum)
+    assert.are.same(def.u:totable(), all.u:totable()); assert.are.equal(md.t_sum, ma.t_sum)
+    assert.has_error(function() P{ graph = g, k = 4, method = "tsh2", pair_cap = -1 } end)
+  end)
+
   it("returns a complete placement for every available method, deterministic per seed", function()
     local u, v = {}, {}
     for i = 0, 199 do for j = 0, 4 do u[#u + 1] = i; v[#v + 1] = (i * 7 + j * 13) % 97 end end
@@ -73,9 +91,10 @@ describe("crescent.partition", function()
 
   it("raises on programming errors at the caller's line", function()
     local g = P.graph(paper)
+    local line = debug.getinfo(1, "l").currentline + 1
     local ok, err = pcall(function() local _ = P{ graph = g, k = 2, method = "parsa", blockz = 2 } end)
     assert.is_false(ok)
-    assert.are.equal("tests/spec/partition_spec.lua:76: unknown partition option 'blockz'", err)
+    assert.are.equal("tests/spec/partition_spec.lua:" .. line .. ": unknown partition option 'blockz'", err)
     assert.has_error(function() local _ = P{ graph = g, k = 2, method = "nope" } end)
     assert.has_error(function() local _ = P{ graph = g, k = 0 } end)
   end)
