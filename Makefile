@@ -27,7 +27,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/src/main.o
 CTESTS   := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(wildcard tests/c/test_*.c))
 BENCHES  := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(wildcard tests/bench/*.c))
 
-.PHONY: all deps demo test asan bench data clean check-deps
+.PHONY: all deps demo test asan fuzz bench data clean check-deps
 all: check-deps $(BIN) $(BUILD)/lua/crescent/core.so $(CTESTS) $(BENCHES)
 
 # Install missing Debian packages (we are root on the target machines).
@@ -73,12 +73,27 @@ test: deps
 	@$(MAKE) --no-print-directory all >$(BUILD).log 2>&1 || { cat $(BUILD).log; echo "0 passed, 1 failed"; exit 1; }
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) CRESCENT_BIN=$(CURDIR)/$(BIN) tests/run.sh
 
+SANITIZE_OPT = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer
+
 # Busted loads core.so into lua5.4, so the sanitizer runtimes are preloaded
 # there (tests/run.sh does it when SANITIZE is set); leak checks are off for
 # the interpreter, which keeps its state alive at exit.
 asan:
-	$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	$(MAKE) BUILD=build-asan OPT="$(SANITIZE_OPT)" \
 	  BIN=crescent-asan SANITIZE=1 test
+
+# Long mutation fuzzing of every data reader and of the checkpoint reader
+# under ASan/UBSan (make test runs the same fuzzers with 1500 mutants per
+# case). CRESCENT_FUZZ_N mutants per case (default 40000), a new seed each
+# run unless CRESCENT_FUZZ_SEED is given; the seed is printed to replay a failure.
+fuzz: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT="$(SANITIZE_OPT)" BIN=crescent-asan all >build-asan.log 2>&1 \
+	  || { cat build-asan.log; exit 1; }
+	@seed=$${CRESCENT_FUZZ_SEED:-$$(date +%s)}; n=$${CRESCENT_FUZZ_N:-40000}; \
+	echo "fuzz: $$n mutants per case, seed $$seed (CRESCENT_FUZZ_SEED=$$seed make fuzz replays it)"; \
+	for t in test_data_fuzz test_ckpt; do \
+	  echo "== $$t"; CRESCENT_FUZZ_N=$$n CRESCENT_FUZZ_SEED=$$seed UBSAN_OPTIONS=halt_on_error=1 build-asan/tests/$$t || exit 1; \
+	done
 
 bench: deps all
 	@BUILD=$(BUILD) tests/bench/run.sh

@@ -71,6 +71,20 @@ static inline char *cr_test_tmpfile(const char *text) {
     return path;
 }
 
+/* Mutation fuzzers: how many mutants per case and which seed. make test
+ * uses the defaults; make fuzz sets CRESCENT_FUZZ_N (many more mutants) and
+ * CRESCENT_FUZZ_SEED (a fresh seed each run, printed so a failure can be
+ * replayed). */
+static inline long cr_test_fuzz_n(long dflt) {
+    const char *s = getenv("CRESCENT_FUZZ_N");
+    long n = s ? strtol(s, NULL, 10) : 0;
+    return n > 0 ? n : dflt;
+}
+static inline unsigned long long cr_test_fuzz_seed(unsigned long long dflt) {
+    const char *s = getenv("CRESCENT_FUZZ_SEED");
+    return s && *s ? strtoull(s, NULL, 10) : dflt;
+}
+
 static inline int cr_test_done(void) {
     printf("%d passed, %d failed\n", cr_test_passed, cr_test_failed);
     return cr_test_failed ? 1 : 0;

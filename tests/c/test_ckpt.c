@@ -484,9 +484,9 @@ static void test_random_damage(void) {
     fclose(f);
     CR_CHECK(n > 100 && n < sizeof orig);
     cr_rng rng;
-    cr_rng_seed(&rng, 12345);
+    cr_rng_seed(&rng, cr_test_fuzz_seed(12345));
     int accepted_changed = 0;
-    for (int it = 0; it < 1500; it++) {
+    for (long it = 0, its = cr_test_fuzz_n(1500); it < its; it++) {
         memcpy(buf, orig, n);
         size_t m = n;
         uint64_t kind = cr_rng_below(&rng, 4);

@@ -81,13 +81,13 @@ static int r_graph_edges(const char *p, cr_err *e) { return r_graph(p, CR_BIGRAP
 static const char alphabet[] = "0123456789 \t\n:-+.eE#%xnai\r\0";
 
 /* n mutants of base through rd; counts accepted / rejected. */
-static int fuzz(const char *name, const char *base, reader rd, int n, int *ok, int *bad) {
+static int fuzz(const char *name, const char *base, reader rd, long n, int *ok, int *bad) {
     cr_rng r;
-    cr_rng_seed(&r, 77);
+    cr_rng_seed(&r, cr_test_fuzz_seed(77));
     size_t len = strlen(base);
     char *buf = malloc(len * 2 + 8);
     const char *p = tpath(name);
-    for (int i = 0; i < n; i++) {
+    for (long i = 0; i < n; i++) {
         memcpy(buf, base, len);
         size_t m = len;
         int edits = 1 + (int)cr_rng_below(&r, 4);
@@ -109,7 +109,7 @@ static int fuzz(const char *name, const char *base, reader rd, int n, int *ok, i
         if (rc == 0) (*ok)++;
         else if (rc == -1 && !strncmp(e.msg, p, strlen(p)) && e.msg[strlen(p)] == ':') (*bad)++;
         else {
-            printf("  %s mutant %d: rc %d, message '%s'\n", name, i, rc, e.msg);
+            printf("  %s mutant %ld (seed %llu): rc %d, message '%s'\n", name, i, cr_test_fuzz_seed(77), rc, e.msg);
             free(buf);
             return -1;
         }
@@ -122,7 +122,7 @@ static int fuzz(const char *name, const char *base, reader rd, int n, int *ok, i
     do {                                                              \
         int ok = 0, bad = 0;                                          \
         CR_CHECK(rd(tput(name, base), NULL) == 0);                    \
-        CR_CHECK(fuzz(name, base, rd, 1500, &ok, &bad) == 0);         \
+        CR_CHECK(fuzz(name, base, rd, cr_test_fuzz_n(1500), &ok, &bad) == 0); \
         CR_CHECK(ok > 0 && bad > 0); /* the mutants exercise both */  \
     } while (0)
 
