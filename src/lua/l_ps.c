@@ -41,10 +41,22 @@ static int is_answer(int type) {
     return type == CR_M_REPLY || type == CR_M_ERROR || type == CR_M_ACK || type == CR_M_ROWS;
 }
 
+/* Ask every node to end the running command: each worker stops at its next
+ * clock, barrier, progress or sleep and answers with an error. Best effort:
+ * a node that cannot be reached is reported by cr_sched_recv anyway. */
+static void cancel_all(cr_sched *s) {
+    cr_ctl h = {.type = CR_M_CANCEL};
+    cr_err e;
+    (void)cr_sched_send(s, -1, &h, NULL, 0, NULL, 0, &e);
+}
+
 /* A command whose wait was cut short (Ctrl-C at the REPL raises from the
- * progress callback) leaves answers on the way: take them before the next
- * command, so that they are not counted as its own. */
+ * progress callback) leaves answers on the way: cancel the command, so that
+ * the workers stop instead of finishing it (an epoch may take hours), and
+ * take its answers before the next command, so that they are not counted
+ * as its own. */
 static void settle(lua_State *L, ljob *j) {
+    if (j->owed > 0) cancel_all(j->s);
     while (j->owed > 0) {
         cr_parts p;
         cr_err e;
@@ -112,8 +124,9 @@ static int l_start(lua_State *L) {
 /* Wait for `want` answers; REPLY payloads are deserialized into the table at
  * `results` (by worker+1, or appended when worker < 0). PROGRESS calls the
  * function at `prog` (if any). A node's death raises at once; other errors
- * (a worker's) raise with the first message once every answer is in, so
- * that none is left to confuse the next command. The
+ * (a worker's) cancel the command on every node and raise with the first
+ * message once every answer is in, so that none is left to confuse the next
+ * command. The
  * other workers are not blocked meanwhile: a worker that has answered no
  * longer counts for clocks and barriers. */
 static void collect(lua_State *L, cr_sched *s, int want, int results, int prog) {
@@ -143,7 +156,12 @@ static void collect(lua_State *L, cr_sched *s, int want, int results, int prog) 
         got++;
         if (is_answer(h.type)) j->owed--;
         if (h.type == CR_M_ERROR) {
-            if (!failed) snprintf(msg, sizeof msg, "%.*s", (int)n1, p1 ? (const char *)p1 : "");
+            if (!failed) {
+                snprintf(msg, sizeof msg, "%.*s", (int)n1, p1 ? (const char *)p1 : "");
+                /* the other workers stop at their next clock/progress instead of
+                 * finishing the command; their "cancelled" answers are not shown */
+                if (got < want) cancel_all(s);
+            }
             cr_parts_close(&p);
             failed = 1;
             continue;

@@ -268,20 +268,29 @@ static int c_barrier(lua_State *L) {
     return 0;
 }
 
+/* A cancelled command (another worker failed, or Ctrl-C at the REPL) ends
+ * at the model's next progress, clock, barrier or sleep. */
+static void check_cancel(lua_State *L, lworker *w) {
+    if (cr_node_cancelled(w->n, w->lw)) luaL_error(L, "cancelled: the command was stopped");
+}
+
 static int c_progress(lua_State *L) {
-    cr_node_progress(get_worker(L)->n, luaL_checkinteger(L, 2));
+    lworker *w = get_worker(L);
+    cr_node_progress(w->n, luaL_checkinteger(L, 2));
+    check_cancel(L, w);
     return 0;
 }
 
 static int c_sleep(lua_State *L) {
     double s = luaL_checknumber(L, 2);
     lworker *w = get_worker(L);
-    while (s > 0 && !cr_node_stopping(w->n)) {
+    while (s > 0 && !cr_node_stopping(w->n) && !cr_node_cancelled(w->n, w->lw)) {
         double step = s < 0.05 ? s : 0.05;
         struct timespec ts = {(time_t)step, (long)((step - (time_t)step) * 1e9)};
         nanosleep(&ts, NULL);
         s -= step;
     }
+    check_cancel(L, w);
     return 0;
 }
 

@@ -39,6 +39,8 @@ enum {
     CR_M_ACK,          /* node -> sched */
     CR_M_ROWS,         /* node -> sched */
     CR_M_SETCLOCKS,    /* sched -> node: p1 = int64 clocks[W], p2 = int64 barriers[W] -> ACK (job:load) */
+    CR_M_CANCEL,       /* sched -> node: end the running command at each worker's next clock, barrier,
+                          progress or sleep (its answer is then an ERROR); no answer of its own */
 };
 
 typedef struct cr_ctl {

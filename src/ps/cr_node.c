@@ -20,6 +20,15 @@ int cr_node_workers_per_node(const cr_node *n) { return n->wpn; }
 uint64_t cr_node_seed(const cr_node *n) { return n->seed; }
 int cr_node_stopping(const cr_node *n) { return atomic_load(&((cr_node *)n)->stop); }
 void cr_node_progress(cr_node *n, int64_t items) { atomic_fetch_add(&n->progress, items); }
+
+/* seen_cmd is written by worker lw itself (cr_node_next_cmd), so reading it
+ * here, on that worker's thread, needs no lock. */
+int cr_node_cancelled(cr_node *n, int lw) {
+    uint64_t c = atomic_load(&n->cancel_gen); /* command generations start at 1 */
+    return c != 0 && c == n->ws[lw].seen_cmd;
+}
+
+#define CANCELLED_MSG "cancelled: the command was stopped (another worker failed, or the wait was interrupted)"
 int cr_node_table_count(cr_node *n) { return atomic_load(&n->ntables); }
 
 cr_shard *cr_node_table_at(cr_node *n, int i, int *id) {
@@ -125,6 +134,10 @@ int cr_node_clock(cr_node *n, int lw, cr_decide_fn decide, void *arg, cr_err *e)
             rc = cr_errf(e, "node stopping");
             break;
         }
+        if (cr_node_cancelled(n, lw)) {
+            rc = cr_errf(e, CANCELLED_MSG);
+            break;
+        }
         int64_t mn, mx;
         min_max(n, gw, mine, n->clocks, &mn, &mx);
         memcpy(snap, n->clocks, (size_t)W * sizeof *snap);
@@ -159,6 +172,10 @@ int cr_node_barrier(cr_node *n, int lw, cr_err *e) {
     for (;;) {
         if (atomic_load(&n->stop)) {
             rc = cr_errf(e, "node stopping");
+            break;
+        }
+        if (cr_node_cancelled(n, lw)) {
+            rc = cr_errf(e, CANCELLED_MSG);
             break;
         }
         int64_t mn, mx;
@@ -390,6 +407,13 @@ static int handle_sched(cr_node *n, cr_parts *p) {
         for (int i = 0; i < W; i++) n->active[i] = 1;
         n->clk_gen++;
         pthread_cond_broadcast(&n->cmd_cv);
+        pthread_cond_broadcast(&n->clk_cv);
+        pthread_mutex_unlock(&n->mu);
+        return 0;
+    case CR_M_CANCEL: /* wake every waiting worker: they see the cancel and return */
+        pthread_mutex_lock(&n->mu);
+        atomic_store(&n->cancel_gen, n->cmd_gen);
+        n->clk_gen++;
         pthread_cond_broadcast(&n->clk_cv);
         pthread_mutex_unlock(&n->mu);
         return 0;

@@ -91,5 +91,10 @@ int cr_node_barrier(cr_node *n, int lw, cr_err *e);
 int64_t cr_node_worker_clock(cr_node *n, int lw);
 /* Add processed items for the scheduler's progress bar (cheap, atomic). */
 void cr_node_progress(cr_node *n, int64_t items);
+/* 1 if the command local worker lw is running was cancelled (CR_M_CANCEL:
+ * another worker failed, or the user interrupted the wait at the REPL).
+ * Cheap (one atomic load). cr_node_clock and cr_node_barrier then return -1
+ * with "cancelled: ..." in e; model code should stop (the bindings raise). */
+int cr_node_cancelled(cr_node *n, int lw);
 
 #endif

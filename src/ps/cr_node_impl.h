@@ -41,6 +41,7 @@ struct cr_node {
     pthread_cond_t cmd_cv;  /* new command or stop */
     pthread_cond_t clk_cv;  /* clocks or policy changed or stop */
     uint64_t cmd_gen;
+    _Atomic uint64_t cancel_gen; /* the command generation cancelled (0: none) */
     uint64_t clk_gen; /* bumped on every clocks/policy change */
     cr_cmd cmd;
     char *cmd_buf1, *cmd_buf2;

@@ -68,12 +68,16 @@ static void broadcast_clocks(cr_sched *s) {
         to_node(s, i, &h, s->clocks, (size_t)s->W * 8, s->bar, (size_t)s->W * 16);
 }
 
-/* Child process: become `crescent node --scheduler EP`; dies with us. */
+/* Child process: become `crescent node --scheduler EP`; dies with us. It
+ * gets a process group of its own, so that Ctrl-C at the terminal reaches
+ * only the scheduler (at the REPL it stops the wait and cancels the command;
+ * elsewhere the scheduler dies and takes its nodes with it). */
 static pid_t spawn_node(const char *exe, const char *ep, pid_t parent) {
     pid_t pid = fork();
     if (pid != 0) return pid;
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(1);
+    setpgid(0, 0);
     char *argv[] = {"crescent", "node", "--scheduler", (char *)ep, NULL};
     execv(exe, argv);
     fprintf(stderr, "crescent: cannot exec %s: %s\n", exe, strerror(errno));

@@ -34,6 +34,6 @@ grep -q "^policy	ssp	clock	4" "$TMP/out" || fail "policy switch / stats"
 grep -q "^C5load	108.0" "$TMP/out" || fail "save/load"
 grep -q "C:get: key 12 out of range" "$TMP/out" || fail "error at the prompt"
 grep -q "^still alive	2" "$TMP/out" || fail "job must survive a typed error"
-grep -q "worker 2 (node 1): tests/models/count.lua:33: attempt to index a nil value" "$TMP/out" || fail "model error at the prompt"
+grep -q "worker 2 (node 1): tests/models/count.lua:35: attempt to index a nil value" "$TMP/out" || fail "model error at the prompt"
 grep -q "^after a model error	4" "$TMP/out" || fail "the job must go on after a model error at the prompt"
 no_orphans || exit 1

@@ -1,6 +1,7 @@
 -- Test model: every worker adds 1 to every key of table C `steps` times
 -- (one clock per step), pulling all keys before each push. Optional: a slow
--- worker (opts.slow_worker sleeps opts.slow_sec per step), an error on demand.
+-- worker (opts.slow_worker sleeps opts.slow_sec per step), an error on demand
+-- (args.fail: after the steps; args.fail_early: before them).
 local M = {}
 local keys, slow, slow_sec
 
@@ -16,6 +17,7 @@ function M.epoch(ctx, args)
     local ones = cr.core.util.matrix(C.keys, C.dim)
     for i = 1, C.keys do for j = 1, C.dim do ones:set(i, j, 1) end end
     local seen = 0
+    if args.fail_early and ctx.worker == args.fail_early then error("early failure on purpose") end
     for _ = 1, args.steps or 1 do
         if ctx.worker == slow then ctx:sleep(slow_sec) end
         if args.sleep then ctx:sleep(args.sleep) end
@@ -30,7 +32,7 @@ function M.epoch(ctx, args)
     end
     if args.fail and ctx.worker == args.fail then
         local t = nil
-        return t.boom -- runtime error on purpose (line 33)
+        return t.boom -- runtime error on purpose (line 35)
     end
     return { steps = args.steps or 1, seen = seen, worker = ctx.worker, node = ctx.node }
 end
