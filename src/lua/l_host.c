@@ -4,6 +4,7 @@
 #include <lauxlib.h>
 #include <lualib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lua/l_modules.h"
@@ -26,9 +27,21 @@ lua_State *cr_lhost_new(const char *home) {
     return L;
 }
 
+/* Message handler for the job script. An error raised from a C function
+ * (error(), or a binding's luaL_error) is a deliberate message that already
+ * names the script line it is about: it is printed as it is, one line. A
+ * runtime error in Lua code (indexing nil, bad arithmetic) also gets a
+ * traceback; CRESCENT_TRACEBACK=1 gives one for every error. */
 static int traceback(lua_State *L) {
     const char *msg = lua_tostring(L, 1);
     if (!msg) msg = luaL_tolstring(L, 1, NULL);
+    lua_Debug ar;
+    const char *force = getenv("CRESCENT_TRACEBACK");
+    int deliberate = lua_getstack(L, 1, &ar) && lua_getinfo(L, "S", &ar) && ar.what[0] == 'C';
+    if (deliberate && !(force && force[0] == '1')) {
+        lua_pushstring(L, msg);
+        return 1;
+    }
     luaL_traceback(L, L, msg, 1);
     return 1;
 }
