@@ -30,5 +30,14 @@ check 1 "bad_keys.lua:[0-9]*: pull: key 10 (position 2) out of range \[0, 10) of
 check 1 "bad_keys.lua:[0-9]*: push: 2 keys need a 2 x 3 matrix of rows for table 'C', got 2 x 2" \
     "$CRESCENT_BIN" run "$JOBS/bad_keys.lua" -- push
 check 1 "bad_keys.lua:[0-9]*: C:get: key 99 out of range \[0, 10)" "$CRESCENT_BIN" run "$JOBS/bad_keys.lua" -- get
+# a deliberate error is one line; a runtime error in the script has a traceback
+"$CRESCENT_BIN" run "$JOBS/count.lua" --policy nosuch >"$TMP/out" 2>&1
+[ "$(wc -l <"$TMP/out")" -eq 1 ] || { cat "$TMP/out"; fail "a bad --policy must give one line"; }
+printf 'local t = nil\nprint(t.x)\n' >"$TMP/rt.lua"
+"$CRESCENT_BIN" run "$TMP/rt.lua" >"$TMP/out" 2>&1 && fail "runtime error exited 0"
+grep -q "^crescent: $TMP/rt.lua:2: attempt to index a nil value" "$TMP/out" && grep -q "stack traceback" "$TMP/out" \
+    || { cat "$TMP/out"; fail "a runtime error must name the line and show a traceback"; }
+CRESCENT_TRACEBACK=1 "$CRESCENT_BIN" run "$JOBS/count.lua" --policy nosuch 2>&1 | grep -q "stack traceback" \
+    || fail "CRESCENT_TRACEBACK=1 must show the traceback"
 "$CRESCENT_BIN" keygen | grep -Eq "^public .{40}$" || fail "keygen"
 no_orphans || exit 1
