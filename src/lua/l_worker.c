@@ -271,7 +271,7 @@ static int c_barrier(lua_State *L) {
 /* A cancelled command (another worker failed, or Ctrl-C at the REPL) ends
  * at the model's next progress, clock, barrier or sleep. */
 static void check_cancel(lua_State *L, lworker *w) {
-    if (cr_node_cancelled(w->n, w->lw)) luaL_error(L, "cancelled: the command was stopped");
+    if (cr_node_cancelled(w->n, w->lw)) luaL_error(L, "%s", CR_NODE_CANCELLED_MSG);
 }
 
 static int c_progress(lua_State *L) {

@@ -28,7 +28,13 @@ int cr_node_cancelled(cr_node *n, int lw) {
     return c != 0 && c == n->ws[lw].seen_cmd;
 }
 
-#define CANCELLED_MSG "cancelled: the command was stopped (another worker failed, or the wait was interrupted)"
+/* -1 with the reason in e if worker lw must leave a clock or barrier wait:
+ * the node stops, or its command was cancelled. */
+static int must_leave(cr_node *n, int lw, cr_err *e) {
+    if (atomic_load(&n->stop)) return cr_errf(e, "node stopping");
+    if (cr_node_cancelled(n, lw)) return cr_errf(e, CR_NODE_CANCELLED_MSG);
+    return 0;
+}
 int cr_node_table_count(cr_node *n) { return atomic_load(&n->ntables); }
 
 cr_shard *cr_node_table_at(cr_node *n, int i, int *id) {
@@ -130,14 +136,7 @@ int cr_node_clock(cr_node *n, int lw, cr_decide_fn decide, void *arg, cr_err *e)
     int rc = 0;
     pthread_mutex_lock(&n->mu);
     for (;;) {
-        if (atomic_load(&n->stop)) {
-            rc = cr_errf(e, "node stopping");
-            break;
-        }
-        if (cr_node_cancelled(n, lw)) {
-            rc = cr_errf(e, CANCELLED_MSG);
-            break;
-        }
+        if ((rc = must_leave(n, lw, e)) < 0) break;
         int64_t mn, mx;
         min_max(n, gw, mine, n->clocks, &mn, &mx);
         memcpy(snap, n->clocks, (size_t)W * sizeof *snap);
@@ -170,14 +169,7 @@ int cr_node_barrier(cr_node *n, int lw, cr_err *e) {
     int rc = 0;
     pthread_mutex_lock(&n->mu);
     for (;;) {
-        if (atomic_load(&n->stop)) {
-            rc = cr_errf(e, "node stopping");
-            break;
-        }
-        if (cr_node_cancelled(n, lw)) {
-            rc = cr_errf(e, CANCELLED_MSG);
-            break;
-        }
+        if ((rc = must_leave(n, lw, e)) < 0) break;
         int64_t mn, mx;
         min_max(n, gw, mine, n->barriers, &mn, &mx);
         if (mn >= mine) break;

@@ -94,7 +94,8 @@ void cr_node_progress(cr_node *n, int64_t items);
 /* 1 if the command local worker lw is running was cancelled (CR_M_CANCEL:
  * another worker failed, or the user interrupted the wait at the REPL).
  * Cheap (one atomic load). cr_node_clock and cr_node_barrier then return -1
- * with "cancelled: ..." in e; model code should stop (the bindings raise). */
+ * with CR_NODE_CANCELLED_MSG in e; model code should stop (the bindings raise). */
 int cr_node_cancelled(cr_node *n, int lw);
+#define CR_NODE_CANCELLED_MSG "cancelled: the command was stopped (another worker failed, or the wait was interrupted)"
 
 #endif
