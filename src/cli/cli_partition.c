@@ -74,11 +74,8 @@ static double cpu_now(void) {
 /* Add one seed's hashing statistics (the graph dppa partitioned) to r.
  * Outside the timed part: the partition time stays dppa's own. */
 static int add_hash_stats(const cr_bigraph *g, const cr_part_opts *o, int seeds, row *r, cr_err *e) {
-    cr_bigraph *h = cr_fhash_graph(g, o->hash_bins, o->seed, e);
-    if (!h) return -1;
     cr_fhash_stats s;
-    cr_fhash_stats_of(g, h, &s);
-    cr_bigraph_destroy(&h);
+    if (cr_fhash_stats_for(g, o->hash_bins, o->seed, &s, e) < 0) return -1;
     r->hash_bins = s.bins;
     r->bins_used += (double)s.bins_used / seeds, r->edges += (double)s.edges / seeds;
     r->edge_ratio += s.edge_ratio / seeds, r->density += s.density / seeds;

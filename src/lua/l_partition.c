@@ -224,11 +224,8 @@ static void read_opts(lua_State *L, int idx, cr_part_opts *o) {
 /* [-0, +0] metrics.hashing for the table on top: how hashing g into
  * o->hash_bins bins (the seed dppa used) densified it. Returns 0 or -1. */
 static int set_hashing(lua_State *L, const cr_bigraph *g, const cr_part_opts *o, cr_err *e) {
-    cr_bigraph *h = cr_fhash_graph(g, o->hash_bins, o->seed, e);
-    if (!h) return -1;
     cr_fhash_stats s;
-    cr_fhash_stats_of(g, h, &s);
-    cr_bigraph_destroy(&h);
+    if (cr_fhash_stats_for(g, o->hash_bins, o->seed, &s, e) < 0) return -1;
     lua_createtable(L, 0, 6);
     const struct { const char *n; double v; } f[] = {
         {"bins", s.bins}, {"bins_used", s.bins_used}, {"edges", (double)s.edges}, {"edge_ratio", s.edge_ratio},

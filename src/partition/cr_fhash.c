@@ -65,3 +65,11 @@ void cr_fhash_stats_of(const cr_bigraph *g, const cr_bigraph *h, cr_fhash_stats 
     s->density = h->nu && h->nv ? (double)h->ne / ((double)h->nu * h->nv) : 0.0;
     s->mean_v_degree = s->bins_used ? (double)h->ne / s->bins_used : 0.0;
 }
+
+int cr_fhash_stats_for(const cr_bigraph *g, uint32_t m, uint64_t seed, cr_fhash_stats *s, cr_err *e) {
+    cr_bigraph *h = cr_fhash_graph(g, m, seed, e);
+    if (!h) return -1;
+    cr_fhash_stats_of(g, h, s);
+    cr_bigraph_destroy(&h);
+    return 0;
+}

@@ -38,4 +38,9 @@ typedef struct cr_fhash_stats {
 
 void cr_fhash_stats_of(const cr_bigraph *g, const cr_bigraph *h, cr_fhash_stats *s);
 
+/* The same for g hashed into m bins with seed (the graph DPPA partitions
+ * with those options): builds the hashed graph, measures it, frees it.
+ * Returns 0, or -1 with e filled when m == 0. */
+int cr_fhash_stats_for(const cr_bigraph *g, uint32_t m, uint64_t seed, cr_fhash_stats *s, cr_err *e);
+
 #endif
