@@ -1,5 +1,6 @@
 /* Matrix factorization kernels (finite-difference gradient check, SGD
  * semantics) and the cell loader/batcher (partitioning, batches, bad input). */
+#include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -118,6 +119,28 @@ static void test_delta_to_grad(void) {
     for (int k = 0; k < NW * D; k++) CR_CHECK_NEAR(orig[k] - 0.02f * Wd[k], updated[k], 1e-6);
     cr_mf_delta_to_grad(&H, hcopy, 0.0f);
     for (int k = 0; k < NH * D; k++) CR_CHECK(Hd[k] == 0.0f);
+}
+
+/* Probe defect 7: a denormal learning rate (where a bold driver that keeps
+ * halving ends up; 1/lr overflows float) gives finite gradients, and the
+ * owner's w -= lr g then leaves the rows finite. */
+static void test_delta_to_grad_denormal_lr(void) {
+    const float lrs[] = {1e-39f, 1e-45f, 3e-38f};
+    for (int i = 0; i < 3; i++) {
+        random_batch(23 + (uint64_t)i);
+        float orig[NW * D];
+        memcpy(orig, Wd, sizeof orig);
+        cr_mat W = {NW, D, Wd}, H = {NH, D, Hd};
+        cr_mf_stats st = {0, 0, 0};
+        cr_mf_sgd(&(cr_mf_batch){NC, wi, hj, xv}, &W, &H, lrs[i], 0.1f, &st);
+        cr_mf_delta_to_grad(&W, orig, lrs[i]);
+        int finite = 1;
+        for (int k = 0; k < NW * D; k++) {
+            float w = orig[k] - lrs[i] * Wd[k];
+            if (!isfinite(Wd[k]) || !isfinite(w) || fabsf(w - orig[k]) > 1e-6f) finite = 0;
+        }
+        CR_CHECK(finite);
+    }
 }
 
 /* SGD recovers a rank-2 matrix: the loss drops by 20x. */
@@ -326,6 +349,7 @@ int main(void) {
     CR_RUN(test_sgd_one_cell_matches_gradient);
     CR_RUN(test_sgd_sequential);
     CR_RUN(test_delta_to_grad);
+    CR_RUN(test_delta_to_grad_denormal_lr);
     CR_RUN(test_sgd_converges);
     CR_RUN(test_cells_partition_and_batches);
     CR_RUN(test_cells_shuffle_deterministic);
