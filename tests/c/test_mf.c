@@ -192,7 +192,7 @@ static void test_cells_partition_and_batches(void) {
     int64_t total = 0;
     double valsum = 0;
     for (int part = 0; part < 2; part++) {
-        cr_mfcells *c = cr_mfcells_load(path, &(cr_mfcells_opts){1, 5, part, 2, 2, 9}, &e);
+        cr_mfcells *c = cr_mfcells_load(path, &(cr_mfcells_opts){1, 5, part, 2, 2, 9, 0, 0}, &e);
         CR_CHECK(c);
         total += cr_mfcells_count(c);
         cr_mfcells_shuffle(c, 42 + (uint64_t)part);
@@ -246,7 +246,7 @@ static void test_cells_partition_and_batches(void) {
 static void test_cells_shuffle_deterministic(void) {
     char *path = cr_test_tmpfile(SMALL);
     cr_err e;
-    cr_mfcells_opts o = {0, -1, 0, 1, 1, 3}; /* one column per batch */
+    cr_mfcells_opts o = {0, -1, 0, 1, 1, 3, 0, 0}; /* one column per batch */
     cr_mfcells *a = cr_mfcells_load(path, &o, &e), *b = cr_mfcells_load(path, &o, &e);
     CR_CHECK(a && b && cr_mfcells_count(a) == 12 && cr_mfcells_columns(a) == 5);
     CR_CHECK(cr_mfcells_batches(a) == 5);
@@ -280,7 +280,7 @@ static void test_cells_shuffle_deterministic(void) {
 static void test_cells_shuffle_no_history(void) {
     char *path = cr_test_tmpfile(SMALL);
     cr_err e;
-    cr_mfcells_opts o = {0, -1, 0, 1, 1, 3};
+    cr_mfcells_opts o = {0, -1, 0, 1, 1, 3, 0, 0};
     cr_mfcells *a = cr_mfcells_load(path, &o, &e), *b = cr_mfcells_load(path, &o, &e);
     CR_CHECK(a && b);
     for (uint64_t seed = 11; seed <= 14; seed++) cr_mfcells_shuffle(a, seed);
@@ -301,7 +301,7 @@ static void test_cells_shuffle_no_history(void) {
 static void test_cells_batch_size(void) {
     char *path = cr_test_tmpfile(SMALL);
     cr_err e;
-    cr_mfcells *c = cr_mfcells_load(path, &(cr_mfcells_opts){0, -1, 0, 1, 4, 1}, &e);
+    cr_mfcells *c = cr_mfcells_load(path, &(cr_mfcells_opts){0, -1, 0, 1, 4, 1, 0, 0}, &e);
     CR_CHECK(c);
     int64_t pos = 0, total = 0, small = 0;
     cr_mfcells_batch b;
@@ -311,8 +311,27 @@ static void test_cells_batch_size(void) {
     }
     CR_CHECK(total == 12 && small == 0 && cr_mfcells_batches(c) >= 2 && cr_mfcells_batches(c) <= 3);
     cr_mfcells_destroy(&c);
-    CR_CHECK(cr_mfcells_load(path, &(cr_mfcells_opts){0, -1, 0, 1, 0, 1}, &e) == NULL);
+    CR_CHECK(cr_mfcells_load(path, &(cr_mfcells_opts){0, -1, 0, 1, 0, 1, 0, 0}, &e) == NULL);
     CR_CHECK(strstr(e.msg, "batch size 0 must be >= 1") != NULL);
+    unlink(path);
+}
+
+/* Probe defect 10: a cell whose row (or column) is past the tables' keys is
+ * an error naming its line, whichever node's rows are loaded, not a cell
+ * that every node drops. */
+static void test_cells_past_table_keys(void) {
+    char *path = cr_test_tmpfile(SMALL); /* 6 x 5; rows 5 and 6 have cells */
+    cr_err e = {{0}};
+    /* the last node of a 4-key W: rows [2, 4) */
+    CR_CHECK(cr_mfcells_load(path, &(cr_mfcells_opts){2, 4, 0, 1, 4, 1, 4, 5}, &e) == NULL);
+    CR_CHECK(strstr(e.msg, path) == e.msg && strstr(e.msg, "row 5 out of range 1..4 (past the keys") != NULL);
+    /* the first node too: the row is nobody's */
+    CR_CHECK(cr_mfcells_load(path, &(cr_mfcells_opts){0, 2, 0, 1, 4, 1, 4, 5}, &e) == NULL);
+    CR_CHECK(cr_mfcells_load(path, &(cr_mfcells_opts){0, -1, 0, 1, 4, 1, 6, 3}, &e) == NULL);
+    CR_CHECK(strstr(e.msg, "column 4 out of range 1..3 (past the keys") != NULL);
+    cr_mfcells *c = cr_mfcells_load(path, &(cr_mfcells_opts){0, -1, 0, 1, 4, 1, 6, 5}, &e);
+    CR_CHECK(c && cr_mfcells_count(c) == 12);
+    cr_mfcells_destroy(&c);
     unlink(path);
 }
 
@@ -350,6 +369,7 @@ int main(void) {
     CR_RUN(test_sgd_sequential);
     CR_RUN(test_delta_to_grad);
     CR_RUN(test_delta_to_grad_denormal_lr);
+    CR_RUN(test_cells_past_table_keys);
     CR_RUN(test_sgd_converges);
     CR_RUN(test_cells_partition_and_batches);
     CR_RUN(test_cells_shuffle_deterministic);
