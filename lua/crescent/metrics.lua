@@ -5,7 +5,10 @@
 -- Objects are written with their keys sorted and numbers as %.17g (so a
 -- float reads back as the same double; cjson itself stops at 14 digits);
 -- NaN and infinities become null. Strings are escaped by cjson.
-local cjson = require "cjson"
+local has_cjson, cjson = pcall(require, "cjson")
+if not has_cjson then
+    error("crescent needs lua-cjson (Debian package lua-cjson; `make deps` installs it): " .. tostring(cjson), 0)
+end
 local core = require "crescent.core"
 local home = require "crescent.home"
 
