@@ -16,7 +16,7 @@
 --   Nodes, workers, seed, policy and the metrics file are options of
 --   `crescent run` (before "--").
 -- Learning rate: bold driver (after each epoch +5% if the training loss fell,
--- -50% if it rose), set on both tables with set_lr.
+-- -50% if it rose, kept within [lr / 1e6, 100 lr]), set on both tables with set_lr.
 -- Predicting 0 gives a test RMSE of about 0.98 on this data; this reaches ~0.3.
 local cr = require "crescent"
 
@@ -117,7 +117,9 @@ while job.epochs < opt.epochs do
       r.seconds, cps / 1e6))
   job:log { epoch = epoch, loss = loss, test_rmse = rmse, seconds = r.seconds, cells_per_s = cps,
             bytes_remote = r.bytes_remote, messages = r.messages, lr = lr }
-  st.lr = loss < st.prev and lr * 1.05 or lr * 0.5
+  -- bounded to [lr / 1e6, 100 lr]: on a converged model the loss wobbles, and
+  -- halving on every rise would drive the rate towards 0 (1e-39 after 1000 epochs)
+  st.lr = math.min(math.max(loss < st.prev and lr * 1.05 or lr * 0.5, opt.lr * 1e-6), opt.lr * 100)
   st.prev = loss
   if opt.checkpoint then job:save(opt.checkpoint) end
 end

@@ -47,8 +47,11 @@ local known = { train = true, test = true, lambda = true, batch = true, w = true
 
 local function load(ctx, path)
   local lo, hi = S.W:local_range()
+  -- rows/cols: a cell past W's or H's keys is an error naming its line (a
+  -- row past W's keys would belong to no node and be dropped silently)
   local cells, err = K.mf_load(path, { row_lo = lo, row_hi = hi, batch = S.batch, seed = ctx.seed,
-                                       part = ctx.local_worker, parts = ctx.workers_per_node })
+                                       part = ctx.local_worker, parts = ctx.workers_per_node,
+                                       rows = S.W.keys, cols = S.H.keys })
   if not cells then error(err, 0) end
   return cells
 end

@@ -20,6 +20,8 @@ struct cr_mm_reader {
     cr_lines *in;
     cr_mm_header h;
     int64_t seen;
+    int64_t lim[2];   /* accepted rows, columns: the size line's unless cr_mm_limit narrowed them */
+    const char *why;  /* cr_mm_limit's note, or NULL */
 };
 
 static int parse_banner(cr_lines *in, char *s, int flags, cr_mm_header *h, cr_err *e) {
@@ -100,6 +102,8 @@ cr_mm_reader *cr_mm_open_flags(const char *path, int flags, cr_mm_header *h, cr_
     cr_mm_reader *r = cr_xcalloc(1, sizeof *r);
     r->in = in;
     r->h = *h;
+    r->lim[0] = h->rows;
+    r->lim[1] = h->cols;
     return r;
 fail:
     cr_lines_close(&in);
@@ -118,11 +122,13 @@ static int parse_entry(cr_mm_reader *r, char *s, int64_t *ri, int64_t *ci, float
             if (*cr_skip_ws(s) == '\0') return cr_errf_at(e, path, ln, "missing %s index", what[k]);
             return cr_errf_at(e, path, ln, "%s index is not an integer", what[k]);
         }
-        int64_t lim = k ? r->h.cols : r->h.rows;
+        int64_t lim = r->lim[k];
         if (rc == -2) return cr_errf_at(e, path, ln, "%s index beyond 64 bits", what[k]);
-        if (id[k] < 1 || id[k] > lim)
-            return cr_errf_at(e, path, ln, "%s %lld out of range 1..%lld", what[k], (long long)id[k],
-                              (long long)lim);
+        if (id[k] < 1 || id[k] > lim) {
+            int narrowed = r->why && lim < (k ? r->h.cols : r->h.rows);
+            return cr_errf_at(e, path, ln, "%s %lld out of range 1..%lld%s%s%s", what[k], (long long)id[k],
+                              (long long)lim, narrowed ? " (" : "", narrowed ? r->why : "", narrowed ? ")" : "");
+        }
     }
     *ri = id[0] - 1;
     *ci = id[1] - 1;
@@ -136,6 +142,12 @@ static int parse_entry(cr_mm_reader *r, char *s, int64_t *ri, int64_t *ci, float
     }
     if (*cr_skip_ws(s) != '\0') return cr_errf_at(e, path, ln, "extra field after the entry");
     return 0;
+}
+
+void cr_mm_limit(cr_mm_reader *r, int64_t rows, int64_t cols, const char *why) {
+    if (rows > 0 && rows < r->h.rows) r->lim[0] = rows;
+    if (cols > 0 && cols < r->h.cols) r->lim[1] = cols;
+    r->why = why;
 }
 
 long cr_mm_read(cr_mm_reader *r, int64_t *row, int64_t *col, float *val, size_t cap, cr_err *e) {

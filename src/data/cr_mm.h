@@ -40,6 +40,13 @@ cr_mm_reader *cr_mm_open(const char *path, cr_mm_header *h, cr_err *e);
  * which is why callers that need the whole matrix do not pass the flag. */
 cr_mm_reader *cr_mm_open_flags(const char *path, int flags, cr_mm_header *h, cr_err *e);
 
+/* Accept fewer rows or columns than the size line declares (a caller whose
+ * tables have fewer keys): an entry past them is then an error like any
+ * out-of-range index, "path:line: row 7 out of range 1..5 (why)". rows or
+ * cols <= 0, or not below the size line's, keep the size line's. why is a
+ * static or caller-held string that outlives r. */
+void cr_mm_limit(cr_mm_reader *r, int64_t rows, int64_t cols, const char *why);
+
 /* Read up to cap entries into row/col/val (caller-owned arrays of at least
  * cap elements). Returns the number read, 0 at a correct end of file (all
  * declared entries seen), -1 on a bad line or read error (e set). */

@@ -4,6 +4,8 @@
  * loops scalar, which costs ~30% of the kernel's speed (measured with the
  * dim-16 set of tests/bench/mf.sh: 36M vs 50M cells/s). */
 #pragma GCC optimize("O3")
+#include <float.h>
+
 #include "kernels/cr_mf.h"
 
 static inline float dot(const float *a, const float *b, int64_t d) {
@@ -93,10 +95,23 @@ void cr_mf_eval(const cr_mf_batch *b, const cr_mat *W, const cr_mat *H, cr_mf_st
     st->n += b->n;
 }
 
+/* Why the division is in double: for a learning rate below 1/FLT_MAX
+ * (about 2.9e-39, a denormal float, where a bold driver that keeps halving
+ * ends up) 1/lr overflows to inf in float, and an unchanged value (delta 0)
+ * times inf is NaN, which the push then spreads to every row. In double the
+ * quotient is the change per unit of lr, about the size of the gradient;
+ * it is clamped into float range so that no delta becomes inf either. */
 void cr_mf_delta_to_grad(cr_mat *cur, const float *orig, float lr) {
     int64_t n = cur->rows * cur->cols;
-    float inv = lr != 0 ? 1.0f / lr : 0.0f;
-    for (int64_t k = 0; k < n; k++) cur->data[k] = (orig[k] - cur->data[k]) * inv;
+    if (!(lr > 0)) { /* 0 (or a negative/NaN rate, which no table accepts): no change */
+        for (int64_t k = 0; k < n; k++) cur->data[k] = 0.0f;
+        return;
+    }
+    double inv = 1.0 / (double)lr;
+    for (int64_t k = 0; k < n; k++) {
+        double g = ((double)orig[k] - (double)cur->data[k]) * inv;
+        cur->data[k] = (float)(g > FLT_MAX ? FLT_MAX : g < -FLT_MAX ? -FLT_MAX : g);
+    }
 }
 
 int cr_mf_check_batch(const cr_mf_batch *b, int64_t wrows, int64_t hrows) {

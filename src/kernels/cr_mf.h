@@ -44,8 +44,8 @@ void cr_mf_eval(const cr_mf_batch *b, const cr_mat *W, const cr_mat *H, cr_mf_st
 
 /* Turn updated copies into the gradient sums a table's sgd optimizer needs:
  * cur = (orig - cur) / lr, so that the owner's w -= lr g reproduces the local
- * change. orig holds cur's values before the update (same shape). lr == 0
- * gives zeros. */
+ * change. orig holds cur's values before the update (same shape). lr <= 0
+ * gives zeros; any lr > 0, denormal ones included, gives finite values. */
 void cr_mf_delta_to_grad(cr_mat *cur, const float *orig, float lr);
 
 /* 0 if every wi < W rows, hj < H rows, both non-negative; else -1. */

@@ -79,12 +79,16 @@ static void cellvec_free(cellvec *v) {
 }
 
 /* Stream path and keep the cells with a row in [*lo, *hi) (clamped to the
- * matrix); the size line goes to *shape. 0, or -1 with e set. */
-static int read_rows(const char *path, int64_t *lo, int64_t *hi, cr_mf_shape *shape, cellvec *out,
-                     cr_err *e) {
+ * matrix); the size line goes to *shape. A cell past o->rows / o->cols is an
+ * error. 0, or -1 with e set. */
+static int read_rows(const char *path, const cr_mfcells_opts *o, int64_t *lo, int64_t *hi, cr_mf_shape *shape,
+                     cellvec *out, cr_err *e) {
     cr_mm_header mh;
     cr_mm_reader *r = cr_mm_open(path, &mh, e);
     if (!r) return -1;
+    /* a row past W's keys belongs to no node: without the limit every node
+     * would drop it silently */
+    cr_mm_limit(r, o->rows, o->cols, "past the keys of the W or H table");
     if (mh.rows > INT32_MAX || mh.cols > INT32_MAX) {
         cr_mm_close(&r);
         return cr_errf(e, "%s: more than %d rows or columns", path, INT32_MAX);
@@ -203,7 +207,7 @@ static void index_batches(cr_mfcells *c, const int32_t *row, int64_t lo, int64_t
 }
 
 cr_mfcells *cr_mfcells_load(const char *path, const cr_mfcells_opts *opts, cr_err *e) {
-    cr_mfcells_opts o = opts ? *opts : (cr_mfcells_opts){0, -1, 0, 1, INT64_MAX, 0};
+    cr_mfcells_opts o = opts ? *opts : (cr_mfcells_opts){0, -1, 0, 1, INT64_MAX, 0, 0, 0};
     if (o.batch < 1) {
         cr_errf(e, "%s: batch size %lld must be >= 1", path, (long long)o.batch);
         return NULL;
@@ -216,7 +220,7 @@ cr_mfcells *cr_mfcells_load(const char *path, const cr_mfcells_opts *opts, cr_er
     cellvec v = {0, 0, NULL, NULL, NULL};
     int64_t lo = o.row_lo, hi = o.row_hi;
     cr_mf_shape shape;
-    if (read_rows(path, &lo, &hi, &shape, &v, e)) {
+    if (read_rows(path, &o, &lo, &hi, &shape, &v, e)) {
         cellvec_free(&v);
         return NULL;
     }

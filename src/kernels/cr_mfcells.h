@@ -35,13 +35,16 @@ typedef struct cr_mfcells_opts {
     int part, parts;        /* keep the columns dealt to worker `part` of `parts` (parts >= 1) */
     int64_t batch;          /* about this many cells per batch (>= 1; INT64_MAX: one batch) */
     uint64_t seed;          /* grouping of columns into batches */
+    int64_t rows, cols;     /* keys of the W and H tables: a cell past them is an error
+                             * naming its line, not dropped (0: the size line's) */
 } cr_mfcells_opts;
 
 typedef struct cr_mfcells cr_mfcells;
 
 /* Load path with opts (NULL = everything). Returns a new object owned by the
  * caller (free with cr_mfcells_destroy), or NULL with "path:line: reason" in
- * e for any malformed line, out-of-range index, NaN/inf value, or a count
+ * e for any malformed line, out-of-range index (past the size line, or past
+ * opts->rows / opts->cols), NaN/inf value, or a count
  * that disagrees with the size line. */
 cr_mfcells *cr_mfcells_load(const char *path, const cr_mfcells_opts *opts, cr_err *e);
 

@@ -8,6 +8,7 @@ static const luaL_Reg modules[] = {
     {"util", cr_lopen_util},           {"data", cr_lopen_data},
     {"eval", cr_lopen_eval},           {"partition", cr_lopen_partition},
     {"ps", cr_lopen_ps},               {"kernels", cr_lopen_kernels},
+    {"table", cr_lopen_table},
     {NULL, NULL},
 };
 

@@ -5,7 +5,9 @@
  *   kernels.mf_load(path, opts)        -> cells | nil, msg
  *       opts: row_lo, row_hi (0-based, [lo, hi); default all rows),
  *             part, parts (this worker's share of the node's columns; 0, 1),
- *             batch (cells per batch, 100000), seed (grouping of columns, 0)
+ *             batch (cells per batch, 100000), seed (grouping of columns, 0),
+ *             rows, cols (keys of W and H: a cell past them is an error
+ *             "file:line: ...", not dropped; 0: the size line's)
  *   cells:count(), cells:columns(), cells:shuffle(seed) (also restarts the walk),
  *   cells:rewind() (restart the walk in the same order), cells:close()
  *   cells:batches()                    -> batches per epoch
@@ -68,7 +70,7 @@ static lua_Integer opt_int(lua_State *L, int t, const char *k, lua_Integer def) 
     return ok ? v : def;
 }
 
-static const char *const mf_load_keys[] = {"row_lo", "row_hi", "part", "parts", "batch", "seed", NULL};
+static const char *const mf_load_keys[] = {"row_lo", "row_hi", "part", "parts", "batch", "seed", "rows", "cols", NULL};
 
 /* mf_load(path [, opts]) -> cells | nil, msg */
 static int l_mf_load(lua_State *L) {
@@ -79,7 +81,8 @@ static int l_mf_load(lua_State *L) {
     }
     cr_mfcells_opts o = {opt_int(L, 2, "row_lo", 0), opt_int(L, 2, "row_hi", -1),
                          (int)opt_int(L, 2, "part", 0), (int)opt_int(L, 2, "parts", 1),
-                         opt_int(L, 2, "batch", 100000), (uint64_t)opt_int(L, 2, "seed", 0)};
+                         opt_int(L, 2, "batch", 100000), (uint64_t)opt_int(L, 2, "seed", 0),
+                         opt_int(L, 2, "rows", 0), opt_int(L, 2, "cols", 0)};
     lcells *u = lua_newuserdatauv(L, sizeof *u, 1); /* user value: batch id -> {wkeys, hkeys} */
     memset(u, 0, sizeof *u);
     luaL_setmetatable(L, CELLS_MT);

@@ -11,6 +11,7 @@ int cr_lopen_partition(lua_State *L); /* l_partition.c -> core.partition */
 int cr_lopen_ps(lua_State *L);        /* l_ps.c        -> core.ps (job, tables, policies) */
 int cr_lopen_kernels(lua_State *L);   /* l_kernels.c   -> core.kernels */
 int cr_lopen_util(lua_State *L);      /* l_util.c      -> core.util (matrices, rng, time) */
+int cr_lopen_table(lua_State *L);     /* l_table.c     -> core.table (placement, init kinds) */
 
 int luaopen_crescent_core(lua_State *L);
 

@@ -454,6 +454,21 @@ static void install_quit(lua_State *L) {
     lua_setglobal(L, "exit");
 }
 
+/* The library sets no globals: the prompt's global `job` (docs/repl.md) is
+ * set here, before each line, by require("crescent.job").repl_env(_G): the
+ * latest open job, unless the user gave `job` a value of another kind. */
+static void sync_job(lua_State *L) {
+    int top = lua_gettop(L);
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "crescent.job");
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1)) {
+        lua_getfield(L, -1, "repl_env");
+        lua_pushglobaltable(L);
+        if (lua_pcall(L, 1, 0, 0) != LUA_OK) lua_pop(L, 1);
+    }
+    lua_settop(L, top);
+}
+
 int cr_repl_run(lua_State *L) {
     int top = lua_gettop(L);
     repl r;
@@ -477,6 +492,7 @@ int cr_repl_run(lua_State *L) {
         printf("crescent (%s): expressions print their value; quit() or Ctrl-D leaves\n", LUA_RELEASE);
     }
     while (!r.qs->quit) {
+        sync_job(L);
         int status = load_chunk(&r);
         if (status == -1) break;
         if (status == -2) continue;

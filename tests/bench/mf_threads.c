@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
         pthread_t th[2];
         for (int t = 0; t < T; t++) {
             cr_err e;
-            js[t].c = cr_mfcells_load(argv[1], &(cr_mfcells_opts){0, -1, t, T, 100000, 1}, &e);
+            js[t].c = cr_mfcells_load(argv[1], &(cr_mfcells_opts){0, -1, t, T, 100000, 1, 0, 0}, &e);
             if (!js[t].c) {
                 fprintf(stderr, "mf_threads: %s\n", e.msg);
                 return 1;

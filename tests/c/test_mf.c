@@ -1,5 +1,6 @@
 /* Matrix factorization kernels (finite-difference gradient check, SGD
  * semantics) and the cell loader/batcher (partitioning, batches, bad input). */
+#include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -120,6 +121,28 @@ static void test_delta_to_grad(void) {
     for (int k = 0; k < NH * D; k++) CR_CHECK(Hd[k] == 0.0f);
 }
 
+/* Probe defect 7: a denormal learning rate (where a bold driver that keeps
+ * halving ends up; 1/lr overflows float) gives finite gradients, and the
+ * owner's w -= lr g then leaves the rows finite. */
+static void test_delta_to_grad_denormal_lr(void) {
+    const float lrs[] = {1e-39f, 1e-45f, 3e-38f};
+    for (int i = 0; i < 3; i++) {
+        random_batch(23 + (uint64_t)i);
+        float orig[NW * D];
+        memcpy(orig, Wd, sizeof orig);
+        cr_mat W = {NW, D, Wd}, H = {NH, D, Hd};
+        cr_mf_stats st = {0, 0, 0};
+        cr_mf_sgd(&(cr_mf_batch){NC, wi, hj, xv}, &W, &H, lrs[i], 0.1f, &st);
+        cr_mf_delta_to_grad(&W, orig, lrs[i]);
+        int finite = 1;
+        for (int k = 0; k < NW * D; k++) {
+            float w = orig[k] - lrs[i] * Wd[k];
+            if (!isfinite(Wd[k]) || !isfinite(w) || fabsf(w - orig[k]) > 1e-6f) finite = 0;
+        }
+        CR_CHECK(finite);
+    }
+}
+
 /* SGD recovers a rank-2 matrix: the loss drops by 20x. */
 static void test_sgd_converges(void) {
     enum { R = 30, C = 20, K = 2 };
@@ -169,7 +192,7 @@ static void test_cells_partition_and_batches(void) {
     int64_t total = 0;
     double valsum = 0;
     for (int part = 0; part < 2; part++) {
-        cr_mfcells *c = cr_mfcells_load(path, &(cr_mfcells_opts){1, 5, part, 2, 2, 9}, &e);
+        cr_mfcells *c = cr_mfcells_load(path, &(cr_mfcells_opts){1, 5, part, 2, 2, 9, 0, 0}, &e);
         CR_CHECK(c);
         total += cr_mfcells_count(c);
         cr_mfcells_shuffle(c, 42 + (uint64_t)part);
@@ -223,7 +246,7 @@ static void test_cells_partition_and_batches(void) {
 static void test_cells_shuffle_deterministic(void) {
     char *path = cr_test_tmpfile(SMALL);
     cr_err e;
-    cr_mfcells_opts o = {0, -1, 0, 1, 1, 3}; /* one column per batch */
+    cr_mfcells_opts o = {0, -1, 0, 1, 1, 3, 0, 0}; /* one column per batch */
     cr_mfcells *a = cr_mfcells_load(path, &o, &e), *b = cr_mfcells_load(path, &o, &e);
     CR_CHECK(a && b && cr_mfcells_count(a) == 12 && cr_mfcells_columns(a) == 5);
     CR_CHECK(cr_mfcells_batches(a) == 5);
@@ -257,7 +280,7 @@ static void test_cells_shuffle_deterministic(void) {
 static void test_cells_shuffle_no_history(void) {
     char *path = cr_test_tmpfile(SMALL);
     cr_err e;
-    cr_mfcells_opts o = {0, -1, 0, 1, 1, 3};
+    cr_mfcells_opts o = {0, -1, 0, 1, 1, 3, 0, 0};
     cr_mfcells *a = cr_mfcells_load(path, &o, &e), *b = cr_mfcells_load(path, &o, &e);
     CR_CHECK(a && b);
     for (uint64_t seed = 11; seed <= 14; seed++) cr_mfcells_shuffle(a, seed);
@@ -278,7 +301,7 @@ static void test_cells_shuffle_no_history(void) {
 static void test_cells_batch_size(void) {
     char *path = cr_test_tmpfile(SMALL);
     cr_err e;
-    cr_mfcells *c = cr_mfcells_load(path, &(cr_mfcells_opts){0, -1, 0, 1, 4, 1}, &e);
+    cr_mfcells *c = cr_mfcells_load(path, &(cr_mfcells_opts){0, -1, 0, 1, 4, 1, 0, 0}, &e);
     CR_CHECK(c);
     int64_t pos = 0, total = 0, small = 0;
     cr_mfcells_batch b;
@@ -288,8 +311,27 @@ static void test_cells_batch_size(void) {
     }
     CR_CHECK(total == 12 && small == 0 && cr_mfcells_batches(c) >= 2 && cr_mfcells_batches(c) <= 3);
     cr_mfcells_destroy(&c);
-    CR_CHECK(cr_mfcells_load(path, &(cr_mfcells_opts){0, -1, 0, 1, 0, 1}, &e) == NULL);
+    CR_CHECK(cr_mfcells_load(path, &(cr_mfcells_opts){0, -1, 0, 1, 0, 1, 0, 0}, &e) == NULL);
     CR_CHECK(strstr(e.msg, "batch size 0 must be >= 1") != NULL);
+    unlink(path);
+}
+
+/* Probe defect 10: a cell whose row (or column) is past the tables' keys is
+ * an error naming its line, whichever node's rows are loaded, not a cell
+ * that every node drops. */
+static void test_cells_past_table_keys(void) {
+    char *path = cr_test_tmpfile(SMALL); /* 6 x 5; rows 5 and 6 have cells */
+    cr_err e = {{0}};
+    /* the last node of a 4-key W: rows [2, 4) */
+    CR_CHECK(cr_mfcells_load(path, &(cr_mfcells_opts){2, 4, 0, 1, 4, 1, 4, 5}, &e) == NULL);
+    CR_CHECK(strstr(e.msg, path) == e.msg && strstr(e.msg, "row 5 out of range 1..4 (past the keys") != NULL);
+    /* the first node too: the row is nobody's */
+    CR_CHECK(cr_mfcells_load(path, &(cr_mfcells_opts){0, 2, 0, 1, 4, 1, 4, 5}, &e) == NULL);
+    CR_CHECK(cr_mfcells_load(path, &(cr_mfcells_opts){0, -1, 0, 1, 4, 1, 6, 3}, &e) == NULL);
+    CR_CHECK(strstr(e.msg, "column 4 out of range 1..3 (past the keys") != NULL);
+    cr_mfcells *c = cr_mfcells_load(path, &(cr_mfcells_opts){0, -1, 0, 1, 4, 1, 6, 5}, &e);
+    CR_CHECK(c && cr_mfcells_count(c) == 12);
+    cr_mfcells_destroy(&c);
     unlink(path);
 }
 
@@ -326,6 +368,8 @@ int main(void) {
     CR_RUN(test_sgd_one_cell_matches_gradient);
     CR_RUN(test_sgd_sequential);
     CR_RUN(test_delta_to_grad);
+    CR_RUN(test_delta_to_grad_denormal_lr);
+    CR_RUN(test_cells_past_table_keys);
     CR_RUN(test_sgd_converges);
     CR_RUN(test_cells_partition_and_batches);
     CR_RUN(test_cells_shuffle_deterministic);

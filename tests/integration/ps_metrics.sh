@@ -8,7 +8,7 @@ timeout 60 "$CRESCENT_BIN" run "$JOBS/count.lua" --metrics "$TMP/m.jsonl" --poli
 timeout 60 "$CRESCENT_BIN" run "$JOBS/count.lua" --metrics "$TMP/m.jsonl" -- 2 >"$TMP/out" 2>&1 || fail "run 2"
 cat "$TMP/m.jsonl"
 [ "$(wc -l <"$TMP/m.jsonl")" -eq 2 ] || fail "expected 2 lines"
-head -1 "$TMP/m.jsonl" | grep -q '^{"epoch":1,"max_gap":[0-9]*,"messages":[0-9]*,"note":"a \\u0022quoted\\u0022\\u0009line","policy":"asp","steps":8}$' \
+head -1 "$TMP/m.jsonl" | grep -q '^{"epoch":1,"max_gap":[0-9]*,"messages":[0-9]*,"note":"a \\"quoted\\"\\tline","policy":"asp","steps":8}$' \
     || fail "line 1"
 tail -1 "$TMP/m.jsonl" | grep -q '"policy":"bsp"' || fail "line 2 policy"
 if command -v python3 >/dev/null; then

@@ -175,6 +175,45 @@ describe("job:save and job:load", function()
     b:close()
   end)
 
+  -- probe defect 3 (Lua half): the metrics rewrite at job:load replaces only
+  -- a regular file (or none); a symlink is left alone, and so are the tables.
+  it("refuses to rewrite a metrics file that is a symlink, before any row is written", function()
+    local a = open()
+    a:epoch{ steps = 2 }
+    a:log{ epoch = 1, loss = 1 }
+    a:save(path("m.ckpt"))
+    a:close()
+    write(path("victim"), "keep me\n")
+    os.remove(path("link.jsonl"))
+    assert(os.execute(("ln -s %q %q"):format(path("victim"), path("link.jsonl"))))
+    local b = open{ metrics = path("link.jsonl") }
+    local ok, err = pcall(b.load, b, path("m.ckpt"))
+    assert.is_false(ok)
+    assert.truthy(err:find("job:load: metrics file " .. path("link.jsonl") .. ": is a link, not a regular file", 1, true), err)
+    assert.are.equal("keep me\n", read(path("victim")))
+    assert.are.same({ 0.0 }, b.C:get(0))
+    assert.are.equal(0, b.epochs)
+    b:close()
+    local c = open{ metrics = "/dev/null" }
+    local ok2, err2 = pcall(c.load, c, path("m.ckpt"))
+    assert.is_false(ok2)
+    assert.truthy(err2:find("metrics file /dev/null: is a device", 1, true), err2)
+    c:close()
+  end)
+
+  -- probe defect 8: a write error on the metrics file is an error naming it
+  it("raises on a metrics write error (/dev/full), naming the file", function()
+    local f = io.open("/dev/full", "a")
+    if not f then return end -- no /dev/full here
+    f:close()
+    local a = open{ metrics = "/dev/full" }
+    a:epoch{ steps = 1 }
+    local ok, err = pcall(a.log, a, { epoch = 1, loss = 1 })
+    assert.is_false(ok)
+    assert.truthy(err:find("job:log: metrics file /dev/full: cannot write:", 1, true), err)
+    a:close()
+  end)
+
   it("refuses a job.state that is not plain data, leaving no file", function()
     local a = open()
     a.state.f = print

@@ -41,11 +41,11 @@ local function fake_table(keys, dim, nodes, seed)
   local rng = seed
   local data = {}
   for k = 0, keys * dim - 1 do rng = (rng * 6364136223846793005 + 1442695040888963407); data[k] = ((rng >> 33) % 2000 - 1000) / 10000 end
-  local block = (keys + nodes - 1) // nodes
-  function T:owner(k) return k // block end
+  local place = require("crescent.core").table -- the C placement, as the real tables use
+  function T:owner(k) return place.owner(keys, nodes, k) end
   function T:handle(node)
     local h = setmetatable({}, { __index = T })
-    function h:local_range() return node * block, math.min((node + 1) * block, keys) end
+    function h:local_range() return place.range(keys, nodes, node) end
     return h
   end
   function T:pull(ks)
@@ -198,7 +198,10 @@ describe("crescent.core.kernels mf", function()
     local f = assert(io.open(path, "w"))
     f:write("%%MatrixMarket matrix coordinate real general\n3 2 3\n1 1 1\n2 1 2\n3 2 3\n")
     f:close()
-    assert.has_error(function() K.mf_load(path, { rows = 1 }) end, "mf_load: unknown option 'rows'")
+    assert.has_error(function() K.mf_load(path, { nrows = 1 }) end, "mf_load: unknown option 'nrows'")
+    local none, err = K.mf_load(path, { rows = 2 }) -- a cell past the table's 2 keys: its line
+    assert.is_nil(none)
+    assert.truthy(err:find(path .. ":5: row 3 out of range 1..2", 1, true), err)
     local c = assert(K.mf_load(path))
     assert.are.equal(3, c:count()); assert.are.equal(2, c:columns())
     assert.has_error(function() K.mf_sgd(c, util.matrix(2, 4), util.matrix(1, 4), 0.1, 0) end,

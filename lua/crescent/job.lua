@@ -1,0 +1,235 @@
+-- crescent.job: a job as the job script on the scheduler drives it:
+-- cr.job{...}, job:table, job:model, job:policy, job:call, job:epoch,
+-- job:stats, job:log, job:close (job:save and job:load: crescent.checkpoint).
+-- The C half is crescent.core.ps (src/lua/l_ps.c); worker-side code is
+-- src/lua/l_worker.c.
+--
+-- The library sets no globals. M.current() is the most recently opened job
+-- that is still open; a host that wants a global `job` (the REPL) sets it
+-- itself, with M.repl_env.
+local core = require "crescent.core"
+local home = require "crescent.home"
+local policy = require "crescent.policy"
+local metrics = require "crescent.metrics"
+local init_opt = require "crescent.init_opt"
+local tables = require "crescent.table"
+local checkpoint = require "crescent.checkpoint"
+local cps = core.ps
+
+local Job = {}
+Job.__index = Job
+
+-- quiet = true: no progress bar on stderr (crescent.ps forwards its own
+-- `quiet` field here).
+local M = { Job = Job, quiet = false }
+
+-- Open jobs, by opening order. The latest is held strongly (it is the one a
+-- REPL works with after the job script's locals are gone); the others only
+-- while something else holds them.
+local open_jobs = setmetatable({}, { __mode = "k" })
+local latest, opened = nil, 0
+
+local job_keys = { nodes = true, workers = true, seed = true, policy = true, consistency = true,
+                   metrics = true, listen = true, spawn = true, timeout = true, join_timeout = true }
+
+-- Refuse an unwritable metrics file now, not after the first epoch's work.
+local function check_metrics(path)
+    if type(path) ~= "string" then error("cr.job{}: metrics must be a path", 3) end
+    local f, err = io.open(path, "a")
+    if not f then error(("cr.job{}: metrics file %s"):format(home.open_error(path, err)), 3) end
+    f:close()
+end
+
+local function check_options(o)
+    if type(o) ~= "table" then error("cr.job{...}: table expected", 3) end
+    for k in pairs(o) do
+        if not job_keys[k] then error(("cr.job{}: unknown option '%s'"):format(tostring(k)), 3) end
+    end
+end
+
+-- cr.job{nodes=, workers=, seed=, policy= | consistency=, metrics=, listen=, spawn=}
+-- Command-line values (crescent run --nodes ...) override the script's.
+function M.new(o)
+    o = o or {}
+    check_options(o)
+    local ov = cps.overrides()
+    local function pick(k, dflt)
+        if ov and ov[k] ~= nil then return ov[k] end
+        if o[k] ~= nil then return o[k] end
+        return dflt
+    end
+    local env_listen, env_spawn = os.getenv("CRESCENT_LISTEN"), os.getenv("CRESCENT_SPAWN")
+    local nodes, workers, seed = pick("nodes", 1), pick("workers", 1), pick("seed", 1)
+    for k, v in pairs { nodes = nodes, workers = workers, seed = seed } do
+        if math.type(v) ~= "integer" then error(("cr.job{}: %s must be an integer"):format(k), 2) end
+    end
+    local pname, popts = policy.describe(pick("policy", o.consistency), 2)
+    local ppath, psrc = policy.source(pname)
+    policy.check(ppath, psrc, popts)
+    local mpath = pick("metrics", nil)
+    if mpath ~= nil then check_metrics(mpath) end
+    local spawn = pick("spawn", true)
+    if env_spawn then spawn = env_spawn ~= "0" end
+    local exe
+    if not ov then exe = os.getenv("CRESCENT_BIN") or (home.dir .. "/crescent") end
+    local ok, rt = pcall(cps.start, {
+        nodes = nodes, workers = workers, seed = seed,
+        listen = env_listen or o.listen, spawn = spawn and 1 or 0, exe = exe,
+        exit_on_death = ov and 1 or 0, timeout = o.timeout, join_timeout = o.join_timeout,
+    })
+    if not ok then error(rt, 2) end
+    local job = setmetatable({
+        rt = rt, nodes = nodes, workers = workers, seed = seed, tables = {}, ntables = 0,
+        metrics = mpath, epochs = 0,
+        curve = {}, -- one record per finished epoch (job:epoch, then job:log merges into it)
+        state = {}, -- the script's own resume state (plain data), saved and restored with the job
+    }, Job)
+    opened = opened + 1
+    open_jobs[job], latest = opened, job
+    job:_send_policy(pname, popts, ppath, psrc)
+    return job
+end
+
+-- The most recently opened job that is still open, or nil.
+function M.current()
+    if latest and not latest.rt:closed() then return latest end
+    local best, seq = nil, -1
+    for j, n in pairs(open_jobs) do
+        if n > seq and not j.rt:closed() then best, seq = j, n end
+    end
+    return best
+end
+
+-- For a REPL host, before each line it runs: env.job = M.current(), unless
+-- env.job holds something that is not a job (the user's own variable).
+-- Returns the job (or nil).
+function M.repl_env(env)
+    env = env or _G
+    local j = rawget(env, "job")
+    if j == nil or getmetatable(j) == Job then rawset(env, "job", M.current()) end
+    return rawget(env, "job")
+end
+
+function Job:_check()
+    if self.rt:closed() then error("the job is closed", 3) end
+end
+
+-- Run f(...) on the runtime and re-raise a failure's message as is (it
+-- names worker, script and line). A worker's error leaves the job usable
+-- (every worker has answered: at a REPL the user can go on); a dead node
+-- ends it.
+function Job:_guard(f, ...)
+    local ok, a, b = pcall(f, self.rt, ...)
+    if not ok then
+        if self.rt:failed() then self:close() end
+        error(a, 0)
+    end
+    return a, b
+end
+
+function Job:_send_policy(name, opts, path, src)
+    self.rt:policy(src, home.display(path), cps.serialize(opts))
+    self.policy_name, self.policy_opts = name, opts
+end
+
+-- job:policy("ssp", {staleness = 2}) or job:policy("ssp:staleness=2") or a file path.
+-- Takes effect at each worker's next clock boundary.
+function Job:policy(name, opts)
+    self:_check()
+    if type(name) ~= "string" then error("job:policy(name, opts): name expected", 2) end
+    if opts == nil then name, opts = policy.parse(name) end
+    local path, src = policy.source(name)
+    policy.check(path, src, opts)
+    self:_send_policy(name, opts, path, src)
+end
+
+local table_keys = { name = true, keys = true, dim = true, init = true, optimizer = true, compress = true }
+
+local function check_table(self, o)
+    if type(o) ~= "table" then error("job:table{...}: table expected", 3) end
+    for k in pairs(o) do
+        if not table_keys[k] then error(("job:table{}: unknown option '%s'"):format(tostring(k)), 3) end
+    end
+    if type(o.name) ~= "string" or o.name == "" then error("job:table{}: name (string) required", 3) end
+    if self.tables[o.name] then error(("job:table{}: table '%s' already exists"):format(o.name), 3) end
+    if math.type(o.keys) ~= "integer" or o.keys <= 0 then error("job:table{}: keys must be a positive integer", 3) end
+    if math.type(o.dim) ~= "integer" or o.dim <= 0 then error("job:table{}: dim must be a positive integer", 3) end
+    local init = o.init or init_opt.init.zeros()
+    local opt = o.optimizer or init_opt.optim.sgd { lr = 0.01 }
+    if type(init) ~= "table" or not init.kind then error("job:table{}: init must come from cr.init", 3) end
+    if type(opt) ~= "table" or not opt.name then error("job:table{}: optimizer must come from cr.optim", 3) end
+    return init, opt
+end
+
+-- job:table{name=, keys=, dim=, init=cr.init.normal(0, 0.1), optimizer=cr.optim.sgd{lr=}}
+function Job:table(o)
+    self:_check()
+    local init, opt = check_table(self, o)
+    local def = {
+        name = o.name, keys = o.keys, dim = o.dim, init = init.kind, a = init.a, b = init.b,
+        optimizer = opt.name, lr = opt.lr or 0.01, eps = opt.eps or 1e-8, init_acc = opt.init or 0,
+        seed = self.seed, compress = o.compress and 1 or 0,
+    }
+    local id = self.ntables
+    -- a node that cannot make its shard (memory) leaves the tables out of
+    -- step across nodes: the job cannot go on
+    local ok, err = pcall(self.rt.table, self.rt, id, def)
+    if not ok then
+        self:close()
+        error(err, 2)
+    end
+    self.ntables = id + 1
+    local t = tables.new(self, id, o, opt, def.lr)
+    self.tables[o.name] = t
+    self.tables[#self.tables + 1] = t
+    if Job[o.name] == nil then rawset(self, o.name, t) end
+    return t
+end
+
+-- job:model("mf", opts): a name is lua/models/<name>.lua under the home
+-- directory; anything with a "/" or ending in .lua is a path.
+function Job:model(name, opts)
+    self:_check()
+    if type(name) ~= "string" then error("job:model(name, opts): name expected", 2) end
+    local path = home.resolve(name, "lua/models")
+    local src, err = home.read_file(path)
+    if not src then error(("job:model: cannot read model '%s': %s"):format(name, err), 2) end
+    local ok, s = pcall(cps.serialize, opts or {})
+    if not ok then error("job:model: options " .. s, 2) end
+    self.model_name = home.display(path)
+    self:_guard(self.rt.model, src, home.display(path), s)
+end
+
+-- job:log{...}: one JSON line in the metrics file (no-op without one). A
+-- record whose epoch is the last finished epoch also goes into that epoch's
+-- record of the learning curve (job.curve, saved by job:save), file or not.
+-- A write error (full disk, /dev/full) raises, naming the file.
+function Job:log(t)
+    if type(t) ~= "table" then error("job:log(table): table expected", 2) end
+    local rec = {}
+    for k, v in pairs(t) do rec[k] = v end
+    if rec.policy == nil then rec.policy = self.policy_name end
+    local last = self.curve[#self.curve]
+    if last and rec.epoch == last.epoch then
+        for k, v in pairs(rec) do last[k] = v end
+    end
+    if not self.metrics then return end
+    local ok, err = pcall(metrics.append, self.metrics, rec)
+    if not ok then error("job:log: " .. err, 2) end
+end
+
+function Job:close()
+    if not self.rt:closed() then self.rt:close() end
+    open_jobs[self] = nil
+    if latest == self then latest = nil end
+end
+
+function M.close_all()
+    local all = {}
+    for j in pairs(open_jobs) do all[#all + 1] = j end
+    for _, j in ipairs(all) do j:close() end
+end
+
+require("crescent.epoch").install(Job, M)
+checkpoint.install(Job)
+return M
