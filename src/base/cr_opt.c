@@ -71,21 +71,23 @@ static void display(const cr_opt *o, char *buf, size_t cap) {
     buf[n] = '\0';
 }
 
+/* Every bad value gets one message shape: "--x: 'v' is not WANT". */
+static int bad_value(const cr_opt *o, const char *text, const char *as, cr_err *e) {
+    char want[256];
+    return cr_errf(e, "%s: '%s' is not %s", as, text, cr_opt_want(o, want, sizeof want));
+}
+
 static int set_number(const cr_opt *o, const char *text, const char *as, void *out, cr_err *e) {
     char *end;
     errno = 0;
     if (o->type == CR_OPT_INT) {
         long long x = strtoll(text, &end, 10);
-        if (end == text || *end || errno == EINVAL)
-            return cr_errf(e, "%s expects an integer, got '%s'", as, text);
-        if (errno == ERANGE || !cr_opt_ok(o, (double)x)) return cr_errf(e, "bad value '%s' for %s", text, as);
+        if (end == text || *end || errno || !cr_opt_ok(o, (double)x)) return bad_value(o, text, as, e);
         *(int64_t *)cr_opt_field(o, out) = x;
         return 0;
     }
     double x = strtod(text, &end);
-    if (end == text || *end || errno == EINVAL || isnan(x))
-        return cr_errf(e, "%s expects a number, got '%s'", as, text);
-    if (errno == ERANGE || !isfinite(x) || !cr_opt_ok(o, x)) return cr_errf(e, "bad value '%s' for %s", text, as);
+    if (end == text || *end || errno || !isfinite(x) || !cr_opt_ok(o, x)) return bad_value(o, text, as, e);
     *(double *)cr_opt_field(o, out) = x;
     return 0;
 }
@@ -110,8 +112,7 @@ int cr_opt_set(const cr_opt *o, const char *text, const char *as, void *out, cr_
                 *(int *)cr_opt_field(o, out) = i;
                 return 0;
             }
-        char want[256];
-        return cr_errf(e, "bad value '%s' for %s (%s)", text, as, cr_opt_want(o, want, sizeof want));
+        return bad_value(o, text, as, e);
     }
     return cr_errf(e, "%s: bad option type", as);
 }

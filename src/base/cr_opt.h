@@ -19,10 +19,10 @@
  * into `choices`).
  *
  * Messages (in cr_err, without a command prefix; the caller adds one):
- *   unknown option '--x'            --x needs a value
- *   --x expects an integer, got 'v' --x expects a number, got 'v'
- *   bad value 'v' for --x           (out of range, or not one of the choices)
- *   --x is required                 --x takes no value */
+ *   unknown option '--x'     --x needs a value     --x is required
+ *   --x takes no value (a flag given "=v" other than 1/0/true/false)
+ *   --x: 'v' is not WANT     (not a number, out of range, not a choice;
+ *                              WANT from cr_opt_want: "an integer in [1, 1024]") */
 
 #include <stddef.h>
 #include <stdint.h>

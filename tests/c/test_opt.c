@@ -57,15 +57,15 @@ static void test_messages(void) {
     o v;
     cr_err e;
     CR_CHECK(parse(&v, &e, ARGS("f.txt", "-k", "2", "--nodes", "x")) == -1);
-    CR_CHECK_STR(e.msg, "--nodes expects an integer, got 'x'");
+    CR_CHECK_STR(e.msg, "--nodes: 'x' is not an integer in [1, 1024]");
     CR_CHECK(parse(&v, &e, ARGS("f.txt", "-k", "2", "--nodes", "0")) == -1);
-    CR_CHECK_STR(e.msg, "bad value '0' for --nodes");
+    CR_CHECK_STR(e.msg, "--nodes: '0' is not an integer in [1, 1024]");
     CR_CHECK(parse(&v, &e, ARGS("f.txt", "-k", "2", "--nodes", "2.5")) == -1);
-    CR_CHECK_STR(e.msg, "--nodes expects an integer, got '2.5'");
+    CR_CHECK_STR(e.msg, "--nodes: '2.5' is not an integer in [1, 1024]");
     CR_CHECK(parse(&v, &e, ARGS("f.txt", "-k", "2", "--lr", "1e400")) == -1);
-    CR_CHECK_STR(e.msg, "bad value '1e400' for --lr");
+    CR_CHECK_STR(e.msg, "--lr: '1e400' is not a number in [0, 1]");
     CR_CHECK(parse(&v, &e, ARGS("f.txt", "-k", "2", "--lr", "nan")) == -1);
-    CR_CHECK_STR(e.msg, "--lr expects a number, got 'nan'");
+    CR_CHECK_STR(e.msg, "--lr: 'nan' is not a number in [0, 1]");
     CR_CHECK(parse(&v, &e, ARGS("f.txt", "-k", "2", "--frob")) == -1);
     CR_CHECK_STR(e.msg, "unknown option '--frob'");
     CR_CHECK(parse(&v, &e, ARGS("f.txt", "-k")) == -1);
@@ -77,9 +77,9 @@ static void test_messages(void) {
     CR_CHECK(parse(&v, &e, ARGS("f.txt", "-k", "1", "--json=maybe")) == -1);
     CR_CHECK_STR(e.msg, "--json takes no value");
     CR_CHECK(parse(&v, &e, ARGS("f.txt", "-k", "1", "--select", "all")) == -1);
-    CR_CHECK_STR(e.msg, "bad value 'all' for --select (one of examples, neighbours)");
+    CR_CHECK_STR(e.msg, "--select: 'all' is not one of examples, neighbours");
     CR_CHECK(parse(&v, &e, ARGS("f.txt", "-k", "99999999999999999999")) == -1);
-    CR_CHECK_STR(e.msg, "bad value '99999999999999999999' for -k");
+    CR_CHECK_STR(e.msg, "-k: '99999999999999999999' is not an integer in [1, 1048576]");
     CR_CHECK(parse(&v, &e, ARGS("f.txt", "-n", "1")) == -1); /* no abbreviations */
     CR_CHECK_STR(e.msg, "unknown option '-n'");
 }
