@@ -48,7 +48,8 @@ const char *cr_opt_want(const cr_opt *o, char *buf, size_t cap) {
     }
     const char *kind = o->type == CR_OPT_INT ? "an integer" : "a number";
     switch (o->type) {
-    case CR_OPT_STRING: snprintf(buf, cap, "a string"); break;
+    case CR_OPT_STRING:
+    case CR_OPT_CUSTOM: snprintf(buf, cap, "a string"); break;
     case CR_OPT_FLAG: snprintf(buf, cap, "a boolean"); break;
     case CR_OPT_ENUM: {
         size_t n = (size_t)snprintf(buf, cap, "one of");
@@ -99,6 +100,7 @@ int cr_opt_set(const cr_opt *o, const char *text, const char *as, void *out, cr_
     case CR_OPT_INT:
     case CR_OPT_DOUBLE: return set_number(o, text, as, out, e);
     case CR_OPT_STRING:
+    case CR_OPT_CUSTOM:
         *(const char **)cr_opt_field(o, out) = text;
         return 0;
     case CR_OPT_FLAG:

@@ -16,7 +16,8 @@
  * Field types by row type: CR_OPT_INT int64_t, CR_OPT_DOUBLE double,
  * CR_OPT_STRING const char * (points into argv, or into the Lua string, or
  * at the default literal), CR_OPT_FLAG int (0/1), CR_OPT_ENUM int (index
- * into `choices`).
+ * into `choices`), CR_OPT_CUSTOM const char * on the command line, not
+ * touched by the Lua reader.
  *
  * Messages (in cr_err, without a command prefix; the caller adds one):
  *   unknown option '--x'     --x needs a value     --x is required
@@ -29,7 +30,12 @@
 
 #include "base/cr_err.h"
 
-typedef enum cr_opt_type { CR_OPT_INT, CR_OPT_DOUBLE, CR_OPT_STRING, CR_OPT_FLAG, CR_OPT_ENUM } cr_opt_type;
+/* CR_OPT_CUSTOM: a value the caller reads itself (in Lua, a Dict or a
+ * path); the reader only knows the name (so it is not "unknown"). On the
+ * command line it is stored like a string. */
+typedef enum cr_opt_type {
+    CR_OPT_INT, CR_OPT_DOUBLE, CR_OPT_STRING, CR_OPT_FLAG, CR_OPT_ENUM, CR_OPT_CUSTOM
+} cr_opt_type;
 
 /* Row flags. */
 #define CR_OPT_REQUIRED 1u /* missing = error */
