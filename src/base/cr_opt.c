@@ -120,8 +120,10 @@ int cr_opt_set(const cr_opt *o, const char *text, const char *as, void *out, cr_
 }
 
 int cr_opt_defaults(const cr_opt *opts, void *out, cr_err *e) {
-    for (const cr_opt *o = opts; o && o->name; o++)
+    for (const cr_opt *o = opts; o && o->name; o++) {
+        if (o - opts >= CR_OPT_MAX) return cr_errf(e, "more than %d options in one table", CR_OPT_MAX);
         if (o->dflt && cr_opt_set(o, o->dflt, NULL, out, e) != 0) return -1;
+    }
     return 0;
 }
 

@@ -79,7 +79,9 @@ typedef struct cr_opt_res {
 #define CR_OPT_MAX 64 /* rows per table (bits of `seen`) */
 
 /* Set every field that has a default to it. 0, or -1 if a default does not
- * parse (a bug in the table; e says which). */
+ * parse or the table has more than CR_OPT_MAX rows (bugs in the table; e
+ * says which). cr_opt_parse and the Lua reader call it first, so every
+ * `seen` bit fits. */
 int cr_opt_defaults(const cr_opt *opts, void *out, cr_err *e);
 
 /* Parse argv[1..argc) (argv[0] is the command) into out, after applying
