@@ -24,7 +24,7 @@ const cr_opt cr_cli_run_opts[] = {
     {"policy", CR_OPT_STRING, offsetof(run_opts, policy), 0, 0, 0, NULL, "NAME[:k=v,...]",
      "consistency policy, e.g. ssp:staleness=2", NULL, NULL},
     {"metrics", CR_OPT_STRING, offsetof(run_opts, metrics), 0, 0, 0, NULL, "FILE.jsonl",
-     "append one JSON line per epoch to FILE", NULL, NULL},
+     "JSON-lines file that job:log appends to (default: the script's)", NULL, NULL},
     {"seed", CR_OPT_INT, offsetof(run_opts, seed), CR_OPT_RANGE, 0, 0x7fffffff, NULL, "S", "random seed of the job",
      NULL, NULL},
     {"repl", CR_OPT_FLAG, offsetof(run_opts, repl), 0, 0, 0, NULL, NULL,
