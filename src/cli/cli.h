@@ -1,7 +1,15 @@
 #ifndef CR_CLI_H
 #define CR_CLI_H
 /* One entry point per `crescent COMMAND`. argv[0] is the command name.
- * Each returns the process exit status: 0 ok, 1 runtime failure, 2 usage. */
+ * Each returns the process exit status: 0 ok, 1 runtime failure, 2 usage.
+ * Each reads its options with src/base/cr_opt.h, so `COMMAND --help`
+ * (generated from the same table) prints on stdout and exits 0. */
+
+#include <stdio.h>
+
+#include "base/cr_opt.h"
+
+#define CR_VERSION "0.1.0" /* as lua/crescent/init.lua's version */
 
 int cr_cli_run(int argc, char **argv);       /* cli_run.c: run, with --repl */
 int cr_cli_repl(int argc, char **argv);      /* cli_repl.c */
@@ -15,6 +23,18 @@ int cr_cli_ckpt(int argc, char **argv);      /* cli_ckpt.c: verify and describe 
  * Called by cr_cli_data with the same argv; returns 2 with a message if
  * argv[1] is not one of those names. */
 int cr_cli_corpus(int argc, char **argv);
+
+/* The run options (cli_run.c), shared by `crescent repl JOB.lua`. */
+extern const cr_opt cr_cli_run_opts[];
+
+/* Parse argv for command c into out (cli_opt.c). Returns -1 to go on (r
+ * filled; the caller frees it with cr_opt_res_free), or the exit status to
+ * return at once: 0 after printing the help on stdout, 2 after printing
+ * "NAME: message" and the usage line on stderr (r freed). */
+int cr_cli_parse(const cr_opt_cmd *c, int argc, char **argv, void *out, cr_opt_res *r);
+
+/* Print c's generated help to f. */
+void cr_cli_help(const cr_opt_cmd *c, FILE *f);
 
 /* Path of the running executable's directory (for lua/ and configs/). */
 const char *cr_cli_home(void);

@@ -174,14 +174,19 @@ static int describe(const char *path) {
     return bad;
 }
 
+static const cr_opt_cmd ckpt_cmd = {
+    "crescent ckpt", "FILE...",
+    "  Verify checkpoints (every block, every row) and describe them: where a resumed\n"
+    "  job would continue, the metadata, and per table its shape, optimizer and value\n"
+    "  statistics. Exit 1 if a file is damaged or holds values that are not finite.\n",
+    NULL, 1, -1, 0};
+
 int cr_cli_ckpt(int argc, char **argv) {
-    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        fprintf(argc < 2 ? stderr : stdout,
-                "usage: crescent ckpt FILE...\n"
-                "  verify checkpoints (every block, every row) and describe their tables\n");
-        return argc < 2 ? 2 : 0;
-    }
-    int rc = 0;
-    for (int i = 1; i < argc; i++) rc |= describe(argv[i]);
+    cr_opt_res r;
+    int rc = cr_cli_parse(&ckpt_cmd, argc, argv, NULL, &r);
+    if (rc >= 0) return rc;
+    rc = 0;
+    for (int i = 0; i < r.npos; i++) rc |= describe(r.pos[i]);
+    cr_opt_res_free(&r);
     return rc;
 }

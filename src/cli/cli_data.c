@@ -1,7 +1,6 @@
 /* crescent data NAME ...: synthetic generators (zipf-mf, bipartite,
  * zipf-text); the Debian/npm corpus builders are forwarded to cli_corpus.c. */
-#include <errno.h>
-#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,21 +13,12 @@
 #include "data/cr_mm.h"
 #include "data/cr_text.h"
 
-typedef enum { OPT_INT, OPT_NUM, OPT_STR } opt_kind;
-
-typedef struct opt {
-    const char *name; /* without the leading "--" */
-    opt_kind kind;
-    void *dst;        /* int64_t*, double* or const char** */
-    int required, seen;
-} opt;
-
 static const char *corpus_names[] = {"wordnet", "wordnet-graph", "gcide-text", "gcide-docs",
                                      "brown", "gcide-brown", "wordnet-synonyms"};
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: crescent data NAME [OPTIONS]\n"
+            "usage: crescent data NAME [OPTIONS]   (crescent data NAME --help for NAME's options)\n"
             "  zipf-mf   --rows R --cols C --cells N --rank r [--noise 0.1] [--test-fraction 0.1]\n"
             "            [--exponent 1.1] [--seed S] --out DIR       (DIR/train.mmc, DIR/test.mmc)\n"
             "  bipartite --rows R --cols C (--density d | --sparsity v) [--zipf a] [--seed S]\n"
@@ -41,49 +31,78 @@ static void usage(FILE *f) {
             "            (corpus builders; see crescent data NAME --help)\n");
 }
 
-/* Parse "--name value" pairs of argv[2..] into opts. Returns 0 or 2 (usage). */
-static int parse_opts(int argc, char **argv, opt *opts, int nopts) {
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        opt *o = NULL;
-        for (int k = 0; a[0] == '-' && a[1] == '-' && k < nopts; k++)
-            if (!strcmp(a + 2, opts[k].name)) o = &opts[k];
-        if (!o) {
-            fprintf(stderr, "crescent data %s: unknown option '%s'\n", argv[1], a);
-            return 2;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "crescent data %s: --%s needs a value\n", argv[1], o->name);
-            return 2;
-        }
-        const char *v = argv[++i];
-        char *end;
-        errno = 0;
-        if (o->kind == OPT_INT) {
-            long long x = strtoll(v, &end, 10);
-            if (end == v || *end || errno) {
-                fprintf(stderr, "crescent data %s: --%s expects an integer, got '%s'\n", argv[1], o->name, v);
-                return 2;
-            }
-            *(int64_t *)o->dst = x;
-        } else if (o->kind == OPT_NUM) {
-            double x = strtod(v, &end);
-            if (end == v || *end || errno || !isfinite(x)) {
-                fprintf(stderr, "crescent data %s: --%s expects a number, got '%s'\n", argv[1], o->name, v);
-                return 2;
-            }
-            *(double *)o->dst = x;
-        } else {
-            *(const char **)o->dst = v;
-        }
-        o->seen = 1;
-    }
-    for (int k = 0; k < nopts; k++)
-        if (opts[k].required && !opts[k].seen) {
-            fprintf(stderr, "crescent data %s: --%s is required\n", argv[1], opts[k].name);
-            return 2;
-        }
-    return 0;
+/* One struct for the generators' options; each generator's table names the
+ * fields it takes. */
+typedef struct gen_args {
+    int64_t rows, cols, cells, rank, seed, tokens, vocab, line;
+    double noise, tf, expo, density, sparsity, zipf;
+    const char *out, *format;
+} gen_args;
+
+#define G(f) offsetof(gen_args, f)
+#define REQ CR_OPT_REQUIRED
+#define END {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL}
+#define SEED {"seed", CR_OPT_INT, G(seed), 0, 0, 0, "1", "S", "random seed", NULL, NULL}
+
+static const cr_opt zipf_mf_opts[] = {
+    {"rows", CR_OPT_INT, G(rows), REQ, 0, 0, NULL, "R", "rows of the matrix", NULL, NULL},
+    {"cols", CR_OPT_INT, G(cols), REQ, 0, 0, NULL, "C", "columns", NULL, NULL},
+    {"cells", CR_OPT_INT, G(cells), REQ, 0, 0, NULL, "N", "observed cells (train + test)", NULL, NULL},
+    {"rank", CR_OPT_INT, G(rank), REQ | CR_OPT_RANGE, 1, 100000, NULL, "r", "rank of the true factors", NULL, NULL},
+    {"noise", CR_OPT_DOUBLE, G(noise), 0, 0, 0, "0.1", "X", "Gaussian noise on each cell", NULL, NULL},
+    {"test_fraction", CR_OPT_DOUBLE, G(tf), 0, 0, 0, "0.1", "F", "share of cells held out for test.mmc", NULL, NULL},
+    {"exponent", CR_OPT_DOUBLE, G(expo), 0, 0, 0, "1.1", "A", "Zipf exponent of row and column popularity", NULL,
+     NULL},
+    SEED,
+    {"out", CR_OPT_STRING, G(out), REQ, 0, 0, NULL, "DIR", "writes DIR/train.mmc and DIR/test.mmc", NULL, NULL},
+    END};
+
+static const cr_opt bipartite_opts[] = {
+    {"rows", CR_OPT_INT, G(rows), REQ, 0, 0, NULL, "R", "examples (rows)", NULL, NULL},
+    {"cols", CR_OPT_INT, G(cols), REQ, 0, 0, NULL, "C", "features (columns)", NULL, NULL},
+    {"density", CR_OPT_DOUBLE, G(density), 0, 0, 0, NULL, "D", "share of ones (or --sparsity)", NULL, NULL},
+    {"sparsity", CR_OPT_DOUBLE, G(sparsity), 0, 0, 0, NULL, "V", "share of zeros, paper 000's v (or --density)",
+     NULL, NULL},
+    {"zipf", CR_OPT_DOUBLE, G(zipf), 0, 0, 0, "0", "A", "Zipf exponent of column popularity (0 = uniform)", NULL,
+     NULL},
+    SEED,
+    {"out", CR_OPT_STRING, G(out), REQ, 0, 0, NULL, "FILE", "FILE.mtx/.mmc: MatrixMarket pattern; else LIBSVM",
+     NULL, NULL},
+    END};
+
+static const cr_opt zipf_text_opts[] = {
+    {"tokens", CR_OPT_INT, G(tokens), REQ, 0, 0, NULL, "T", "tokens to write", NULL, NULL},
+    {"vocab", CR_OPT_INT, G(vocab), REQ, 0, 0, NULL, "V", "distinct words", NULL, NULL},
+    {"exponent", CR_OPT_DOUBLE, G(expo), 0, 0, 0, "1.0", "A", "Zipf exponent of word frequency", NULL, NULL},
+    {"line_tokens", CR_OPT_INT, G(line), 0, 0, 0, "100", "N", "tokens per line", NULL, NULL},
+    SEED,
+    {"out", CR_OPT_STRING, G(out), REQ, 0, 0, NULL, "FILE", "output text file", NULL, NULL},
+    END};
+
+
+static const cr_opt check_opts[] = {
+    {"format", CR_OPT_STRING, G(format), 0, 0, 0, NULL, "F",
+     "mm, libsvm, edges, triples, del or text (default: from the extension)", NULL, NULL},
+    END};
+
+static const cr_opt_cmd gen_cmds[] = {
+    {"crescent data zipf-mf", "--rows R --cols C --cells N --rank r --out DIR [options]",
+     "  A synthetic rating matrix with Zipf-distributed rows and columns (train and test).\n", zipf_mf_opts, 0, 0, 0},
+    {"crescent data bipartite", "--rows R --cols C (--density D | --sparsity V) --out FILE [options]",
+     "  A random bipartite graph (examples x features) for the partitioners.\n", bipartite_opts, 0, 0, 0},
+    {"crescent data zipf-text", "--tokens T --vocab V --out FILE [options]",
+     "  Random text with Zipf word frequencies.\n", zipf_text_opts, 0, 0, 0},
+    {"crescent data check", "FILE [--format F]",
+     "  Read FILE with crescent's reader; print its shape or the first bad line (file:line).\n"
+     "  Formats by extension: .mmc .mtx .mm / .svm .libsvm / .edges / .del / .tsv / .txt.\n",
+     check_opts, 1, 1, 0},
+};
+
+/* Parse argv (argv[0] = "data", argv[1] = the generator) with gen_cmds[i].
+ * Returns -1 to go on (r filled), else the exit status. */
+static int parse_gen(int i, int argc, char **argv, gen_args *a, cr_opt_res *r) {
+    *a = (gen_args){.density = -1, .sparsity = -1};
+    return cr_cli_parse(&gen_cmds[i], argc - 1, argv + 1, a, r);
 }
 
 static int finish(const char *name, int rc, const cr_err *e) {
@@ -95,70 +114,56 @@ static int finish(const char *name, int rc, const cr_err *e) {
 }
 
 static int zipf_mf(int argc, char **argv) {
-    int64_t rows = 0, cols = 0, cells = 0, rank = 0, seed = 1;
-    double noise = 0.1, tf = 0.1, expo = 1.1;
-    const char *out = NULL;
-    opt opts[] = {{"rows", OPT_INT, &rows, 1, 0},          {"cols", OPT_INT, &cols, 1, 0},
-                  {"cells", OPT_INT, &cells, 1, 0},        {"rank", OPT_INT, &rank, 1, 0},
-                  {"noise", OPT_NUM, &noise, 0, 0},        {"test-fraction", OPT_NUM, &tf, 0, 0},
-                  {"exponent", OPT_NUM, &expo, 0, 0},      {"seed", OPT_INT, &seed, 0, 0},
-                  {"out", OPT_STR, &out, 1, 0}};
-    int rc = parse_opts(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]));
-    if (rc) return rc;
-    if (rank < 1 || rank > 100000) {
-        fprintf(stderr, "crescent data zipf-mf: --rank must be in 1..100000\n");
-        return 2;
-    }
-    cr_zipf_mf_opts o = {rows, cols, cells, (int)rank, expo, noise, tf, (uint64_t)seed, out};
+    gen_args a;
+    cr_opt_res r;
+    int rc = parse_gen(0, argc, argv, &a, &r);
+    if (rc >= 0) return rc;
+    cr_opt_res_free(&r);
+    cr_zipf_mf_opts o = {a.rows, a.cols, a.cells, (int)a.rank, a.expo, a.noise, a.tf, (uint64_t)a.seed, a.out};
     cr_gen_stats st;
     cr_err e;
     if (cr_gen_zipf_mf(&o, &st, &e) != 0) return finish("zipf-mf", -1, &e);
     printf("zipf-mf: %lld x %lld, rank %lld, %lld train cells -> %s/train.mmc, %lld test cells -> %s/test.mmc "
            "(%lld draws, %.2f s)\n",
-           (long long)rows, (long long)cols, (long long)rank, (long long)st.train, out, (long long)st.test, out,
-           (long long)st.draws, st.seconds);
+           (long long)a.rows, (long long)a.cols, (long long)a.rank, (long long)st.train, a.out, (long long)st.test,
+           a.out, (long long)st.draws, st.seconds);
     return 0;
 }
 
 static int bipartite(int argc, char **argv) {
-    int64_t rows = 0, cols = 0, seed = 1;
-    double density = -1, sparsity = -1, zipf = 0;
-    const char *out = NULL;
-    opt opts[] = {{"rows", OPT_INT, &rows, 1, 0},        {"cols", OPT_INT, &cols, 1, 0},
-                  {"density", OPT_NUM, &density, 0, 0},  {"sparsity", OPT_NUM, &sparsity, 0, 0},
-                  {"zipf", OPT_NUM, &zipf, 0, 0},        {"seed", OPT_INT, &seed, 0, 0},
-                  {"out", OPT_STR, &out, 1, 0}};
-    int rc = parse_opts(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]));
-    if (rc) return rc;
-    if (opts[2].seen == opts[3].seen) {
+    gen_args a;
+    cr_opt_res r;
+    int rc = parse_gen(1, argc, argv, &a, &r);
+    if (rc >= 0) return rc;
+    int density = (int)(r.seen >> 2 & 1), sparsity = (int)(r.seen >> 3 & 1); /* rows 2 and 3 of the table */
+    cr_opt_res_free(&r);
+    if (density == sparsity) {
         fprintf(stderr, "crescent data bipartite: give exactly one of --density (share of ones) "
                         "or --sparsity (share of zeros, paper 000's v)\n");
         return 2;
     }
-    cr_bipartite_opts o = {rows, cols, opts[2].seen ? density : 1.0 - sparsity, zipf, (uint64_t)seed, out};
+    cr_bipartite_opts o = {a.rows, a.cols, density ? a.density : 1.0 - a.sparsity, a.zipf, (uint64_t)a.seed, a.out};
     cr_gen_stats st;
     cr_err e;
     if (cr_gen_bipartite(&o, &st, &e) != 0) return finish("bipartite", -1, &e);
-    printf("bipartite: %lld x %lld, %lld nonzeros (density %.4g) -> %s (%.2f s)\n", (long long)rows,
-           (long long)cols, (long long)st.train, (double)st.train / ((double)rows * (double)cols), out, st.seconds);
+    printf("bipartite: %lld x %lld, %lld nonzeros (density %.4g) -> %s (%.2f s)\n", (long long)a.rows,
+           (long long)a.cols, (long long)st.train, (double)st.train / ((double)a.rows * (double)a.cols), a.out,
+           st.seconds);
     return 0;
 }
 
 static int zipf_text(int argc, char **argv) {
-    int64_t tokens = 0, vocab = 0, line = 100, seed = 1;
-    double expo = 1.0;
-    const char *out = NULL;
-    opt opts[] = {{"tokens", OPT_INT, &tokens, 1, 0},    {"vocab", OPT_INT, &vocab, 1, 0},
-                  {"exponent", OPT_NUM, &expo, 0, 0},    {"line-tokens", OPT_INT, &line, 0, 0},
-                  {"seed", OPT_INT, &seed, 0, 0},        {"out", OPT_STR, &out, 1, 0}};
-    int rc = parse_opts(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]));
-    if (rc) return rc;
-    cr_zipf_text_opts o = {tokens, vocab, expo, line, (uint64_t)seed, out};
+    gen_args a;
+    cr_opt_res r;
+    int rc = parse_gen(2, argc, argv, &a, &r);
+    if (rc >= 0) return rc;
+    cr_opt_res_free(&r);
+    cr_zipf_text_opts o = {a.tokens, a.vocab, a.expo, a.line, (uint64_t)a.seed, a.out};
     cr_gen_stats st;
     cr_err e;
     if (cr_gen_zipf_text(&o, &st, &e) != 0) return finish("zipf-text", -1, &e);
     printf("zipf-text: %lld tokens over %lld words (zipf %g) -> %s (%.2f s)\n", (long long)st.train,
-           (long long)vocab, expo, out, st.seconds);
+           (long long)a.vocab, a.expo, a.out, st.seconds);
     return 0;
 }
 
@@ -179,21 +184,12 @@ static const char *guess_format(const char *path) {
 
 /* check FILE [--format F]: the readers as a command, for users and tests. */
 static int check(int argc, char **argv) {
-    const char *format = NULL, *path = NULL;
-    char *rest[8]; /* argv without FILE, for parse_opts */
-    int n = 0;
-    for (int i = 0; i < argc; i++) {
-        if (i >= 2 && !path && argv[i][0] != '-' && strcmp(argv[i - 1], "--format") != 0) path = argv[i];
-        else if (n < 8) rest[n++] = argv[i];
-        else n = 9;
-    }
-    opt opts[] = {{"format", OPT_STR, &format, 0, 0}};
-    int rc = n > 8 ? 2 : parse_opts(n, rest, opts, 1);
-    if (rc) return rc;
-    if (!path) {
-        fprintf(stderr, "crescent data check: FILE expected\n");
-        return 2;
-    }
+    gen_args a;
+    cr_opt_res r;
+    int rc = parse_gen(3, argc, argv, &a, &r);
+    if (rc >= 0) return rc;
+    const char *path = r.pos[0], *format = a.format;
+    cr_opt_res_free(&r);
     if (!format) format = guess_format(path);
     if (!format) {
         fprintf(stderr, "crescent data check: cannot tell the format of %s; give --format\n", path);
@@ -263,10 +259,6 @@ int cr_cli_data(int argc, char **argv) {
     }
     for (size_t i = 0; i < sizeof corpus_names / sizeof corpus_names[0]; i++)
         if (!strcmp(argv[1], corpus_names[i])) return cr_cli_corpus(argc, argv);
-    if (argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
-        usage(stdout);
-        return 0;
-    }
     if (!strcmp(argv[1], "zipf-mf")) return zipf_mf(argc, argv);
     if (!strcmp(argv[1], "bipartite")) return bipartite(argc, argv);
     if (!strcmp(argv[1], "zipf-text")) return zipf_text(argc, argv);

@@ -7,7 +7,7 @@
  * dppa with --hash-bins M also reports how hashing densified the graph
  * (cr_fhash_stats, means over the seeds): JSON fields hash_*, and one
  * "hashing:" line under its row in the table. */
-#include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,41 +17,10 @@
 #include "base/cr_time.h"
 #include "cli/cli.h"
 #include "partition/cr_fhash.h"
+#include "partition/cr_part_opt.h"
 #include "partition/cr_partition.h"
 
 #define MAX_METHODS 16
-
-static void usage(FILE *f) {
-    fprintf(f,
-            "usage: crescent partition FILE -k K [options]\n"
-            "  --method a,b,...|all  methods (default parsa; all = random parsa tsh1 tsh2 mbp dppa metis)\n"
-            "  --seeds S             seeds per method (default 3), starting at --seed (default 1)\n"
-            "  --format F            libsvm | mm | edges (default: from the file name, else libsvm)\n"
-            "  --out PATH            write the placement of the first seed (PATH.METHOD for several methods)\n"
-            "  --json                one JSON object per line per method\n"
-            "  method options: --blocks B --init-blocks A --global-sample F --select examples|neighbours\n"
-            "                  --v-sweeps N (-1 = until converged) --alpha A --beta B --sample\n"
-            "                  --epsilon E --mem-bound M --hash-bins M\n"
-            "                  --pair-cap N (tsh2: partners tried per step, 0 = all; default 64)\n");
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out) {
-    char *end;
-    errno = 0;
-    long x = strtol(s, &end, 10);
-    if (end == s || *end || errno || x < lo || x > hi) return -1;
-    *out = x;
-    return 0;
-}
-
-static int parse_double(const char *s, double *out) {
-    char *end;
-    errno = 0;
-    double x = strtod(s, &end);
-    if (end == s || *end || errno) return -1;
-    *out = x;
-    return 0;
-}
 
 typedef struct row {
     const char *name;
@@ -208,68 +177,43 @@ static int parse_methods(char *list, const char **names) {
     return n;
 }
 
-/* Parse options into o and the command settings. Returns 0, or 2 (usage). */
+/* The command's settings, and the methods' options (rows shared with
+ * cr.partition.run through CR_PART_OPT_ROWS). */
 typedef struct args {
-    const char *file, *out, *format;
-    char *methods;
-    long k, seeds;
+    const char *file, *out, *format, *methods;
+    int64_t k, seeds;
     int json;
+    cr_part_optv pv;
 } args;
 
-static int parse_args(int argc, char **argv, args *a, cr_part_opts *o) {
-    for (int i = 1; i < argc; i++) {
-        const char *opt = argv[i];
-        if (opt[0] != '-') {
-            if (a->file) return fprintf(stderr, "crescent partition: more than one input file ('%s')\n", opt), 2;
-            a->file = opt;
-            continue;
-        }
-        if (!strcmp(opt, "--json")) { a->json = 1; continue; }
-        if (!strcmp(opt, "--sample")) { o->sample = 1; continue; }
-        if (!strcmp(opt, "-h") || !strcmp(opt, "--help")) { usage(stdout); exit(0); }
-        if (i + 1 >= argc) return fprintf(stderr, "crescent partition: %s needs a value\n", opt), 2;
-        const char *val = argv[++i];
-        long x;
-        double d;
-        int bad = 0;
-        if (!strcmp(opt, "-k") || !strcmp(opt, "--k")) bad = parse_long(val, 1, 1 << 20, &a->k);
-        else if (!strcmp(opt, "--method")) a->methods = argv[i];
-        else if (!strcmp(opt, "--seeds")) bad = parse_long(val, 1, 1000, &a->seeds);
-        else if (!strcmp(opt, "--seed")) bad = parse_long(val, 0, 0x7fffffff, &x), o->seed = (uint64_t)x;
-        else if (!strcmp(opt, "--format")) a->format = val;
-        else if (!strcmp(opt, "--out")) a->out = val;
-        else if (!strcmp(opt, "--blocks")) bad = parse_long(val, 1, 1 << 20, &x), o->blocks = (uint32_t)x;
-        else if (!strcmp(opt, "--init-blocks")) bad = parse_long(val, 0, 1 << 20, &x), o->init_blocks = (uint32_t)x;
-        else if (!strcmp(opt, "--global-sample")) bad = parse_double(val, &o->global_sample) || o->global_sample < 0 || o->global_sample > 1;
-        else if (!strcmp(opt, "--select")) {
-            if (!strcmp(val, "neighbours") || !strcmp(val, "neighbors")) o->select_neighbours = 1;
-            else if (!strcmp(val, "examples")) o->select_neighbours = 0;
-            else bad = 1;
-        } else if (!strcmp(opt, "--v-sweeps")) bad = parse_long(val, -1, 1000, &x), o->v_sweeps = (int)x;
-        else if (!strcmp(opt, "--alpha")) bad = parse_long(val, 1, 2, &x), o->alpha = (uint32_t)x;
-        else if (!strcmp(opt, "--beta")) bad = parse_double(val, &o->beta);
-        else if (!strcmp(opt, "--epsilon")) bad = parse_double(val, &d) || d < 0, o->epsilon = d;
-        else if (!strcmp(opt, "--pair-cap")) bad = parse_long(val, 0, 0x7fffffff, &x), o->pair_cap = (uint32_t)x;
-        else if (!strcmp(opt, "--mem-bound")) bad = parse_long(val, 0, 0x7fffffff, &x), o->mem_bound = (uint64_t)x;
-        else if (!strcmp(opt, "--hash-bins")) bad = parse_long(val, 0, 0x7fffffff, &x), o->hash_bins = (uint32_t)x;
-        else return fprintf(stderr, "crescent partition: unknown option '%s'\n", opt), usage(stderr), 2;
-        if (bad) return fprintf(stderr, "crescent partition: bad value '%s' for %s\n", val, opt), 2;
-    }
-    if (!a->file) return fprintf(stderr, "crescent partition: missing input FILE\n"), usage(stderr), 2;
-    if (a->k == 0) return fprintf(stderr, "crescent partition: -k K is required\n"), usage(stderr), 2;
-    return 0;
-}
+static const cr_opt partition_opts[] = {
+    {"k", CR_OPT_INT, offsetof(args, k), CR_OPT_REQUIRED | CR_OPT_RANGE, 1, 1 << 20, NULL, "K", "parts (machines)",
+     NULL, NULL},
+    {"method", CR_OPT_STRING, offsetof(args, methods), 0, 0, 0, "parsa", "a,b,...|all",
+     "methods (all = random parsa tsh1 tsh2 mbp dppa metis)", NULL, NULL},
+    {"seeds", CR_OPT_INT, offsetof(args, seeds), CR_OPT_RANGE, 1, 1000, "3", "S",
+     "seeds per method, starting at --seed", NULL, NULL},
+    {"format", CR_OPT_STRING, offsetof(args, format), 0, 0, 0, NULL, "F",
+     "libsvm | mm | edges (default: from the file name, else libsvm)", NULL, NULL},
+    {"out", CR_OPT_STRING, offsetof(args, out), 0, 0, 0, NULL, "PATH",
+     "write the placement of the first seed (PATH.METHOD for several methods)", NULL, NULL},
+    {"json", CR_OPT_FLAG, offsetof(args, json), 0, 0, 0, NULL, NULL, "one JSON object per line per method", NULL,
+     NULL},
+    CR_PART_OPT_ROWS(offsetof(args, pv)),
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL}};
 
-int cr_cli_partition(int argc, char **argv) {
-    args a = {.seeds = 3};
-    cr_part_opts o;
-    cr_part_opts_default(&o);
-    int rc = parse_args(argc, argv, &a, &o);
-    if (rc) return rc;
-    const char *names[MAX_METHODS + 1];
-    char def[] = "parsa";
-    int nm = parse_methods(a.methods ? a.methods : def, names);
-    if (nm <= 0) return 2;
+static const cr_opt_cmd partition_cmd = {
+    "crescent partition", "FILE -k K [options]",
+    "  Load the graph once, run every method for S seeds beside the random baseline and\n"
+    "  print one row per method (metrics averaged over the seeds, improvement over\n"
+    "  random, partition time as median with min-max).\n",
+    partition_opts, 1, 1, 0};
+
+/* Load file, run the nm methods, print the table. Returns the exit status. */
+static int partition(const char *file, const args *ap, const cr_part_opts *op, const char **names, int nm) {
+    args a = *ap;
+    a.file = file;
+    cr_part_opts o = *op;
     cr_bigraph_format fmt = cr_bigraph_format_guess(a.file);
     if (a.format && cr_bigraph_format_parse(a.format, &fmt) != 0)
         return fprintf(stderr, "crescent partition: unknown format '%s' (libsvm, mm, edges)\n", a.format), 2;
@@ -309,4 +253,23 @@ int cr_cli_partition(int argc, char **argv) {
     free(rnd.secs), free(rnd.cpu);
     cr_bigraph_destroy(&g);
     return status;
+}
+
+int cr_cli_partition(int argc, char **argv) {
+    args a = {0};
+    cr_part_optv_init(&a.pv);
+    cr_opt_res r;
+    int rc = cr_cli_parse(&partition_cmd, argc, argv, &a, &r);
+    if (rc >= 0) return rc;
+    const char *file = r.pos[0];
+    cr_opt_res_free(&r);
+    cr_part_opts o;
+    cr_part_optv_get(&a.pv, &o);
+    const char *names[MAX_METHODS + 1];
+    char *methods = cr_xstrdup(a.methods);
+    int nm = parse_methods(methods, names);
+    if (nm <= 0) return free(methods), 2;
+    rc = partition(file, &a, &o, names, nm);
+    free(methods);
+    return rc;
 }

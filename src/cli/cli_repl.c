@@ -1,21 +1,18 @@
 /* crescent repl [JOB.lua] [run options]
  * With a job script: exactly `crescent run JOB.lua --repl [options]`.
- * Without: a scheduler-side Lua state with `cr = require "crescent"`. */
-#include <stdio.h>
+ * Without: a scheduler-side Lua state with `cr = require "crescent"`
+ * (src/lua/l_repl.c; src/cli holds no Lua). */
 #include <stdlib.h>
 #include <string.h>
 
-#include <lauxlib.h>
-
 #include "cli/cli.h"
-#include "lua/l_host.h"
 #include "lua/l_repl.h"
 
-static void usage(FILE *f) {
-    fprintf(f, "usage: crescent repl [JOB.lua [run options]]\n"
-               "  without a job script: a Lua prompt with cr = require \"crescent\"\n"
-               "  with one: same as crescent run JOB.lua --repl [run options]\n");
-}
+static const cr_opt_cmd repl_cmd = {
+    "crescent repl", "[JOB.lua [options] [ARGS...] [-- ARGS...]]",
+    "  Without a job script: a Lua prompt with cr = require \"crescent\".\n"
+    "  With one: the same as crescent run JOB.lua --repl [options] (the options are run's).\n",
+    cr_cli_run_opts, 0, -1, CR_OPT_POS_STOPS};
 
 /* argv = {"repl", JOB.lua, opts...} -> {"run", "--repl", JOB.lua, opts...}:
  * --repl goes first, since what follows the run options belongs to the script. */
@@ -30,34 +27,15 @@ static int run_with_repl(int argc, char **argv) {
     return rc;
 }
 
-static int bare_repl(void) {
-    lua_State *L = cr_lhost_new(cr_cli_home());
-    if (!L) {
-        fprintf(stderr, "crescent repl: out of memory\n");
-        return 1;
-    }
-    lua_getglobal(L, "require");
-    lua_pushliteral(L, "crescent");
-    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
-        fprintf(stderr, "crescent repl: %s\n", lua_tostring(L, -1));
-        lua_close(L);
-        return 1;
-    }
-    lua_setglobal(L, "cr");
-    int rc = cr_repl_run(L);
-    lua_close(L); /* closes any job opened at the prompt (its __gc) */
-    return rc;
-}
-
 int cr_cli_repl(int argc, char **argv) {
     if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        usage(stdout);
+        cr_cli_help(&repl_cmd, stdout);
         return 0;
     }
     if (argc >= 2 && argv[1][0] == '-') {
         fprintf(stderr, "crescent repl: run options need a job script first (got '%s')\n", argv[1]);
-        usage(stderr);
+        fprintf(stderr, "usage: crescent repl %s\n", repl_cmd.args);
         return 2;
     }
-    return argc >= 2 ? run_with_repl(argc, argv) : bare_repl();
+    return argc >= 2 ? run_with_repl(argc, argv) : cr_repl_main(cr_cli_home());
 }

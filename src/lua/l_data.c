@@ -8,6 +8,7 @@
  * crescent.Ints / crescent.Matrix userdata: never one Lua value per element. */
 #include <lauxlib.h>
 #include <lua.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "data/cr_dict.h"
@@ -17,16 +18,53 @@
 #include "data/cr_mm.h"
 #include "data/cr_text.h"
 #include "lua/l_modules.h"
+#include "lua/l_opt.h"
 #include "lua/l_util.h"
 
-/* Option t[key] as a boolean, with default dflt; raises on a non-boolean. */
-static int opt_bool(lua_State *L, int t, const char *key, int dflt) {
-    if (lua_isnoneornil(L, t)) return dflt;
-    int ty = lua_getfield(L, t, key);
-    int v = ty == LUA_TNIL ? dflt : lua_toboolean(L, -1);
-    if (ty != LUA_TNIL && ty != LUA_TBOOLEAN) luaL_error(L, "option '%s' must be a boolean", key);
-    lua_pop(L, 1);
-    return v;
+/* Options, declared once per reader as cr_opt rows (src/lua/l_opt.h);
+ * dictionaries (CR_OPT_CUSTOM) are read by opt_dict. */
+typedef struct data_opts {
+    int cache, rebuild, grow, names;
+    int64_t features, min_count, max_sentence, table_size;
+    double sample, power;
+} data_opts;
+
+#define DO(f) offsetof(data_opts, f)
+#define END_ROWS {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL}
+static const cr_opt mm_rows[] = {
+    {"cache", CR_OPT_FLAG, DO(cache), 0, 0, 0, "1", NULL, "use and write the binary cache beside the file", NULL,
+     NULL},
+    {"rebuild", CR_OPT_FLAG, DO(rebuild), 0, 0, 0, "0", NULL, "rebuild the cache", NULL, NULL},
+    END_ROWS};
+static const cr_opt libsvm_rows[] = {
+    {"features", CR_OPT_INT, DO(features), CR_OPT_RANGE, 0, 9007199254740992.0, "0", NULL,
+     "feature count, 0 = from the file", NULL, NULL},
+    END_ROWS};
+static const cr_opt triples_rows[] = {
+    {"entities", CR_OPT_CUSTOM, 0, 0, 0, 0, NULL, NULL, "a Dict or a path", NULL, NULL},
+    {"relations", CR_OPT_CUSTOM, 0, 0, 0, 0, NULL, NULL, "a Dict or a path", NULL, NULL},
+    {"grow", CR_OPT_FLAG, DO(grow), 0, 0, 0, NULL, NULL, "add unknown names to the dictionaries", NULL, NULL},
+    END_ROWS};
+static const cr_opt write_triples_rows[] = {
+    {"names", CR_OPT_FLAG, DO(names), 0, 0, 0, NULL, NULL, "write names, not ids", NULL, NULL}, END_ROWS};
+static const cr_opt text_rows[] = {
+    {"min_count", CR_OPT_INT, DO(min_count), CR_OPT_RANGE, 1, 9007199254740992.0, "1", NULL,
+     "drop words seen fewer times", NULL, NULL},
+    {"max_sentence", CR_OPT_INT, DO(max_sentence), CR_OPT_RANGE, 0, 9007199254740992.0, "0", NULL,
+     "split longer lines, 0 = never", NULL, NULL},
+    {"table_size", CR_OPT_INT, DO(table_size), CR_OPT_RANGE, 1, 1e9, "1000000", NULL, "negative-sampling table",
+     NULL, NULL},
+    {"sample", CR_OPT_DOUBLE, DO(sample), 0, 0, 0, "0", NULL, "subsampling threshold t", NULL, NULL},
+    {"power", CR_OPT_DOUBLE, DO(power), 0, 0, 0, "0.75", NULL, "exponent of the sampling table", NULL, NULL},
+    {"vocab", CR_OPT_CUSTOM, 0, 0, 0, 0, NULL, NULL, "a Dict", NULL, NULL},
+    END_ROWS};
+
+/* [-0, +0] The options table at t (nil: defaults) against rows into o;
+ * returns the rows given. */
+static uint64_t read_opts(lua_State *L, int t, const cr_opt *rows, data_opts *o) {
+    cr_lopt_set set = {NULL, NULL, rows};
+    *o = (data_opts){0};
+    return cr_lopt_read(L, t, &set, o);
 }
 
 /* ---- shared helpers ---- */
@@ -47,26 +85,6 @@ static void push_col(lua_State *L, const float *a, int64_t n) {
 static void set_int(lua_State *L, const char *k, int64_t v) {
     lua_pushinteger(L, v);
     lua_setfield(L, -2, k);
-}
-
-static int64_t opt_int(lua_State *L, int t, const char *key, int64_t dflt) {
-    if (lua_isnoneornil(L, t)) return dflt;
-    lua_getfield(L, t, key);
-    int ok;
-    lua_Integer v = lua_tointegerx(L, -1, &ok);
-    if (!ok && !lua_isnil(L, -1)) luaL_error(L, "option '%s' must be an integer", key);
-    lua_pop(L, 1);
-    return ok ? v : dflt;
-}
-
-static double opt_num(lua_State *L, int t, const char *key, double dflt) {
-    if (lua_isnoneornil(L, t)) return dflt;
-    lua_getfield(L, t, key);
-    int ok;
-    lua_Number v = lua_tonumberx(L, -1, &ok);
-    if (!ok && !lua_isnil(L, -1)) luaL_error(L, "option '%s' must be a number", key);
-    lua_pop(L, 1);
-    return ok ? v : dflt;
 }
 
 /* Field k of table t as an Ints / Matrix (raises with the field's name). */
@@ -149,10 +167,10 @@ static int coo_alloc(void *p, cr_coo *m, cr_err *e) {
  * row = Ints, col = Ints (0-based), val = Matrix nnz x 1, cached = bool}
  * | nil, msg */
 static int l_matrix_market(lua_State *L) {
-    static const char *const keys[] = {"cache", "rebuild", NULL};
     const char *path = luaL_checkstring(L, 1);
-    cr_lcheck_keys(L, 2, NULL, keys);
-    int flags = (opt_bool(L, 2, "cache", 1) ? 0 : CR_MM_NO_CACHE) | (opt_bool(L, 2, "rebuild", 0) ? CR_MM_REBUILD : 0);
+    data_opts o;
+    read_opts(L, 2, mm_rows, &o);
+    int flags = (o.cache ? 0 : CR_MM_NO_CACHE) | (o.rebuild ? CR_MM_REBUILD : 0);
     coo_ud u = {L, lua_gettop(L)};
     cr_coo m;
     cr_err e;
@@ -381,10 +399,10 @@ static int build_libsvm(lua_State *L) {
  * idx = Ints (0-based feature ids), val = Matrix nnz x 1, label = Matrix
  * rows x 1} | nil, msg */
 static int l_libsvm(lua_State *L) {
-    static const char *const keys[] = {"features", NULL};
     const char *path = luaL_checkstring(L, 1);
-    cr_lcheck_keys(L, 2, NULL, keys);
-    int64_t features = opt_int(L, 2, "features", 0);
+    data_opts o;
+    read_opts(L, 2, libsvm_rows, &o);
+    int64_t features = o.features;
     cr_csr m;
     cr_err e;
     if (cr_libsvm_load(path, features, &m, &e) != 0) return cr_lfail(L, e.msg);
@@ -510,16 +528,16 @@ static int build_triples(lua_State *L) {
  * sizes when given); other files hold names. With dictionaries given, a
  * name they do not know is an error unless grow = true. */
 static int l_triples(lua_State *L) {
-    static const char *const keys[] = {"entities", "relations", "grow", NULL};
     const char *path = luaL_checkstring(L, 1);
-    cr_lcheck_keys(L, 2, NULL, keys);
+    data_opts o;
+    uint64_t given = read_opts(L, 2, triples_rows, &o);
     cr_err e;
     int ge, gr;
     ldict *ents = opt_dict(L, 2, "entities", &ge, &e);
     if (!ents) return cr_lfail(L, e.msg);
     ldict *rels = opt_dict(L, 2, "relations", &gr, &e);
     if (!rels) return cr_lfail(L, e.msg);
-    int grow = opt_bool(L, 2, "grow", !(ge || gr));
+    int grow = given >> 2 & 1 ? o.grow : !(ge || gr); /* row 2: grow */
     cr_triple_cols t;
     int rc = ends_with(path, ".del") || ends_with(path, ".del.gz")
                  ? cr_triples_load_del(path, ents->d.n, rels->d.n, &t, &e)
@@ -538,7 +556,8 @@ static int l_write_triples(lua_State *L) {
     lua_getfield(L, 2, "entities");
     lua_getfield(L, 2, "relations");
     ldict *de = luaL_testudata(L, -2, DICT_MT), *dr = luaL_testudata(L, -1, DICT_MT);
-    int names = opt_bool(L, 3, "names", de && dr);
+    data_opts wo;
+    int names = read_opts(L, 3, write_triples_rows, &wo) & 1 ? wo.names : de && dr;
     if (names && !(de && dr)) return luaL_error(L, "names = true needs entities and relations dictionaries");
     for (int64_t i = 0; names && i < s->n; i++)
         if (s->data[i] < 0 || s->data[i] >= de->d.n || o->data[i] < 0 || o->data[i] >= de->d.n ||
@@ -595,15 +614,12 @@ static int build_text(lua_State *L) {
  * | nil, msg. With vocab = another corpus's Dict (held-out text), words are
  * mapped through it and unknown ones dropped; counts are this file's. */
 static int l_text(lua_State *L) {
-    static const char *const keys[] = {"min_count", "sample", "power", "table_size", "max_sentence", "vocab", NULL};
     const char *path = luaL_checkstring(L, 1);
-    cr_lcheck_keys(L, 2, NULL, keys);
-    cr_text_opts o = {opt_int(L, 2, "min_count", 1), opt_int(L, 2, "max_sentence", 0), 0};
-    int64_t tsize = opt_int(L, 2, "table_size", 1000000);
-    double sample = opt_num(L, 2, "sample", 0), power = opt_num(L, 2, "power", 0.75);
-    if (o.min_count < 1) return luaL_error(L, "option 'min_count' must be >= 1");
-    if (o.max_sentence < 0) return luaL_error(L, "option 'max_sentence' must be >= 0");
-    if (tsize < 1 || tsize > 1000000000) return luaL_error(L, "option 'table_size' must be in 1..1e9");
+    data_opts to;
+    read_opts(L, 2, text_rows, &to);
+    cr_text_opts o = {to.min_count, to.max_sentence, 0};
+    int64_t tsize = to.table_size;
+    double sample = to.sample, power = to.power;
     ldict *voc;
     if (!lua_isnoneornil(L, 2) && lua_getfield(L, 2, "vocab") != LUA_TNIL) {
         voc = luaL_testudata(L, -1, DICT_MT);

@@ -20,6 +20,8 @@
  * stack, so raising never leaks. */
 #include <lauxlib.h>
 #include <lua.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,38 +30,54 @@
 #include "eval/cr_metrics.h"
 #include "eval/cr_wordvec.h"
 #include "lua/l_modules.h"
+#include "lua/l_opt.h"
 #include "lua/l_util.h"
 
 /* ---- argument helpers */
 
-static int opt_bool(lua_State *L, int t, const char *k) {
-    int v = lua_getfield(L, t, k) != LUA_TNIL && lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    return v;
-}
+/* Options, declared once per function as cr_opt rows (src/lua/l_opt.h);
+ * CR_OPT_CUSTOM rows (matrices, triples, documents) are read where used. */
+typedef struct eval_opts {
+    const char *model;
+    int64_t block, restrict_n, iters, burnin, seed;
+    double alpha, beta;
+    int naive, ranks;
+} eval_opts;
 
-static lua_Integer opt_int(lua_State *L, int t, const char *k, lua_Integer dflt) {
-    lua_Integer v = dflt;
-    if (lua_getfield(L, t, k) != LUA_TNIL) {
-        int ok;
-        v = lua_tointegerx(L, -1, &ok);
-        if (!ok) luaL_error(L, "option '%s': integer expected, got %s", k, luaL_typename(L, -1));
-    }
-    lua_pop(L, 1);
-    return v;
-}
+#define EO(f) offsetof(eval_opts, f)
+#define CUSTOM(name) {name, CR_OPT_CUSTOM, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL}
+#define NONNEG CR_OPT_RANGE, 0, 9007199254740992.0
+#define END_ROWS {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL}
+#define NAIVE {"naive", CR_OPT_FLAG, EO(naive), 0, 0, 0, NULL, NULL, "score one query at a time", NULL, NULL}
+#define BLOCK {"block", CR_OPT_INT, EO(block), NONNEG, "0", NULL, "queries per GEMM block, 0 = automatic", NULL, NULL}
+#define RESTRICT                                                                                                    \
+    {"restrict", CR_OPT_INT, EO(restrict_n), NONNEG, "0", NULL, "vocabulary prefix used, 0 = the default", NULL, NULL}
+#define ALPHA_BETA                                                                                                  \
+    {"alpha", CR_OPT_DOUBLE, EO(alpha), CR_OPT_REQUIRED, 0, 0, NULL, NULL, "document-topic prior", NULL, NULL},     \
+    {"beta", CR_OPT_DOUBLE, EO(beta), CR_OPT_REQUIRED, 0, 0, NULL, NULL, "topic-word prior", NULL, NULL}
 
-static double opt_num(lua_State *L, int t, const char *k, int required, double dflt) {
-    double v = dflt;
-    int ty = lua_getfield(L, t, k);
-    if (ty == LUA_TNIL && required) luaL_error(L, "option '%s' is required", k);
-    if (ty != LUA_TNIL) {
-        int ok;
-        v = lua_tonumberx(L, -1, &ok);
-        if (!ok) luaL_error(L, "option '%s': number expected, got %s", k, luaL_typename(L, -1));
-    }
-    lua_pop(L, 1);
-    return v;
+static const cr_opt lp_rows[] = {
+    {"model", CR_OPT_STRING, EO(model), 0, 0, 0, NULL, NULL, "complex, distmult, transe_l1, transe_l2, rescal", NULL,
+     NULL},
+    CUSTOM("entities"), CUSTOM("relations"), CUSTOM("test"), CUSTOM("filter"), NAIVE, BLOCK,
+    {"ranks", CR_OPT_FLAG, EO(ranks), 0, 0, 0, NULL, NULL, "also return every query's rank", NULL, NULL},
+    END_ROWS};
+static const cr_opt analogy_rows[] = {RESTRICT, NAIVE, BLOCK, END_ROWS};
+static const cr_opt synonyms_rows[] = {RESTRICT, END_ROWS};
+static const cr_opt loglik_rows[] = {CUSTOM("n_wk"), CUSTOM("n_dk"), CUSTOM("n_k"), ALPHA_BETA, END_ROWS};
+static const cr_opt perp_rows[] = {
+    CUSTOM("n_wk"), CUSTOM("n_k"), ALPHA_BETA, CUSTOM("docs"), CUSTOM("tokens"), CUSTOM("offsets"),
+    {"iters", CR_OPT_INT, EO(iters), CR_OPT_RANGE, 1, INT_MAX, "20", NULL, "Gibbs sweeps per document", NULL, NULL},
+    {"burnin", CR_OPT_INT, EO(burnin), CR_OPT_RANGE, -1, INT_MAX, "-1", NULL, "sweeps before theta is averaged, -1 = iters / 2", NULL,
+     NULL},
+    {"seed", CR_OPT_INT, EO(seed), NONNEG, "1", NULL, "random seed", NULL, NULL},
+    END_ROWS};
+
+/* [-0, +0] The options table at t for function fn into o. */
+static void read_opts(lua_State *L, int t, const char *fn, const cr_opt *rows, eval_opts *o) {
+    cr_lopt_set set = {fn, NULL, rows};
+    *o = (eval_opts){0};
+    cr_lopt_read(L, t, &set, o);
 }
 
 /* The matrix in field k of table t (required), left on the stack top. */
@@ -206,11 +224,10 @@ static void set_int(lua_State *L, const char *k, int64_t v) {
 /* ---- link prediction */
 
 static int l_link_prediction(lua_State *L) {
-    static const char *const keys[] = {"model", "entities", "relations", "test", "filter", "naive", "block", "ranks", NULL};
     luaL_checktype(L, 1, LUA_TTABLE);
-    cr_lcheck_keys(L, 1, "link_prediction", keys);
-    lua_getfield(L, 1, "model");
-    const char *name = lua_tostring(L, -1);
+    eval_opts eo;
+    read_opts(L, 1, "link_prediction", lp_rows, &eo);
+    const char *name = eo.model;
     if (!name) luaL_error(L, "option 'model' is required (complex, distmult, transe_l1, transe_l2, rescal)");
     cr_kge_model model;
     cr_err e;
@@ -237,11 +254,10 @@ static int l_link_prediction(lua_State *L) {
             }
         }
     }
-    cr_lp_opts o = {opt_bool(L, 1, "naive"), opt_int(L, 1, "block", 0)};
-    if (o.block < 0) luaL_error(L, "option 'block' must be positive");
+    cr_lp_opts o = {eo.naive, eo.block};
     double *ranks = NULL;
     cr_mat *rk = NULL;
-    int want_ranks = opt_bool(L, 1, "ranks");
+    int want_ranks = eo.ranks;
     if (want_ranks) ranks = lua_newuserdatauv(L, (size_t)(2 * test.n > 0 ? 2 * test.n : 1) * sizeof(double), 0);
     cr_lp_result r;
     if (cr_linkpred_eval(model, ent, rel, &test, filt, nf, &o, &r, ranks, &e)) luaL_error(L, "%s", e.msg);
@@ -265,21 +281,14 @@ static int l_link_prediction(lua_State *L) {
 /* ---- word vectors */
 
 static int l_analogy(lua_State *L) {
-    static const char *const keys[] = {"restrict", "naive", "block", NULL};
     lua_settop(L, 4);
     cr_mat *v = cr_lmat_check(L, 1);
     int64_t nw;
     const char **words = words_arg(L, 2, &nw);
     const char *path = luaL_checkstring(L, 3);
-    cr_analogy_opts o = {0, 0, 0};
-    if (!lua_isnoneornil(L, 4)) {
-        luaL_checktype(L, 4, LUA_TTABLE);
-        cr_lcheck_keys(L, 4, "analogy", keys);
-        o.restrict_n = opt_int(L, 4, "restrict", 0);
-        o.naive = opt_bool(L, 4, "naive");
-        o.block = opt_int(L, 4, "block", 0);
-        if (o.restrict_n < 0 || o.block < 0) luaL_error(L, "analogy: restrict and block must be positive");
-    }
+    eval_opts eo;
+    read_opts(L, 4, "analogy", analogy_rows, &eo);
+    cr_analogy_opts o = {eo.restrict_n, eo.naive, eo.block};
     if (v->rows != nw) luaL_error(L, "analogy: vectors have %d rows but there are %d words", (int)v->rows, (int)nw);
     cr_analogy_result r;
     cr_err e;
@@ -304,19 +313,14 @@ static int l_analogy(lua_State *L) {
 }
 
 static int l_synonyms(lua_State *L) {
-    static const char *const keys[] = {"restrict", NULL};
     lua_settop(L, 4);
     cr_mat *v = cr_lmat_check(L, 1);
     int64_t nw;
     const char **words = words_arg(L, 2, &nw);
     const char *path = luaL_checkstring(L, 3);
-    int64_t restrict_n = 0;
-    if (!lua_isnoneornil(L, 4)) {
-        luaL_checktype(L, 4, LUA_TTABLE);
-        cr_lcheck_keys(L, 4, "synonyms", keys);
-        restrict_n = opt_int(L, 4, "restrict", 0);
-        if (restrict_n < 0) luaL_error(L, "synonyms: restrict must be positive");
-    }
+    eval_opts eo;
+    read_opts(L, 4, "synonyms", synonyms_rows, &eo);
+    int64_t restrict_n = eo.restrict_n;
     if (v->rows != nw) luaL_error(L, "synonyms: vectors have %d rows but there are %d words", (int)v->rows, (int)nw);
     cr_synonym_result r;
     cr_err e;
@@ -374,13 +378,13 @@ static const float *topic_totals_arg(lua_State *L, int t, int64_t K) {
 }
 
 static int l_lda_loglik(lua_State *L) {
-    static const char *const keys[] = {"n_wk", "n_dk", "n_k", "alpha", "beta", NULL};
     luaL_checktype(L, 1, LUA_TTABLE);
-    cr_lcheck_keys(L, 1, "lda_loglik", keys);
+    eval_opts eo;
+    read_opts(L, 1, "lda_loglik", loglik_rows, &eo);
     cr_mat *nwk = field_mat(L, 1, "n_wk"), *ndk = NULL;
     if (lua_getfield(L, 1, "n_dk") != LUA_TNIL) ndk = field_mat(L, 1, "n_dk");
     const float *nk = topic_totals_arg(L, 1, nwk->cols);
-    double alpha = opt_num(L, 1, "alpha", 1, 0), beta = opt_num(L, 1, "beta", 1, 0);
+    double alpha = eo.alpha, beta = eo.beta;
     cr_lda_ll r;
     cr_err e;
     if (cr_lda_loglik(ndk, nwk, nk, alpha, beta, &r, &e)) luaL_error(L, "lda_loglik: %s", e.msg);
@@ -433,16 +437,13 @@ static void docs_arg(lua_State *L, int t, const int64_t **tok, const int64_t **o
 }
 
 static int l_lda_perplexity(lua_State *L) {
-    static const char *const keys[] = {"n_wk", "n_k", "alpha", "beta", "docs", "tokens", "offsets",
-                                       "iters", "burnin", "seed", NULL};
     luaL_checktype(L, 1, LUA_TTABLE);
-    cr_lcheck_keys(L, 1, "lda_perplexity", keys);
+    eval_opts eo;
+    read_opts(L, 1, "lda_perplexity", perp_rows, &eo);
     cr_mat *nwk = field_mat(L, 1, "n_wk");
     const float *nk = topic_totals_arg(L, 1, nwk->cols);
-    double alpha = opt_num(L, 1, "alpha", 1, 0), beta = opt_num(L, 1, "beta", 1, 0);
-    cr_lda_perp_opts o = {(int)opt_int(L, 1, "iters", 20), (int)opt_int(L, 1, "burnin", -1),
-                          (uint64_t)opt_int(L, 1, "seed", 1)};
-    if (o.iters <= 0) luaL_error(L, "lda_perplexity: iters must be positive");
+    double alpha = eo.alpha, beta = eo.beta;
+    cr_lda_perp_opts o = {(int)eo.iters, (int)eo.burnin, (uint64_t)eo.seed};
     const int64_t *tok, *off;
     int64_t nd;
     docs_arg(L, 1, &tok, &off, &nd);

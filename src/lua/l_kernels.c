@@ -25,6 +25,8 @@
  * misuse (wrong shapes, no current batch) raises. */
 #include <lauxlib.h>
 #include <lua.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +34,7 @@
 #include "kernels/cr_mf.h"
 #include "kernels/cr_mfcells.h"
 #include "lua/l_modules.h"
+#include "lua/l_opt.h"
 #include "lua/l_util.h"
 
 #define CELLS_MT "crescent.MFCells"
@@ -60,29 +63,33 @@ static int cells_gc(lua_State *L) {
     return 0;
 }
 
-static lua_Integer opt_int(lua_State *L, int t, const char *k, lua_Integer def) {
-    if (lua_isnoneornil(L, t)) return def;
-    lua_getfield(L, t, k);
-    int ok;
-    lua_Integer v = lua_tointegerx(L, -1, &ok);
-    if (!ok && !lua_isnil(L, -1)) luaL_error(L, "mf_load: option '%s' must be an integer", k);
-    lua_pop(L, 1);
-    return ok ? v : def;
-}
+/* mf_load's options; part and parts go to ints, so their ranges stop there
+ * (the loader checks part < parts and batch >= 1). */
+typedef struct mfl_opts {
+    int64_t row_lo, row_hi, part, parts, batch, seed, rows, cols;
+} mfl_opts;
 
-static const char *const mf_load_keys[] = {"row_lo", "row_hi", "part", "parts", "batch", "seed", "rows", "cols", NULL};
+#define M(f) offsetof(mfl_opts, f)
+static const cr_opt mf_load_rows[] = {
+    {"row_lo", CR_OPT_INT, M(row_lo), 0, 0, 0, "0", NULL, "first row kept (0-based)", NULL, NULL},
+    {"row_hi", CR_OPT_INT, M(row_hi), 0, 0, 0, "-1", NULL, "rows before this kept; < 0: to the end", NULL, NULL},
+    {"part", CR_OPT_INT, M(part), CR_OPT_RANGE, 0, INT_MAX, "0", NULL, "this worker's share of the columns", NULL,
+     NULL},
+    {"parts", CR_OPT_INT, M(parts), CR_OPT_RANGE, 1, INT_MAX, "1", NULL, "shares the columns are dealt into", NULL,
+     NULL},
+    {"batch", CR_OPT_INT, M(batch), 0, 0, 0, "100000", NULL, "about this many cells per batch", NULL, NULL},
+    {"seed", CR_OPT_INT, M(seed), 0, 0, 0, "0", NULL, "grouping of columns into batches", NULL, NULL},
+    {"rows", CR_OPT_INT, M(rows), CR_OPT_RANGE, 0, INT64_MAX, "0", NULL, "keys of W: a cell past them is an error (0: no limit)", NULL, NULL},
+    {"cols", CR_OPT_INT, M(cols), CR_OPT_RANGE, 0, INT64_MAX, "0", NULL, "keys of H: a cell past them is an error (0: no limit)", NULL, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL}};
 
 /* mf_load(path [, opts]) -> cells | nil, msg */
 static int l_mf_load(lua_State *L) {
     const char *path = luaL_checkstring(L, 1);
-    if (!lua_isnoneornil(L, 2)) {
-        luaL_checktype(L, 2, LUA_TTABLE);
-        cr_lcheck_keys(L, 2, "mf_load", mf_load_keys);
-    }
-    cr_mfcells_opts o = {opt_int(L, 2, "row_lo", 0), opt_int(L, 2, "row_hi", -1),
-                         (int)opt_int(L, 2, "part", 0), (int)opt_int(L, 2, "parts", 1),
-                         opt_int(L, 2, "batch", 100000), (uint64_t)opt_int(L, 2, "seed", 0),
-                         opt_int(L, 2, "rows", 0), opt_int(L, 2, "cols", 0)};
+    static const cr_lopt_set set = {"mf_load", NULL, mf_load_rows};
+    mfl_opts v;
+    cr_lopt_read(L, 2, &set, &v);
+    cr_mfcells_opts o = {v.row_lo, v.row_hi, (int)v.part, (int)v.parts, v.batch, (uint64_t)v.seed, v.rows, v.cols};
     lcells *u = lua_newuserdatauv(L, sizeof *u, 1); /* user value: batch id -> {wkeys, hkeys} */
     memset(u, 0, sizeof *u);
     luaL_setmetatable(L, CELLS_MT);

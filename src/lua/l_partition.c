@@ -22,9 +22,11 @@
 
 #include "base/cr_time.h"
 #include "lua/l_modules.h"
+#include "lua/l_opt.h"
 #include "lua/l_realloc.h"
 #include "lua/l_util.h"
 #include "partition/cr_fhash.h"
+#include "partition/cr_part_opt.h"
 #include "partition/cr_partition.h"
 
 #define GRAPH_MT "crescent.Graph"
@@ -171,54 +173,17 @@ static cr_placement *check_placement(lua_State *L, int idx, uint32_t nu, uint32_
     return p;
 }
 
-static int known_option(const char *key) {
-    static const char *const names[] = {"seed", "blocks", "init_blocks", "global_sample", "select_neighbours",
-                                        "v_sweeps", "alpha", "beta", "sample", "epsilon", "mem_bound", "hash_bins",
-                                        "pair_cap"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(key, names[i])) return 1;
-    return 0;
-}
+/* The methods' options: the rows `crescent partition` reads too. */
+static const cr_opt part_rows[] = {CR_PART_OPT_ROWS(0), {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL}};
 
-/* Options table -> cr_part_opts; unknown keys and bad values raise. */
+/* Options table -> cr_part_opts; unknown keys and bad values raise
+ * ("unknown partition option 'x'", "partition option 'x' must be ..."). */
 static void read_opts(lua_State *L, int idx, cr_part_opts *o) {
-    cr_part_opts_default(o);
-    if (lua_isnoneornil(L, idx)) return;
-    luaL_checktype(L, idx, LUA_TTABLE);
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        if (lua_type(L, -2) != LUA_TSTRING) luaL_error(L, "partition options: keys must be strings");
-        const char *key = lua_tostring(L, -2);
-        int isnum;
-        lua_Number x = lua_tonumberx(L, -1, &isnum);
-        if (!strcmp(key, "select")) {
-            const char *s = lua_tostring(L, -1);
-            if (s && (!strcmp(s, "neighbours") || !strcmp(s, "neighbors"))) o->select_neighbours = 1;
-            else if (s && !strcmp(s, "examples")) o->select_neighbours = 0;
-            else luaL_error(L, "partition option 'select' must be \"examples\" or \"neighbours\"");
-        } else if (!strcmp(key, "sample") && lua_isboolean(L, -1)) {
-            o->sample = lua_toboolean(L, -1);
-        } else {
-            if (!isnum) luaL_error(L, "partition option '%s' must be a number", key);
-            int integral = x == (lua_Number)(int64_t)x;
-            if (!strcmp(key, "seed") && integral && x >= 0) o->seed = (uint64_t)x;
-            else if (!strcmp(key, "blocks") && integral && x >= 1) o->blocks = (uint32_t)x;
-            else if (!strcmp(key, "init_blocks") && integral && x >= 0) o->init_blocks = (uint32_t)x;
-            else if (!strcmp(key, "global_sample") && x >= 0 && x <= 1) o->global_sample = x;
-            else if (!strcmp(key, "select_neighbours") && integral) o->select_neighbours = x != 0;
-            else if (!strcmp(key, "v_sweeps") && integral && x >= -1) o->v_sweeps = (int)x;
-            else if (!strcmp(key, "alpha") && integral && (x == 1 || x == 2)) o->alpha = (uint32_t)x;
-            else if (!strcmp(key, "beta")) o->beta = x;
-            else if (!strcmp(key, "sample") && integral) o->sample = x != 0;
-            else if (!strcmp(key, "epsilon") && x >= 0) o->epsilon = x;
-            else if (!strcmp(key, "mem_bound") && integral && x >= 0) o->mem_bound = (uint64_t)x;
-            else if (!strcmp(key, "hash_bins") && integral && x >= 0) o->hash_bins = (uint32_t)x;
-            else if (!strcmp(key, "pair_cap") && integral && x >= 0 && x <= UINT32_MAX) o->pair_cap = (uint32_t)x;
-            else if (known_option(key)) luaL_error(L, "partition option '%s': bad value %f", key, (double)x);
-            else luaL_error(L, "unknown partition option '%s'", key);
-        }
-        lua_pop(L, 1);
-    }
+    static const cr_lopt_set set = {NULL, "partition option", part_rows};
+    cr_part_optv v;
+    cr_part_optv_init(&v);
+    cr_lopt_read(L, idx, &set, &v);
+    cr_part_optv_get(&v, o);
 }
 
 /* [-0, +0] metrics.hashing for the table on top: how hashing g into

@@ -22,10 +22,13 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lua/l_opt.h"
 #include "lua/l_realloc.h"
 #include "lua/l_util.h"
 #include "partition/cr_realloc.h"
@@ -285,31 +288,36 @@ static int lru_put_rows(lua_State *L) {
     return 0;
 }
 
-/* [-0, +0] Option `name` of the table at 1 as a number in [lo, hi]
- * (integral when asked; `want` says so in the error); absent leaves *out. */
-static void opt_number(lua_State *L, const char *name, double lo, double hi, int integral, const char *want,
-                       double *out) {
-    lua_getfield(L, 1, name);
-    if (!lua_isnil(L, -1)) {
-        int ok;
-        lua_Number x = lua_tonumberx(L, -1, &ok);
-        if (!ok || !(x >= lo && x <= hi) || (integral && x != (lua_Number)(int64_t)x))
-            luaL_error(L, "reallocate: '%s' must be %s (got %s)", name, want, luaL_tolstring(L, -1, NULL));
-        *out = x;
-    }
-    lua_pop(L, 1);
-}
+/* reallocate{}'s scalar options (the others are read where they are used). */
+typedef struct ropts {
+    int64_t r, max_moves;
+    double c, threshold, horizon;
+} ropts;
 
+#define R(f) offsetof(ropts, f)
+static const cr_opt ropt_rows[] = {
+    {"placement", CR_OPT_CUSTOM, 0, 0, 0, 0, NULL, NULL, "{k = K, v = Ints}", NULL, NULL},
+    {"cache", CR_OPT_CUSTOM, 0, 0, 0, 0, NULL, NULL, "an open cr.partition.lru", NULL, NULL},
+    {"batch", CR_OPT_CUSTOM, 0, 0, 0, 0, NULL, NULL, "samples or {ptr, idx, val}", NULL, NULL},
+    {"sizes", CR_OPT_CUSTOM, 0, 0, 0, 0, NULL, NULL, "per-key sizes", NULL, NULL},
+    {"r", CR_OPT_INT, R(r), CR_OPT_RANGE, 1, UINT32_MAX, NULL, NULL, "nearest neighbours per sample", NULL,
+     "an integer >= 1"},
+    {"c", CR_OPT_DOUBLE, R(c), CR_OPT_RANGE, 0, 1, NULL, NULL, "edge threshold on f(d, p)", NULL, NULL},
+    {"threshold", CR_OPT_DOUBLE, R(threshold), CR_OPT_RANGE, 0, HUGE_VAL, NULL, NULL, "load gap to act on", NULL,
+     NULL},
+    {"horizon", CR_OPT_DOUBLE, R(horizon), CR_OPT_RANGE, 0, HUGE_VAL, NULL, NULL, "batches a move pays off over",
+     NULL, NULL},
+    {"max_moves", CR_OPT_INT, R(max_moves), CR_OPT_RANGE, 0, 9007199254740992.0, NULL, NULL, "0 = no limit", NULL,
+     "an integer >= 0 (0 = no limit)"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL}};
+
+/* [-0, +0] The options table at 1 into o (unknown keys and bad values raise). */
 static void read_ropts(lua_State *L, cr_realloc_opts *o) {
+    static const cr_lopt_set set = {"reallocate", NULL, ropt_rows};
     cr_realloc_opts_default(o);
-    double r = o->r, mm = 0;
-    opt_number(L, "r", 1, UINT32_MAX, 1, "an integer >= 1", &r);
-    opt_number(L, "c", 0, 1, 0, "a number in [0, 1]", &o->c);
-    opt_number(L, "threshold", 0, HUGE_VAL, 0, "a number >= 0", &o->threshold);
-    opt_number(L, "horizon", 0, HUGE_VAL, 0, "a number >= 0", &o->horizon);
-    opt_number(L, "max_moves", 0, 9007199254740992.0, 1, "an integer >= 0 (0 = no limit)", &mm);
-    o->r = (uint32_t)r;
-    o->max_moves = (uint64_t)mm;
+    ropts v = {o->r, (int64_t)o->max_moves, o->c, o->threshold, o->horizon};
+    cr_lopt_read(L, 1, &set, &v);
+    *o = (cr_realloc_opts){(uint32_t)v.r, v.c, v.threshold, v.horizon, (uint64_t)v.max_moves};
 }
 
 /* [-0, +1] placement.v (pushed) with every server checked against placement.k. */
@@ -398,11 +406,8 @@ static void push_result(lua_State *L, const cr_realloc_result *r, uint64_t edges
  * cache (Algorithm 3), then move keys of placement.v (in place) while the
  * bottleneck saving pays for the migration (Algorithm 4). */
 static int l_reallocate(lua_State *L) {
-    static const char *const allowed[] = {"placement", "cache",   "batch",     "r",     "c",
-                                          "threshold", "horizon", "max_moves", "sizes", NULL};
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 1);
-    cr_lcheck_keys(L, 1, "reallocate", allowed);
     cr_realloc_opts o;
     read_ropts(L, &o);
     uint32_t k;

@@ -12,10 +12,12 @@
 #include <unistd.h>
 
 #include <lauxlib.h>
+#include <lua.h>
 #include <readline/history.h>
 #include <readline/readline.h>
 
 #include "base/cr_alloc.h"
+#include "lua/l_host.h"
 
 #define PROMPT "> "
 #define PROMPT2 ">> "
@@ -29,6 +31,7 @@ typedef struct quit_state {
 typedef struct repl {
     lua_State *L;
     int tty;
+    int mod;           /* stack slot of the crescent.repl module (nil if it did not load) */
     quit_state *qs;
     char hist[1024];   /* history file, "" = none */
     /* plain (non-tty) input buffer */
@@ -264,61 +267,41 @@ static void report(lua_State *L, int status) {
     }
 }
 
-/* Pretty printer for results: tables without __tostring (plain ones, and
- * objects such as job.W) are shown as Lua literals through raw access
- * (bounded depth and length, cycles marked), float numbers inside them with
- * 7 significant digits (float32 rows); everything else as `print` shows it. */
-static const char SHOW_LUA[] =
-    "local fmt, MAXN, MAXD = string.format, 40, 3\n"
-    "local show\n"
-    "local function plain(v)\n"
-    "  if type(v) ~= 'table' then return false end\n"
-    "  local mt = getmetatable(v)\n"
-    "  return not (type(mt) == 'table' and rawget(mt, '__tostring'))\n"
-    "end\n"
-    "local function key(k)\n"
-    "  if type(k) == 'string' and k:match('^[%a_][%w_]*$') then return k end\n"
-    "  return '[' .. show(k, MAXD, {}) .. ']'\n"
-    "end\n"
-    "function show(v, d, seen)\n"
-    "  if type(v) == 'string' then return fmt('%q', v) end\n"
-    "  if math.type(v) == 'float' then return fmt('%.7g', v) end\n"
-    "  if not plain(v) then return tostring(v) end\n"
-    "  if seen[v] then return '<cycle>' end\n"
-    "  if d >= MAXD then return '{...}' end\n"
-    "  seen[v] = true\n"
-    "  local parts, n = {}, rawlen(v)\n"
-    "  for i = 1, math.min(n, MAXN) do parts[#parts + 1] = show(rawget(v, i), d + 1, seen) end\n"
-    "  local keys = {}\n"
-    "  for k in next, v do\n"
-    "    if not (math.type(k) == 'integer' and k >= 1 and k <= n) then keys[#keys + 1] = k end\n"
-    "  end\n"
-    "  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)\n"
-    "  for _, k in ipairs(keys) do\n"
-    "    if #parts >= MAXN then break end\n"
-    "    parts[#parts + 1] = key(k) .. ' = ' .. show(rawget(v, k), d + 1, seen)\n"
-    "  end\n"
-    "  local more = n + #keys - #parts\n"
-    "  if more > 0 then parts[#parts + 1] = fmt('... (%d more)', more) end\n"
-    "  seen[v] = nil\n"
-    "  return '{' .. table.concat(parts, ', ') .. '}'\n"
-    "end\n"
-    "return function(...)\n"
-    "  local out = {}\n"
-    "  for i = 1, select('#', ...) do\n"
-    "    local v = select(i, ...)\n"
-    "    out[i] = plain(v) and show(v, 0, {}) or v\n"
-    "  end\n"
-    "  print(table.unpack(out, 1, select('#', ...)))\n"
-    "end\n";
+/* ------------------------------------------------------------- helpers */
+
+/* [-0, +1] Function `name` of crescent.repl (lua/crescent/repl.lua), or nil. */
+static void helper(repl *r, const char *name) {
+    if (lua_istable(r->L, r->mod)) lua_getfield(r->L, r->mod, name);
+    else lua_pushnil(r->L);
+}
+
+/* [-0, +1] require("crescent.repl"), loaded once per session; nil (and a
+ * note on stderr) if it cannot be: the prompt then prints with `print`. */
+static void load_helpers(lua_State *L) {
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "crescent.repl");
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK || !lua_istable(L, -1)) {
+        fprintf(stderr, "crescent repl: %s (plain printing, no completion)\n",
+                lua_isstring(L, -1) ? lua_tostring(L, -1) : "crescent.repl is not a module table");
+        lua_pop(L, 1);
+        lua_pushnil(L);
+    }
+}
+
+/* Offer the current job as the global `job` before a line runs
+ * (crescent.repl's sync_job); an error there never stops the prompt. */
+static void sync_job(repl *r) {
+    helper(r, "sync_job");
+    if (lua_isnil(r->L, -1) || lua_pcall(r->L, 0, 0, 0) != LUA_OK) lua_pop(r->L, 1);
+}
 
 /* Print the n values on top of the stack (and pop them). */
 static void print_results(repl *r, int n) {
     lua_State *L = r->L;
     if (n <= 0) return;
     luaL_checkstack(L, LUA_MINSTACK, "too many results to print");
-    if (luaL_loadbuffer(L, SHOW_LUA, sizeof SHOW_LUA - 1, "=repl") != LUA_OK ||
-        lua_pcall(L, 0, 1, 0) != LUA_OK) {
+    helper(r, "show");
+    if (lua_isnil(L, -1)) {
         lua_pop(L, 1);
         lua_getglobal(L, "print");
     }
@@ -332,43 +315,8 @@ static void print_results(repl *r, int n) {
 
 /* ------------------------------------------------------------ completion */
 
-/* Tab completion of names: globals, and fields after "a.b." or methods after
- * "a.b:" (tables, and the __index tables of their metatables, which covers
- * userdata such as job.W and strings). Resolving the path indexes values,
- * as typing it would; errors end the completion quietly. */
-static const char COMPLETE_LUA[] =
-    "local KW = {'and','break','do','else','elseif','end','false','for','function','goto','if',\n"
-    "  'in','local','nil','not','or','repeat','return','then','true','until','while'}\n"
-    "return function(text)\n"
-    "  local path, sep, part = text:match('^(.-)([.:]?)([%w_]*)$')\n"
-    "  local obj, out, seen = _G, {}, {}\n"
-    "  if sep == '' and path ~= '' then return out end\n"
-    "  for name in path:gmatch('[^.:]+') do\n"
-    "    if not name:match('^[%a_][%w_]*$') or type(obj) ~= 'table' and type(obj) ~= 'userdata' then return out end\n"
-    "    obj = obj[name]\n"
-    "    if obj == nil then return out end\n"
-    "  end\n"
-    "  local function add(t, depth)\n"
-    "    if type(t) ~= 'table' or depth > 4 then return end\n"
-    "    for k, v in next, t do\n"
-    "      if type(k) == 'string' and not seen[k] and k:match('^[%a_][%w_]*$') and k:sub(1, #part) == part\n"
-    "         and (sep ~= ':' or type(v) == 'function') then\n"
-    "        seen[k] = true\n"
-    "        out[#out + 1] = path .. sep .. k\n"
-    "      end\n"
-    "    end\n"
-    "    local mt = getmetatable(t)\n"
-    "    if type(mt) == 'table' then add(rawget(mt, '__index'), depth + 1) end\n"
-    "  end\n"
-    "  if type(obj) == 'table' then add(obj, 0)\n"
-    "  else local mt = getmetatable(obj); if type(mt) == 'table' then add(rawget(mt, '__index'), 0) end end\n"
-    "  if path == '' then\n"
-    "    for _, k in ipairs(KW) do if k:sub(1, #part) == part then out[#out + 1] = k end end\n"
-    "  end\n"
-    "  table.sort(out)\n"
-    "  return out\n"
-    "end\n";
-
+/* Tab completion of names: crescent.repl's complete(text) (globals,
+ * fields after "a.b.", methods after "a.b:"); errors end it quietly. */
 static char **matches;
 static int nmatches, next_match;
 
@@ -383,8 +331,8 @@ static void free_matches(void) {
 static void find_matches(lua_State *L, const char *text) {
     free_matches();
     int top = lua_gettop(L);
-    if (luaL_loadbuffer(L, COMPLETE_LUA, sizeof COMPLETE_LUA - 1, "=complete") == LUA_OK &&
-        lua_pcall(L, 0, 1, 0) == LUA_OK) {
+    helper(cur, "complete");
+    if (!lua_isnil(L, -1)) {
         lua_pushstring(L, text);
         if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1)) {
             int n = (int)luaL_len(L, -1);
@@ -454,21 +402,6 @@ static void install_quit(lua_State *L) {
     lua_setglobal(L, "exit");
 }
 
-/* The library sets no globals: the prompt's global `job` (docs/repl.md) is
- * set here, before each line, by require("crescent.job").repl_env(_G): the
- * latest open job, unless the user gave `job` a value of another kind. */
-static void sync_job(lua_State *L) {
-    int top = lua_gettop(L);
-    lua_getglobal(L, "require");
-    lua_pushliteral(L, "crescent.job");
-    if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_istable(L, -1)) {
-        lua_getfield(L, -1, "repl_env");
-        lua_pushglobaltable(L);
-        if (lua_pcall(L, 1, 0, 0) != LUA_OK) lua_pop(L, 1);
-    }
-    lua_settop(L, top);
-}
-
 int cr_repl_run(lua_State *L) {
     int top = lua_gettop(L);
     repl r;
@@ -479,6 +412,8 @@ int cr_repl_run(lua_State *L) {
     memset(r.qs, 0, sizeof *r.qs);
     lua_pushcclosure(L, l_quit, 1);
     install_quit(L); /* stack: quit, old quit, old exit */
+    load_helpers(L); /* stack: ..., crescent.repl */
+    r.mod = lua_gettop(L);
     repl *saved = cur;
     cur = &r;
     sigaction(SIGINT, NULL, &r.old_int);
@@ -492,24 +427,46 @@ int cr_repl_run(lua_State *L) {
         printf("crescent (%s): expressions print their value; quit() or Ctrl-D leaves\n", LUA_RELEASE);
     }
     while (!r.qs->quit) {
-        sync_job(L);
         int status = load_chunk(&r);
         if (status == -1) break;
         if (status == -2) continue;
         int base = lua_gettop(L);
-        if (status == LUA_OK) status = docall(&r, 0, LUA_MULTRET);
+        if (status == LUA_OK) {
+            sync_job(&r);
+            status = docall(&r, 0, LUA_MULTRET);
+        }
         if (status == LUA_OK) print_results(&r, lua_gettop(L) - base + 1);
         else report(L, status);
-        lua_settop(L, top + 3);
+        lua_settop(L, top + 4);
     }
     int code = r.qs->quit ? r.qs->code : 0;
     if (r.tty) history_close(&r);
     sigaction(SIGINT, &r.old_int, NULL);
     cur = saved;
     free(r.buf);
+    lua_pop(L, 1); /* crescent.repl */
     lua_setglobal(L, "exit"); /* restore the old values */
     lua_setglobal(L, "quit");
     lua_settop(L, top);
     fflush(stdout);
     return code;
+}
+
+int cr_repl_main(const char *home) {
+    lua_State *L = cr_lhost_new(home);
+    if (!L) {
+        fprintf(stderr, "crescent repl: out of memory\n");
+        return 1;
+    }
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "crescent");
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+        fprintf(stderr, "crescent repl: %s\n", lua_tostring(L, -1));
+        lua_close(L);
+        return 1;
+    }
+    lua_setglobal(L, "cr");
+    int rc = cr_repl_run(L);
+    lua_close(L); /* closes any job opened at the prompt (its __gc) */
+    return rc;
 }

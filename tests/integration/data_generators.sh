@@ -25,7 +25,7 @@ if "$B" data zipf-mf --rows 10 --cols 10 --cells 101 --rank 2 --out "$tmp/bad" 2
 grep -q "more than rows x cols" "$tmp/err" || fail "message: $(cat "$tmp/err")"
 [ ! -e "$tmp/bad/train.mmc" ] || fail "partial output left"
 if "$B" data zipf-mf --rows x --cols 10 --cells 5 --rank 2 --out "$tmp/bad" 2>"$tmp/err"; then fail "bad integer accepted"; fi
-grep -q -- "--rows expects an integer" "$tmp/err" || fail "message: $(cat "$tmp/err")"
+grep -q -- "--rows: 'x' is not an integer" "$tmp/err" || fail "message: $(cat "$tmp/err")"
 if "$B" data zipf-mf --rows 10 --cols 10 --cells 5 --rank 2 --out "$tmp/bad" --bogus 1 2>"$tmp/err"; then fail "unknown option accepted"; fi
 if "$B" data zipf-mf --rows 10 --cols 10 --rank 2 --out "$tmp/bad" 2>"$tmp/err"; then fail "missing --cells accepted"; fi
 grep -q -- "--cells is required" "$tmp/err" || fail "message: $(cat "$tmp/err")"

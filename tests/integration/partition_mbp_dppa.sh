@@ -80,5 +80,5 @@ grep -A1 '^dppa ' "$tmp/hash.txt" | tail -1 | grep -qE "^ +hashing: 64 bins, [0-
     || fail "hashing line: $(cat "$tmp/hash.txt")"
 [ "$(grep -c 'hashing:' "$tmp/hash.txt")" -eq 1 ] || fail "hashing line only under dppa"
 "$BIN" partition "$tmp/g.libsvm" -k 4 --method dppa --hash-bins -3 2>"$tmp/err.txt" && fail "negative --hash-bins accepted"
-grep -q "bad value '-3' for --hash-bins" "$tmp/err.txt" || fail "bad --hash-bins message: $(cat "$tmp/err.txt")"
+grep -q -- "--hash-bins: '-3' is not an integer" "$tmp/err.txt" || fail "bad --hash-bins message: $(cat "$tmp/err.txt")"
 echo "ok"
