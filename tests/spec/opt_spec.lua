@@ -21,7 +21,7 @@ end
 
 describe("options tables", function()
   it("refuse unknown keys, naming them (non-string keys too)", function()
-    has("mf_load: unknown option 'rows'", err_of(core.kernels.mf_load, "x.mmc", { rows = 1 }))
+    has("mf_load: unknown option 'nrows'", err_of(core.kernels.mf_load, "x.mmc", { nrows = 1 }))
     has("unknown option '1'", err_of(core.data.libsvm, "x.svm", { 5 }))
     has("unknown partition option 'init-blocks'",
       err_of(P, { graph = P.graph(paper), k = 2, method = "parsa", ["init-blocks"] = 1 }))
