@@ -87,6 +87,10 @@ typedef int (*cr_decide_fn)(void *arg, int64_t my_clock, int64_t min_clock, cons
 int cr_node_clock(cr_node *n, int lw, cr_decide_fn decide, void *arg, cr_err *e);
 /* All active workers meet. Returns 0 or -1 if the node stops. */
 int cr_node_barrier(cr_node *n, int lw, cr_err *e);
+/* Sleep up to `seconds` on worker lw's thread (a timed condition wait, no
+ * polling). Returns 0 after the full time, or -1 at once with
+ * CR_NODE_CANCELLED_MSG (the command was cancelled) or "node stopping" in e. */
+int cr_node_sleep(cr_node *n, int lw, double seconds, cr_err *e);
 /* Current clock of local worker lw. */
 int64_t cr_node_worker_clock(cr_node *n, int lw);
 /* Add processed items for the scheduler's progress bar (cheap, atomic). */
