@@ -226,7 +226,7 @@ static int send_sched(cr_node *n, const cr_ctl *h, const void *p1, size_t n1, co
 }
 
 static char *dupn(const void *p, size_t n) {
-    char *s = malloc(n + 1);
+    char *s = cr_xmalloc(n + 1);
     if (n) memcpy(s, p, n);
     s[n] = '\0';
     return s;
@@ -634,8 +634,7 @@ static int teardown(cr_node *n, cr_err *e) {
 }
 
 int cr_node_run(const cr_node_opts *o, cr_err *e) {
-    cr_node *n = calloc(1, sizeof *n);
-    if (!n) return cr_errf(e, "out of memory");
+    cr_node *n = cr_xcalloc(1, sizeof *n);
     n->opts = *o;
     n->zctx = o->zctx;
     if (!n->zctx) {
