@@ -92,12 +92,13 @@ static pid_t spawn_node(const char *exe, const char *ep, pid_t parent, char **en
 }
 
 static int is_key_var(const char *v) {
-    return !strncmp(v, "CRESCENT_CURVE_PUBLIC=", 22) || !strncmp(v, "CRESCENT_CURVE_SECRET=", 22);
+    return !strncmp(v, "CRESCENT_CURVE_PUBLIC=", 22) || !strncmp(v, "CRESCENT_CURVE_SECRET=", 22) ||
+           !strncmp(v, "CRESCENT_JOB_SECRET=", 20);
 }
 
 /* The environment for spawned nodes: this process's, with the key pair c in
- * CRESCENT_CURVE_PUBLIC / CRESCENT_CURVE_SECRET (cr_curve_from_env reads
- * them in the node). */
+ * CRESCENT_CURVE_PUBLIC / CRESCENT_CURVE_SECRET, or the job's secret in
+ * CRESCENT_JOB_SECRET (cr_curve_from_env reads them in the node). */
 static char **child_env(const cr_curve *c) {
     size_t n = 0;
     while (environ[n]) n++;
@@ -106,10 +107,15 @@ static char **child_env(const cr_curve *c) {
     for (size_t i = 0; i < n; i++)
         if (!is_key_var(environ[i])) env[k++] = cr_xstrdup(environ[i]);
     char var[64];
-    snprintf(var, sizeof var, "CRESCENT_CURVE_PUBLIC=%s", c->pub);
-    env[k++] = cr_xstrdup(var);
-    snprintf(var, sizeof var, "CRESCENT_CURVE_SECRET=%s", c->sec);
-    env[k++] = cr_xstrdup(var);
+    if (c->plain) {
+        snprintf(var, sizeof var, "CRESCENT_JOB_SECRET=%s", c->sec);
+        env[k++] = cr_xstrdup(var);
+    } else if (c->on) {
+        snprintf(var, sizeof var, "CRESCENT_CURVE_PUBLIC=%s", c->pub);
+        env[k++] = cr_xstrdup(var);
+        snprintf(var, sizeof var, "CRESCENT_CURVE_SECRET=%s", c->sec);
+        env[k++] = cr_xstrdup(var);
+    }
     return env;
 }
 
@@ -119,7 +125,8 @@ static void free_env(char **env) {
 }
 
 /* Who may join: nodes presenting the cluster key (from the environment, o->curve),
- * else, for nodes this scheduler spawns, a key pair made for this job alone.
+ * else, for nodes this scheduler spawns, a secret made for this job alone
+ * (PLAIN, loopback only: see net/cr_auth.h for why not a CURVE pair).
  * Nodes started by hand must have the cluster key: without one there is no
  * way to tell them from any other local process. Nodes run as threads of
  * this process by on_listen (tests) need none. Returns 0 or -1 (message). */
@@ -128,10 +135,7 @@ static int job_key(cr_sched *s, cr_err *e) {
     if (!s->o.spawn)
         return cr_errf(e, "nodes started by hand must present the cluster key: make one with `crescent keygen` and "
                           "set CRESCENT_CURVE_PUBLIC and CRESCENT_CURVE_SECRET for the scheduler and every node");
-    if (zmq_curve_keypair(s->o.curve.pub, s->o.curve.sec) != 0)
-        return cr_errf(e, "cannot make the job's key pair: this ZeroMQ has no CURVE support");
-    s->o.curve.on = 1;
-    return 0;
+    return cr_curve_job_secret(&s->o.curve, e);
 }
 
 static void *inproc_node_main(void *arg) {

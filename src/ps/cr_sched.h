@@ -48,9 +48,10 @@ typedef struct cr_sched_opts {
     void *on_wait_arg;
     /* Who may join. curve.on: the cluster key pair (CRESCENT_CURVE_*),
      * required for nodes started by hand, and for any bind off loopback.
-     * Without it, spawned nodes get a key pair made for this job alone
-     * (passed in their environment, never on the command line), so that no
-     * other local process can register or reach their data sockets; nodes
+     * Without it, spawned nodes get a secret made for this job alone
+     * (PLAIN on loopback; passed in their environment, never on the command
+     * line), so that no other local process can register or reach their
+     * data sockets; nodes
      * started by on_listen in this process need none; nodes = 1 with spawn
      * runs in-process and uses no sockets off the process at all. */
     cr_curve curve;

@@ -48,7 +48,7 @@ env -u CRESCENT_CURVE_PUBLIC -u CRESCENT_CURVE_SECRET CRESCENT_SPAWN=0 CRESCENT_
     timeout 20 "$CRESCENT_BIN" run "$JOBS/count.lua" >"$TMP/nokey" 2>&1 && fail "ran without a key: $(cat "$TMP/nokey")"
 grep -q "nodes started by hand must present the cluster key" "$TMP/nokey" || fail "no-key message: $(cat "$TMP/nokey")"
 
-# 3. Spawned nodes get a key made for this job, in their environment (never
+# 3. Spawned nodes get a secret made for this job, in their environment (never
 # on the command line); their data sockets refuse a peer without it.
 unset CRESCENT_CURVE_PUBLIC CRESCENT_CURVE_SECRET
 "$CRESCENT_BIN" run "$JOBS/long.lua" -- 30 >"$TMP/long" 2>&1 &
@@ -56,7 +56,7 @@ sched=$!
 for _ in $(seq 50); do [ "$(our_nodes | wc -l)" -ge 2 ] && grep -q "job running" "$TMP/long" && break; sleep 0.1; done
 node=$(our_nodes | head -1)
 [ -n "$node" ] || fail "spawned nodes did not start: $(cat "$TMP/long")"
-tr '\0' '\n' <"/proc/$node/environ" | grep -Eq '^CRESCENT_CURVE_PUBLIC=.{40}$' || fail "spawned node has no job key"
+tr '\0' '\n' <"/proc/$node/environ" | grep -Eq '^CRESCENT_JOB_SECRET=.{40}$' || fail "spawned node has no job secret"
 tr '\0' ' ' <"/proc/$node/cmdline" | grep -q "CURVE\|secret" && fail "key on the command line"
 port=$(ss -ltnpH 2>/dev/null | grep "pid=$node," | grep -o '127.0.0.1:[0-9]*' | head -1)
 [ -n "$port" ] || fail "cannot find the node's data port"
