@@ -65,3 +65,12 @@ cat "$TMP/po2"
 kill "$sched"; wait "$sched" 2>/dev/null
 [ $ro2 -eq 0 ] || fail "a peer without the job key reached a spawned node's data socket"
 no_orphans || exit 1
+
+# 4. A worker whose push is refused gets the node's error (it does not wait
+# forever), and the job ends non-zero naming it.
+timeout 30 "$CRESCENT_BIN" run "$JOBS/nan_push.lua" >"$TMP/nan" 2>&1; rn=$?
+cat "$TMP/nan"
+[ $rn -ne 0 ] && [ $rn -ne 124 ] || fail "NaN-pushing job: exit $rn (124: hung)"
+grep -q "refused the request: push refused: value 0 is not finite" "$TMP/nan" || fail "refusal not reported"
+grep -q finished "$TMP/nan" && fail "job claims to have finished"
+no_orphans || exit 1
