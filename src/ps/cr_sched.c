@@ -418,8 +418,10 @@ static void destroy(cr_sched *s) {
     if (s->api_t) zmq_close(s->api_t);
     cr_zap_stop(&s->zap);
     /* An in-process node whose worker is stuck in C code still holds sockets
-     * of this context: terminating it would wait forever. */
+     * of this context: terminating it would wait forever. The caller hears
+     * of it through on_death (crescent run ends the process there). */
     if (!atomic_load(&s->inproc_failed)) zmq_ctx_term(s->zctx);
+    else if (s->o.on_death) s->o.on_death(s->inproc_err.msg, s->o.on_death_arg);
     free_env(s->child_env);
     free(s->children);
     free(s->nodes);

@@ -32,7 +32,9 @@ typedef struct cr_sched_opts {
      * nodes down and reaps the spawned ones; then on_death (if set) is called
      * on that thread with the message, even while the caller is not waiting
      * (e.g. idle at the REPL): the caller decides there to print and end the
-     * process. The core itself never prints or exits. */
+     * process. It is also called from cr_sched_close when the in-process
+     * node (nodes = 1) could not stop a worker stuck in C code. The core
+     * itself never prints or exits. */
     int exit_on_death;
     void (*on_death)(const char *msg, void *arg);
     void *on_death_arg;
