@@ -33,11 +33,14 @@ typedef struct cr_node_opts {
     int inproc;            /* 1: single-node mode, no data socket at all */
     double timeout;        /* seconds of scheduler silence before giving up (0: 3) */
     const cr_node_hooks *hooks;
-    cr_curve curve;        /* keys for connections off loopback (curve.on = 0: none) */
+    cr_curve curve;        /* cluster CURVE pair or per-job secret (net/cr_auth.h); on = 0: none */
 } cr_node_opts;
 
 /* Join the scheduler and serve until it says shutdown (returns 0) or it goes
- * silent / the connection fails (returns -1 with a message in e). Blocks. */
+ * silent / the connection fails (returns -1 with a message in e). Blocks.
+ * Also -1 if a worker does not stop within 5 s at the end (stuck in C code):
+ * then the node's memory and sockets are left in place for that thread, and
+ * the caller must end the process. Never prints, never exits. */
 int cr_node_run(const cr_node_opts *o, cr_err *e);
 
 /* A command for the workers (payloads owned by the node, valid until the
