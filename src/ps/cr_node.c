@@ -432,7 +432,12 @@ static int join_sched(cr_node *n, cr_err *e) {
     double deadline = cr_now() + 30;
     for (;;) {
         double left = deadline - cr_now();
-        if (left <= 0) return cr_errf(e, "no answer from scheduler %s within 30 s", n->opts.scheduler);
+        if (left <= 0)
+            return cr_errf(e, "no answer from scheduler %s within 30 s%s", n->opts.scheduler,
+                           n->opts.inproc     ? ""
+                           : n->opts.curve.on ? " (is it using the same key?)"
+                                            : " (a scheduler admits only nodes presenting its cluster key: "
+                                              "set CRESCENT_CURVE_PUBLIC and CRESCENT_CURVE_SECRET)");
         if (zmq_poll(&it, 1, (long)(left * 1000) + 1) <= 0) continue;
         cr_parts p;
         if (cr_parts_recv(n->sched, &p, 0) < 0) continue;
