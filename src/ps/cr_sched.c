@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -35,7 +36,8 @@ struct cr_sched {
     void *api;      /* PAIR, caller side */
     void *api_t;    /* PAIR, thread side */
     char endpoint[256];
-    pid_t *children;
+    pid_t *children; /* 0 once reaped */
+    int *pidfd;      /* per child: readable once it exits (-1: none, or reaped) */
     int nchildren;
     pthread_t thread, inproc_node;
     int thread_started, inproc_started;
@@ -155,30 +157,54 @@ static void describe_exit(char *buf, size_t n, int status) {
     else snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
 }
 
+/* Child c was reaped: forget it (its pidfd would stay readable forever). */
+static void child_reaped(cr_sched *s, int c) {
+    s->children[c] = 0;
+    if (s->pidfd[c] >= 0) close(s->pidfd[c]);
+    s->pidfd[c] = -1;
+}
+
+/* Append a poll item for each live child's pidfd to it; returns how many.
+ * *blind is set if a live child has no pidfd (old kernel): then the caller
+ * must wake now and then to look at it. */
+static int child_items(cr_sched *s, zmq_pollitem_t *it, int *blind) {
+    int k = 0;
+    *blind = 0;
+    for (int c = 0; c < s->nchildren; c++) {
+        if (s->children[c] <= 0) continue;
+        if (s->pidfd[c] < 0) *blind = 1;
+        else it[k++] = (zmq_pollitem_t){.fd = s->pidfd[c], .events = ZMQ_POLLIN};
+    }
+    return k;
+}
+
 static void kill_children(cr_sched *s, int sig) {
     for (int i = 0; i < s->nchildren; i++)
         if (s->children[i] > 0) kill(s->children[i], sig);
 }
 
+/* Wait up to wait_s for every child to exit (woken by their pidfds), then
+ * SIGKILL and reap the rest. */
 static void reap_children(cr_sched *s, double wait_s) {
     double end = cr_now() + wait_s;
+    zmq_pollitem_t *it = cr_xcalloc((size_t)s->nchildren + 1, sizeof *it);
     for (;;) {
-        int left = 0;
+        int left = 0, blind;
         for (int i = 0; i < s->nchildren; i++) {
             if (s->children[i] <= 0) continue;
-            if (waitpid(s->children[i], NULL, WNOHANG) == s->children[i]) s->children[i] = 0;
+            if (waitpid(s->children[i], NULL, WNOHANG) == s->children[i]) child_reaped(s, i);
             else left++;
         }
-        if (!left) return;
-        if (cr_now() > end) {
-            kill_children(s, SIGKILL);
-            for (int i = 0; i < s->nchildren; i++)
-                if (s->children[i] > 0) waitpid(s->children[i], NULL, 0), s->children[i] = 0;
-            return;
-        }
-        struct timespec ts = {0, 10 * 1000 * 1000}; /* bounded shutdown only */
-        nanosleep(&ts, NULL);
+        double now = cr_now();
+        if (!left || now > end) break;
+        int k = child_items(s, it, &blind);
+        long ms = (long)((end - now) * 1000) + 1;
+        zmq_poll(it, k, blind && ms > 10 ? 10 : ms);
     }
+    free(it);
+    kill_children(s, SIGKILL);
+    for (int i = 0; i < s->nchildren; i++)
+        if (s->children[i] > 0) waitpid(s->children[i], NULL, 0), child_reaped(s, i);
 }
 
 /* Shut the live nodes down: spawned ones are waited for (SIGKILL after 3 s);
@@ -215,7 +241,7 @@ static void check_health(cr_sched *s, double now) {
         int status;
         if (s->children[c] <= 0 || waitpid(s->children[c], &status, WNOHANG) != s->children[c]) continue;
         pid_t pid = s->children[c];
-        s->children[c] = 0;
+        child_reaped(s, c);
         for (int i = 0; i < s->o.nodes; i++)
             if (s->nodes[i].pid == pid && !s->nodes[i].dead) {
                 char why[64];
@@ -294,7 +320,7 @@ static int child_gone(cr_sched *s, cr_err *e) {
         if (s->children[c] > 0 && waitpid(s->children[c], &status, WNOHANG) == s->children[c]) {
             char why[64];
             describe_exit(why, sizeof why, status);
-            s->children[c] = 0;
+            child_reaped(s, c);
             return cr_errf(e, "node process %d %s before joining%s", c, why,
                            WIFEXITED(status) && WEXITSTATUS(status) == 127 ? " (cannot run the crescent binary)" : "");
         }
@@ -340,26 +366,31 @@ static void welcome(cr_sched *s) {
 }
 
 /* Wait until every node registered (or the join timeout, or a spawned node
- * died), then welcome them. The poll wakes for messages, and every
- * HB_INTERVAL while there are children to watch. */
+ * died: its pidfd wakes the poll), then welcome them. */
 static int registration(cr_sched *s, cr_err *e) {
     double limit = s->o.join_timeout > 0 ? s->o.join_timeout : 30, deadline = cr_now() + limit;
-    int joined = 0;
-    zmq_pollitem_t it = {.socket = s->router, .events = ZMQ_POLLIN};
+    int joined = 0, rc = 0;
+    zmq_pollitem_t *it = cr_xcalloc((size_t)s->nchildren + 1, sizeof *it);
     while (joined < s->o.nodes) {
         double now = cr_now();
-        if (now > deadline)
-            return cr_errf(e, "only %d of %d nodes joined %s within %.0f s", joined, s->o.nodes, s->endpoint, limit);
-        if (child_gone(s, e) < 0) return -1;
-        double wake = s->nchildren && now + HB_INTERVAL < deadline ? now + HB_INTERVAL : deadline;
-        if (zmq_poll(&it, 1, (long)((wake - now) * 1000) + 1) <= 0) continue;
+        if (now > deadline) {
+            rc = cr_errf(e, "only %d of %d nodes joined %s within %.0f s", joined, s->o.nodes, s->endpoint, limit);
+            break;
+        }
+        if ((rc = child_gone(s, e)) < 0) break;
+        int blind;
+        it[0] = (zmq_pollitem_t){.socket = s->router, .events = ZMQ_POLLIN};
+        int k = 1 + child_items(s, it + 1, &blind);
+        double wake = blind && now + HB_INTERVAL < deadline ? now + HB_INTERVAL : deadline;
+        if (zmq_poll(it, k, (long)((wake - now) * 1000) + 1) <= 0 || !(it[0].revents & ZMQ_POLLIN)) continue;
         cr_parts p;
         if (cr_parts_recv(s->router, &p, ZMQ_DONTWAIT) < 0) continue;
         take_register(s, &p, &joined);
         cr_parts_close(&p);
     }
-    welcome(s);
-    return 0;
+    free(it);
+    if (rc == 0) welcome(s);
+    return rc;
 }
 
 /* Milliseconds until the next heartbeat or the earliest heartbeat deadline
@@ -381,10 +412,13 @@ static void *sched_main(void *arg) {
         return NULL;
     }
     api_send(s, &ready, NULL, 0);
-    zmq_pollitem_t it[2] = {{.socket = s->router, .events = ZMQ_POLLIN}, {.socket = s->api_t, .events = ZMQ_POLLIN}};
+    zmq_pollitem_t *it = cr_xcalloc((size_t)s->nchildren + 2, sizeof *it);
+    it[0] = (zmq_pollitem_t){.socket = s->router, .events = ZMQ_POLLIN};
+    it[1] = (zmq_pollitem_t){.socket = s->api_t, .events = ZMQ_POLLIN};
     double hb_due = 0;
     for (;;) {
-        zmq_poll(it, 2, next_wake_ms(s, cr_now(), hb_due));
+        int blind, k = 2 + (s->failed ? 0 : child_items(s, it + 2, &blind)); /* a child's exit wakes the poll */
+        zmq_poll(it, k, next_wake_ms(s, cr_now(), hb_due));
         double now = cr_now();
         cr_parts p;
         while (cr_parts_recv(s->router, &p, ZMQ_DONTWAIT) > 0) {
@@ -394,7 +428,10 @@ static void *sched_main(void *arg) {
         while (cr_parts_recv(s->api_t, &p, ZMQ_DONTWAIT) > 0) {
             int quit = from_api(s, &p);
             cr_parts_close(&p);
-            if (quit) return NULL;
+            if (quit) {
+                free(it);
+                return NULL;
+            }
         }
         if (now >= hb_due) {
             cr_ctl h = {.type = CR_M_HB};
@@ -424,6 +461,7 @@ static void destroy(cr_sched *s) {
     else if (s->o.on_death) s->o.on_death(s->inproc_err.msg, s->o.on_death_arg);
     free_env(s->child_env);
     free(s->children);
+    free(s->pidfd);
     free(s->nodes);
     free(s->clocks);
     free(s->bar);
@@ -439,6 +477,8 @@ static cr_sched *sched_new(const cr_sched_opts *o) {
     s->clocks = cr_xcalloc((size_t)s->W + 1, 8);
     s->bar = cr_xcalloc(2 * (size_t)s->W + 1, 8);
     s->children = cr_xcalloc((size_t)o->nodes, sizeof *s->children);
+    s->pidfd = cr_xcalloc((size_t)o->nodes, sizeof *s->pidfd);
+    for (int i = 0; i < o->nodes; i++) s->pidfd[i] = -1;
     s->router = cr_socket(s->zctx, ZMQ_ROUTER);
     return s;
 }
@@ -483,6 +523,7 @@ static int start_nodes(cr_sched *s, int inproc, cr_err *e) {
                 s->children[i] = 0;
                 return cr_errf(e, "fork failed: %s", strerror(errno));
             }
+            s->pidfd[i] = pidfd_open(s->children[i], 0); /* -1 on old kernels: then watched on a timer */
             s->nchildren++;
         }
     } else if (o->on_listen) {
