@@ -25,10 +25,12 @@ CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 LUA_OBJ  := $(LUA_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/src/main.o
 CTESTS   := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(wildcard tests/c/test_*.c))
+# Helpers the integration tests run (not unit tests: tests/run.sh runs test_* only).
+CHELPERS := $(BUILD)/tests/probe_data
 BENCHES  := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(wildcard tests/bench/*.c))
 
 .PHONY: all deps demo test asan fuzz bench data clean check-deps
-all: check-deps $(BIN) $(BUILD)/lua/crescent/core.so $(CTESTS) $(BENCHES)
+all: check-deps $(BIN) $(BUILD)/lua/crescent/core.so $(CTESTS) $(CHELPERS) $(BENCHES)
 
 # Install missing Debian packages (we are root on the target machines).
 deps:

@@ -19,6 +19,7 @@
 #include <lua.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/cr_progress.h"
 #include "lua/l_modules.h"
@@ -93,6 +94,21 @@ static lua_Integer opt_int(lua_State *L, int t, const char *k, lua_Integer dflt)
     return v;
 }
 
+/* The scheduler's death handler for `crescent run` (exit_on_death): the
+ * other nodes are already stopped; name the dead node and end the process,
+ * even while the job script or the REPL is not waiting on the job. */
+static void die_on_death(const char *msg, void *arg) {
+    (void)arg;
+    fprintf(stderr, "crescent: %s\n", msg);
+    fflush(NULL);
+    _exit(1);
+}
+
+static void tell_waiting(const char *endpoint, int nodes, void *arg) {
+    (void)arg;
+    fprintf(stderr, "crescent: scheduler waiting for %d node(s) on %s\n", nodes, endpoint);
+}
+
 static int l_start(lua_State *L) {
     luaL_checktype(L, 1, LUA_TTABLE);
     cr_sched_opts o = {0};
@@ -101,6 +117,8 @@ static int l_start(lua_State *L) {
     o.seed = (uint64_t)opt_int(L, 1, "seed", 1);
     o.spawn = (int)opt_int(L, 1, "spawn", 1);
     o.exit_on_death = (int)opt_int(L, 1, "exit_on_death", 0);
+    if (o.exit_on_death) o.on_death = die_on_death;
+    o.on_wait = tell_waiting;
     o.timeout = (double)opt_int(L, 1, "timeout", 3);
     o.join_timeout = (double)opt_int(L, 1, "join_timeout", 30);
     o.hooks = &cr_lworker_hooks;

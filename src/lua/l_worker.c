@@ -284,12 +284,8 @@ static int c_progress(lua_State *L) {
 static int c_sleep(lua_State *L) {
     double s = luaL_checknumber(L, 2);
     lworker *w = get_worker(L);
-    while (s > 0 && !cr_node_stopping(w->n) && !cr_node_cancelled(w->n, w->lw)) {
-        double step = s < 0.05 ? s : 0.05;
-        struct timespec ts = {(time_t)step, (long)((step - (time_t)step) * 1e9)};
-        nanosleep(&ts, NULL);
-        s -= step;
-    }
+    cr_err e;
+    (void)cr_node_sleep(w->n, w->lw, s, &e); /* returns early when cancelled or stopping */
     check_cancel(L, w);
     return 0;
 }

@@ -7,6 +7,8 @@
  * Data plane (worker DEALER -> node ROUTER):
  *   request  [cr_dhdr] [keys: int64 * nkeys] [values: float32 * nkeys * dim (push only)]
  *   reply    [cr_dhdr] [values (pull only)]
+ *   error    [cr_dhdr type CR_D_ERROR, req of the request or 0] [message]: the request
+ *            was refused (malformed, not ours, non-finite values); nothing applied
  * Headers are fixed-size structs sent as raw bytes: every process runs the
  * same binary on the same architecture. A value frame whose header has
  * CR_D_ZLIB set is zlib-compressed; raw_bytes is its inflated size. */
@@ -49,7 +51,7 @@ typedef struct cr_ctl {
     double f;
 } cr_ctl;
 
-enum { CR_D_PULL = 1, CR_D_PUSH, CR_D_PULL_REP, CR_D_PUSH_ACK };
+enum { CR_D_PULL = 1, CR_D_PUSH, CR_D_PULL_REP, CR_D_PUSH_ACK, CR_D_ERROR };
 #define CR_D_ZLIB 1u
 
 typedef struct cr_dhdr {

@@ -11,6 +11,7 @@
 #include "ps/cr_node_impl.h"
 
 #define HB_INTERVAL 0.5
+#define PROGRESS_INTERVAL 0.1 /* seconds between progress reports while there is progress */
 
 /* ---------- accessors used by worker threads ---------- */
 
@@ -88,7 +89,7 @@ int cr_node_policy_refresh(cr_node *n, uint64_t *gen, cr_policy_load_fn load, vo
     }
     /* Copy out under the lock: load runs Lua and must not hold it. */
     size_t sn = n->pol_srcn, on = n->pol_optsn;
-    char *src = malloc(sn + 1), *opts = malloc(on + 1), *chunk = strdup(n->pol_chunk ? n->pol_chunk : "?");
+    char *src = cr_xmalloc(sn + 1), *opts = cr_xmalloc(on + 1), *chunk = cr_xstrdup(n->pol_chunk ? n->pol_chunk : "?");
     memcpy(src, n->pol_src, sn);
     memcpy(opts, n->pol_opts, on);
     uint64_t g = n->pol_gen;
@@ -162,6 +163,28 @@ int cr_node_clock(cr_node *n, int lw, cr_decide_fn decide, void *arg, cr_err *e)
     return rc;
 }
 
+/* Waits on clk_cv, which the CANCEL handler and the teardown broadcast, so
+ * that a cancel or a stop ends the sleep at once. */
+int cr_node_sleep(cr_node *n, int lw, double seconds, cr_err *e) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    if (seconds > 0) {
+        double t = seconds > 1e9 ? 1e9 : seconds; /* about 30 years: forever */
+        until.tv_sec += (time_t)t;
+        until.tv_nsec += (long)((t - (double)(time_t)t) * 1e9);
+        if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+    }
+    int rc = 0;
+    pthread_mutex_lock(&n->mu);
+    for (;;) {
+        if ((rc = must_leave(n, lw, e)) < 0) break;
+        if (seconds <= 0 || pthread_cond_timedwait(&n->clk_cv, &n->mu, &until) == ETIMEDOUT) break;
+    }
+    pthread_mutex_unlock(&n->mu);
+    if (rc == 0) rc = must_leave(n, lw, e); /* a cancel that came with the deadline still counts */
+    return rc;
+}
+
 int cr_node_barrier(cr_node *n, int lw, cr_err *e) {
     int gw = n->id * n->wpn + lw;
     int64_t mine = announce(n, lw, 1);
@@ -178,86 +201,6 @@ int cr_node_barrier(cr_node *n, int lw, cr_err *e) {
     n->ws[lw].wait_s += cr_now() - t0;
     pthread_mutex_unlock(&n->mu);
     return rc;
-}
-
-/* ---------- server thread: pull/push requests from other nodes ---------- */
-
-static void serve_one(cr_node *n, cr_parts *p) {
-    if (p->n < 3 || cr_parts_size(p, 1) != sizeof(cr_dhdr)) return;
-    cr_dhdr h;
-    memcpy(&h, cr_parts_data(p, 1), sizeof h);
-    cr_shard *s = h.table < atomic_load(&n->ntables) ? n->tables[h.table] : NULL;
-    size_t nk = (size_t)h.nkeys;
-    if (!s || cr_parts_size(p, 2) != nk * sizeof(int64_t)) return;
-    int64_t *keys = cr_parts_data(p, 2), *tmp = NULL;
-    if ((uintptr_t)keys % sizeof(int64_t)) {
-        tmp = malloc(nk * sizeof *tmp + 1);
-        memcpy(tmp, keys, nk * sizeof *tmp);
-        keys = tmp;
-    }
-    for (size_t i = 0; i < nk; i++)
-        if (keys[i] < s->lo || keys[i] >= s->hi) goto done; /* not ours: drop (client validated) */
-    size_t vbytes = nk * (size_t)s->def.dim * sizeof(float);
-    cr_dhdr r = h;
-    r.flags = 0;
-    r.raw_bytes = (int64_t)vbytes;
-    zmq_send(n->data, cr_parts_data(p, 0), cr_parts_size(p, 0), ZMQ_SNDMORE);
-    if (h.type == CR_D_PULL) {
-        float *out = malloc(vbytes + 1);
-        cr_shard_pull(s, keys, (int64_t)nk, out);
-        void *frame = out;
-        size_t flen = vbytes;
-        if (s->def.compress && vbytes >= 65536) {
-            void *z;
-            size_t zn;
-            if (cr_wire_deflate(out, vbytes, &z, &zn, NULL) == 0) {
-                free(out);
-                frame = z;
-                flen = zn;
-                r.flags |= CR_D_ZLIB;
-            }
-        }
-        r.type = CR_D_PULL_REP;
-        zmq_send(n->data, &r, sizeof r, ZMQ_SNDMORE);
-        cr_send_owned(n->data, frame, flen, 0);
-        atomic_fetch_add(&n->bytes_remote, (long long)(flen + sizeof r));
-    } else if (h.type == CR_D_PUSH && p->n >= 4) {
-        const float *g = cr_parts_data(p, 3);
-        float *buf = NULL;
-        if (h.flags & CR_D_ZLIB) {
-            buf = malloc(vbytes + 1);
-            if (cr_wire_inflate(g, cr_parts_size(p, 3), buf, vbytes, NULL) < 0) memset(buf, 0, vbytes);
-            g = buf;
-        } else if (cr_parts_size(p, 3) != vbytes || (uintptr_t)g % sizeof(float)) {
-            buf = calloc(1, vbytes + 1);
-            memcpy(buf, g, cr_parts_size(p, 3) < vbytes ? cr_parts_size(p, 3) : vbytes);
-            g = buf;
-        }
-        cr_shard_push(s, keys, (int64_t)nk, g);
-        free(buf);
-        r.type = CR_D_PUSH_ACK;
-        r.nkeys = 0;
-        zmq_send(n->data, &r, sizeof r, 0);
-        atomic_fetch_add(&n->bytes_remote, (long long)sizeof r);
-    }
-    atomic_fetch_add(&n->msgs_remote, 1);
-    atomic_fetch_add(&n->served, 1);
-done:
-    free(tmp);
-}
-
-static void *server_main(void *arg) {
-    cr_node *n = arg;
-    zmq_pollitem_t it = {.socket = n->data, .events = ZMQ_POLLIN};
-    while (!atomic_load(&n->stop)) {
-        if (zmq_poll(&it, 1, 200) <= 0) continue;
-        cr_parts p;
-        while (cr_parts_recv(n->data, &p, ZMQ_DONTWAIT) > 0) {
-            serve_one(n, &p);
-            cr_parts_close(&p);
-        }
-    }
-    return NULL;
 }
 
 /* ---------- worker threads ---------- */
@@ -283,7 +226,7 @@ static int send_sched(cr_node *n, const cr_ctl *h, const void *p1, size_t n1, co
 }
 
 static char *dupn(const void *p, size_t n) {
-    char *s = malloc(n + 1);
+    char *s = cr_xmalloc(n + 1);
     if (n) memcpy(s, p, n);
     s[n] = '\0';
     return s;
@@ -489,7 +432,12 @@ static int join_sched(cr_node *n, cr_err *e) {
     double deadline = cr_now() + 30;
     for (;;) {
         double left = deadline - cr_now();
-        if (left <= 0) return cr_errf(e, "no answer from scheduler %s within 30 s", n->opts.scheduler);
+        if (left <= 0)
+            return cr_errf(e, "no answer from scheduler %s within 30 s%s", n->opts.scheduler,
+                           n->opts.inproc     ? ""
+                           : n->opts.curve.on ? " (is it using the same key?)"
+                                            : " (a scheduler admits only nodes presenting its cluster key: "
+                                              "set CRESCENT_CURVE_PUBLIC and CRESCENT_CURVE_SECRET)");
         if (zmq_poll(&it, 1, (long)(left * 1000) + 1) <= 0) continue;
         cr_parts p;
         if (cr_parts_recv(n->sched, &p, 0) < 0) continue;
@@ -505,7 +453,7 @@ static int join_sched(cr_node *n, cr_err *e) {
             n->nodes = (int)h.a;
             n->wpn = (int)h.b;
             memcpy(&n->seed, &h.f, sizeof n->seed);
-            n->addrs = calloc((size_t)n->nodes, sizeof *n->addrs);
+            n->addrs = cr_xcalloc((size_t)n->nodes, sizeof *n->addrs);
             const char *a = p1;
             for (int i = 0; i < n->nodes; i++) {
                 size_t l = a ? strnlen(a, n1 - (size_t)(a - (const char *)p1)) : 0;
@@ -517,6 +465,19 @@ static int join_sched(cr_node *n, cr_err *e) {
         cr_parts_close(&p);
         if (ok) return 0;
     }
+}
+
+/* The server thread's stop pipe: a PAIR of inproc sockets, polled with the
+ * data socket (as CZMQ's actors do), so that the thread sleeps until a
+ * request or the stop comes. */
+static int stop_pipe(cr_node *n, cr_err *e) {
+    char ep[64];
+    snprintf(ep, sizeof ep, "inproc://crescent-node-stop-%p", (void *)n);
+    n->srv_stop = cr_socket(n->zctx, ZMQ_PAIR);
+    n->stop_tx = cr_socket(n->zctx, ZMQ_PAIR);
+    if (!n->srv_stop || !n->stop_tx || zmq_bind(n->srv_stop, ep) < 0 || zmq_connect(n->stop_tx, ep) < 0)
+        return cr_errf(e, "cannot create the server's stop pipe: %s", zmq_strerror(errno));
+    return 0;
 }
 
 static int setup(cr_node *n, cr_err *e) {
@@ -538,12 +499,12 @@ static int setup(cr_node *n, cr_err *e) {
     }
     if (join_sched(n, e) < 0) return -1;
     int W = n->nodes * n->wpn;
-    n->clocks = calloc((size_t)W + 1, 8);
-    n->barriers = calloc((size_t)W + 1, 8);
-    n->active = calloc((size_t)W + 1, 8);
-    n->ws = calloc((size_t)n->wpn + 1, sizeof *n->ws);
-    n->wup = calloc((size_t)n->wpn + 1, sizeof *n->wup);
-    n->workers = calloc((size_t)n->wpn + 1, sizeof *n->workers);
+    n->clocks = cr_xcalloc((size_t)W + 1, 8);
+    n->barriers = cr_xcalloc((size_t)W + 1, 8);
+    n->active = cr_xcalloc((size_t)W + 1, 8);
+    n->ws = cr_xcalloc((size_t)n->wpn + 1, sizeof *n->ws);
+    n->wup = cr_xcalloc((size_t)n->wpn + 1, sizeof *n->wup);
+    n->workers = cr_xcalloc((size_t)n->wpn + 1, sizeof *n->workers);
     n->up = cr_socket(n->zctx, ZMQ_PULL);
     snprintf(n->up_ep, sizeof n->up_ep, "inproc://crescent-node-up-%p", (void *)n);
     if (zmq_bind(n->up, n->up_ep) < 0) return cr_errf(e, "inproc bind: %s", zmq_strerror(errno));
@@ -552,11 +513,12 @@ static int setup(cr_node *n, cr_err *e) {
         zmq_connect(n->wup[i], n->up_ep);
     }
     if (n->data) {
-        if (pthread_create(&n->server, NULL, server_main, n) != 0) return cr_errf(e, "cannot start server thread");
+        if (stop_pipe(n, e) < 0) return -1;
+        if (pthread_create(&n->server, NULL, cr_serve_main, n) != 0) return cr_errf(e, "cannot start server thread");
         n->server_started = 1;
     }
     for (int i = 0; i < n->wpn; i++) {
-        wstart *ws = malloc(sizeof *ws);
+        wstart *ws = cr_xmalloc(sizeof *ws);
         ws->n = n;
         ws->lw = i;
         if (pthread_create(&n->workers[i], NULL, worker_thread, ws) != 0) {
@@ -576,12 +538,37 @@ static void flush_progress(cr_node *n) {
     }
 }
 
+/* Forward what the workers sent up (replies, errors, clock states) to the
+ * scheduler as it is. */
+static void forward_up(cr_node *n) {
+    cr_parts p;
+    while (cr_parts_recv(n->up, &p, ZMQ_DONTWAIT) > 0) {
+        flush_progress(n); /* progress made before a reply is counted before it */
+        for (int i = 0; i < p.n; i++)
+            zmq_send(n->sched, cr_parts_data(&p, i), cr_parts_size(&p, i), i + 1 < p.n ? ZMQ_SNDMORE : 0);
+        cr_parts_close(&p);
+    }
+}
+
+/* Milliseconds until the next thing this loop must do on its own: a
+ * heartbeat, the scheduler's silence deadline, or (when workers have counted
+ * progress that is not yet sent) the next progress report. Messages wake the
+ * poll earlier; nothing is polled on a fixed tick. */
+static long next_wake_ms(cr_node *n, double now, double hb_due, double deaf_at, double prog_due) {
+    double t = hb_due < deaf_at ? hb_due : deaf_at;
+    if (atomic_load(&n->progress) && prog_due < t) t = prog_due;
+    return t <= now ? 0 : (long)((t - now) * 1000) + 1;
+}
+
+/* The node's main thread: scheduler commands, worker messages going up,
+ * heartbeats and progress. Returns 0 on shutdown, -1 if the scheduler went
+ * silent. */
 static int loop(cr_node *n, cr_err *e) {
     double timeout = n->opts.timeout > 0 ? n->opts.timeout : 3.0;
-    double heard = cr_now(), hb = 0;
+    double heard = cr_now(), hb_due = 0, prog_due = 0;
     zmq_pollitem_t it[2] = {{.socket = n->sched, .events = ZMQ_POLLIN}, {.socket = n->up, .events = ZMQ_POLLIN}};
     for (;;) {
-        zmq_poll(it, 2, 100);
+        zmq_poll(it, 2, next_wake_ms(n, cr_now(), hb_due, heard + timeout, prog_due));
         double now = cr_now();
         cr_parts p;
         while (cr_parts_recv(n->sched, &p, ZMQ_DONTWAIT) > 0) {
@@ -590,17 +577,15 @@ static int loop(cr_node *n, cr_err *e) {
             cr_parts_close(&p);
             if (quit) return 0;
         }
-        while (cr_parts_recv(n->up, &p, ZMQ_DONTWAIT) > 0) { /* worker -> scheduler, as is */
-            flush_progress(n); /* progress made before a reply is counted before it */
-            for (int i = 0; i < p.n; i++)
-                zmq_send(n->sched, cr_parts_data(&p, i), cr_parts_size(&p, i), i + 1 < p.n ? ZMQ_SNDMORE : 0);
-            cr_parts_close(&p);
+        forward_up(n);
+        if (now >= prog_due) {
+            flush_progress(n);
+            prog_due = now + PROGRESS_INTERVAL;
         }
-        flush_progress(n);
-        if (now - hb >= HB_INTERVAL) {
+        if (now >= hb_due) {
             cr_ctl h = {.type = CR_M_HB, .worker = -1};
             send_sched(n, &h, NULL, 0, NULL, 0);
-            hb = now;
+            hb_due = now + HB_INTERVAL;
         }
         if (now - heard > timeout)
             return cr_errf(e, "node %d: scheduler %s silent for %.1f s; exiting", n->id, n->opts.scheduler,
@@ -608,52 +593,53 @@ static int loop(cr_node *n, cr_err *e) {
     }
 }
 
-static void teardown(cr_node *n) {
+/* Wake every waiting worker and the server thread, and join them. -1 with a
+ * message if a worker does not stop within 5 s (stuck in C code): its
+ * resources are then left as they are, and the process must end (the
+ * caller decides how). */
+static int stop_threads(cr_node *n, cr_err *e) {
     atomic_store(&n->stop, 1);
     pthread_mutex_lock(&n->mu);
     pthread_cond_broadcast(&n->cmd_cv);
     pthread_cond_broadcast(&n->clk_cv);
     pthread_mutex_unlock(&n->mu);
+    if (n->server_started) zmq_send(n->stop_tx, "", 0, 0);
     for (int i = 0; i < n->nstarted; i++) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_sec += 5;
-        if (pthread_timedjoin_np(n->workers[i], NULL, &ts) != 0) {
-            /* A worker stuck in C code: we cannot free what it uses. */
-            fprintf(stderr, "crescent: node %d: worker %d did not stop; exiting\n", n->id, i);
-            _exit(1);
-        }
+        if (pthread_timedjoin_np(n->workers[i], NULL, &ts) != 0)
+            return cr_errf(e, "node %d: worker %d did not stop within 5 s (stuck in C code); the process must exit",
+                           n->id, i);
     }
     if (n->server_started) pthread_join(n->server, NULL);
+    return 0;
+}
+
+/* Stop the threads and free everything. Returns 0, or -1 (message in e)
+ * when a worker is stuck: then nothing is freed, since it may still use it. */
+static int teardown(cr_node *n, cr_err *e) {
+    if (stop_threads(n, e) < 0) return -1;
     for (int i = 0; n->wup && i < n->wpn; i++) zmq_close(n->wup[i]);
-    if (n->up) zmq_close(n->up);
-    if (n->data) zmq_close(n->data);
-    if (n->sched) zmq_close(n->sched);
+    void *socks[] = {n->up, n->data, n->sched, n->stop_tx, n->srv_stop};
+    for (size_t i = 0; i < sizeof socks / sizeof *socks; i++)
+        if (socks[i]) zmq_close(socks[i]);
     cr_zap_stop(&n->zap);
     for (int i = 0; i < atomic_load(&n->ntables); i++) cr_shard_destroy(&n->tables[i]);
     for (int i = 0; n->addrs && i < n->nodes; i++) free(n->addrs[i]);
-    free(n->addrs);
-    free(n->clocks);
-    free(n->barriers);
-    free(n->active);
-    free(n->ws);
-    free(n->wup);
-    free(n->workers);
-    free(n->cmd_buf1);
-    free(n->cmd_buf2);
-    free(n->pol_src);
-    free(n->pol_chunk);
-    free(n->pol_opts);
+    void *bufs[] = {n->addrs, n->clocks, n->barriers, n->active, n->ws, n->wup, n->workers,
+                    n->cmd_buf1, n->cmd_buf2, n->pol_src, n->pol_chunk, n->pol_opts};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     pthread_mutex_destroy(&n->mu);
     pthread_cond_destroy(&n->cmd_cv);
     pthread_cond_destroy(&n->clk_cv);
     if (n->own_ctx) zmq_ctx_term(n->zctx);
     free(n);
+    return 0;
 }
 
 int cr_node_run(const cr_node_opts *o, cr_err *e) {
-    cr_node *n = calloc(1, sizeof *n);
-    if (!n) return cr_errf(e, "out of memory");
+    cr_node *n = cr_xcalloc(1, sizeof *n);
     n->opts = *o;
     n->zctx = o->zctx;
     if (!n->zctx) {
@@ -665,6 +651,12 @@ int cr_node_run(const cr_node_opts *o, cr_err *e) {
     pthread_cond_init(&n->clk_cv, NULL);
     int rc = setup(n, e);
     if (rc == 0) rc = loop(n, e);
-    teardown(n);
+    cr_err te;
+    if (teardown(n, &te) < 0) {
+        cr_err first = *e;
+        if (rc == 0) *e = te;
+        else cr_errf(e, "%s; and %s", first.msg, te.msg);
+        return -1;
+    }
     return rc;
 }

@@ -33,11 +33,14 @@ typedef struct cr_node_opts {
     int inproc;            /* 1: single-node mode, no data socket at all */
     double timeout;        /* seconds of scheduler silence before giving up (0: 3) */
     const cr_node_hooks *hooks;
-    cr_curve curve;        /* keys for connections off loopback (curve.on = 0: none) */
+    cr_curve curve;        /* cluster CURVE pair or per-job secret (net/cr_auth.h); on = 0: none */
 } cr_node_opts;
 
 /* Join the scheduler and serve until it says shutdown (returns 0) or it goes
- * silent / the connection fails (returns -1 with a message in e). Blocks. */
+ * silent / the connection fails (returns -1 with a message in e). Blocks.
+ * Also -1 if a worker does not stop within 5 s at the end (stuck in C code):
+ * then the node's memory and sockets are left in place for that thread, and
+ * the caller must end the process. Never prints, never exits. */
 int cr_node_run(const cr_node_opts *o, cr_err *e);
 
 /* A command for the workers (payloads owned by the node, valid until the
@@ -87,6 +90,10 @@ typedef int (*cr_decide_fn)(void *arg, int64_t my_clock, int64_t min_clock, cons
 int cr_node_clock(cr_node *n, int lw, cr_decide_fn decide, void *arg, cr_err *e);
 /* All active workers meet. Returns 0 or -1 if the node stops. */
 int cr_node_barrier(cr_node *n, int lw, cr_err *e);
+/* Sleep up to `seconds` on worker lw's thread (a timed condition wait, no
+ * polling). Returns 0 after the full time, or -1 at once with
+ * CR_NODE_CANCELLED_MSG (the command was cancelled) or "node stopping" in e. */
+int cr_node_sleep(cr_node *n, int lw, double seconds, cr_err *e);
 /* Current clock of local worker lw. */
 int64_t cr_node_worker_clock(cr_node *n, int lw);
 /* Add processed items for the scheduler's progress bar (cheap, atomic). */

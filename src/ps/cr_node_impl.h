@@ -29,6 +29,8 @@ struct cr_node {
 
     void *sched;   /* DEALER to the scheduler (main thread only) */
     void *data;    /* ROUTER for peers (server thread only) */
+    void *srv_stop; /* PAIR, server thread side of the stop pipe */
+    void *stop_tx;  /* PAIR, main thread side: one message ends the server thread */
     void *up;      /* PULL from workers (main thread only) */
     void **wup;    /* per worker PUSH into up */
     char up_ep[64];
@@ -59,5 +61,10 @@ struct cr_node {
     atomic_llong msgs_remote, bytes_remote, msgs_local, bytes_local;
     atomic_llong keys_local, keys_remote, pulls, pushes, served;
 };
+
+/* Body of the server thread (cr_serve.c): serves n->data until a message
+ * arrives on n->srv_stop. Every request gets a reply (an error reply when it
+ * is refused). */
+void *cr_serve_main(void *arg);
 
 #endif

@@ -7,12 +7,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/cr_alloc.h"
 #include "base/cr_time.h"
+
+extern char **environ;
 
 #define HB_INTERVAL 0.5
 
@@ -32,7 +36,8 @@ struct cr_sched {
     void *api;      /* PAIR, caller side */
     void *api_t;    /* PAIR, thread side */
     char endpoint[256];
-    pid_t *children;
+    pid_t *children; /* 0 once reaped */
+    int *pidfd;      /* per child: readable once it exits (-1: none, or reaped) */
     int nchildren;
     pthread_t thread, inproc_node;
     int thread_started, inproc_started;
@@ -42,6 +47,9 @@ struct cr_sched {
     char inproc_ep[64];
     atomic_int failed;
     cr_zap *zap;
+    char **child_env; /* environment of spawned nodes: ours plus the per-job key */
+    cr_err inproc_err; /* why the in-process node ended, if it failed */
+    atomic_int inproc_failed;
 };
 
 const char *cr_sched_endpoint(const cr_sched *s) { return s->endpoint; }
@@ -71,25 +79,72 @@ static void broadcast_clocks(cr_sched *s) {
 /* Child process: become `crescent node --scheduler EP`; dies with us. It
  * gets a process group of its own, so that Ctrl-C at the terminal reaches
  * only the scheduler (at the REPL it stops the wait and cancels the command;
- * elsewhere the scheduler dies and takes its nodes with it). */
-static pid_t spawn_node(const char *exe, const char *ep, pid_t parent) {
+ * elsewhere the scheduler dies and takes its nodes with it). The job's key
+ * reaches it in env (built before fork: nothing is allocated in the child),
+ * never on the command line. An exec failure shows as exit status 127. */
+static pid_t spawn_node(const char *exe, const char *ep, pid_t parent, char **env) {
     pid_t pid = fork();
     if (pid != 0) return pid;
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(1);
     setpgid(0, 0);
     char *argv[] = {"crescent", "node", "--scheduler", (char *)ep, NULL};
-    execv(exe, argv);
-    fprintf(stderr, "crescent: cannot exec %s: %s\n", exe, strerror(errno));
+    execve(exe, argv, env);
     _exit(127);
+}
+
+static int is_key_var(const char *v) {
+    return !strncmp(v, "CRESCENT_CURVE_PUBLIC=", 22) || !strncmp(v, "CRESCENT_CURVE_SECRET=", 22) ||
+           !strncmp(v, "CRESCENT_JOB_SECRET=", 20);
+}
+
+/* The environment for spawned nodes: this process's, with the key pair c in
+ * CRESCENT_CURVE_PUBLIC / CRESCENT_CURVE_SECRET, or the job's secret in
+ * CRESCENT_JOB_SECRET (cr_curve_from_env reads them in the node). */
+static char **child_env(const cr_curve *c) {
+    size_t n = 0;
+    while (environ[n]) n++;
+    char **env = cr_xcalloc(n + 3, sizeof *env);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!is_key_var(environ[i])) env[k++] = cr_xstrdup(environ[i]);
+    char var[64];
+    if (c->plain) {
+        snprintf(var, sizeof var, "CRESCENT_JOB_SECRET=%s", c->sec);
+        env[k++] = cr_xstrdup(var);
+    } else if (c->on) {
+        snprintf(var, sizeof var, "CRESCENT_CURVE_PUBLIC=%s", c->pub);
+        env[k++] = cr_xstrdup(var);
+        snprintf(var, sizeof var, "CRESCENT_CURVE_SECRET=%s", c->sec);
+        env[k++] = cr_xstrdup(var);
+    }
+    return env;
+}
+
+static void free_env(char **env) {
+    for (size_t i = 0; env && env[i]; i++) free(env[i]);
+    free(env);
+}
+
+/* Who may join: nodes presenting the cluster key (from the environment, o->curve),
+ * else, for nodes this scheduler spawns, a secret made for this job alone
+ * (PLAIN, loopback only: see net/cr_auth.h for why not a CURVE pair).
+ * Nodes started by hand must have the cluster key: without one there is no
+ * way to tell them from any other local process. Nodes run as threads of
+ * this process by on_listen (tests) need none. Returns 0 or -1 (message). */
+static int job_key(cr_sched *s, cr_err *e) {
+    if (s->o.curve.on || s->o.on_listen) return 0;
+    if (!s->o.spawn)
+        return cr_errf(e, "nodes started by hand must present the cluster key: make one with `crescent keygen` and "
+                          "set CRESCENT_CURVE_PUBLIC and CRESCENT_CURVE_SECRET for the scheduler and every node");
+    return cr_curve_job_secret(&s->o.curve, e);
 }
 
 static void *inproc_node_main(void *arg) {
     cr_sched *s = arg;
     cr_node_opts no = {.scheduler = s->inproc_ep, .zctx = s->zctx, .inproc = 1, .hooks = s->o.hooks,
                        .timeout = 3600 * 24 * 365.0};
-    cr_err e;
-    if (cr_node_run(&no, &e) < 0) fprintf(stderr, "crescent: in-process node: %s\n", e.msg);
+    if (cr_node_run(&no, &s->inproc_err) < 0) atomic_store(&s->inproc_failed, 1);
     return NULL;
 }
 
@@ -102,52 +157,82 @@ static void describe_exit(char *buf, size_t n, int status) {
     else snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
 }
 
+/* Child c was reaped: forget it (its pidfd would stay readable forever). */
+static void child_reaped(cr_sched *s, int c) {
+    s->children[c] = 0;
+    if (s->pidfd[c] >= 0) close(s->pidfd[c]);
+    s->pidfd[c] = -1;
+}
+
+/* Append a poll item for each live child's pidfd to it; returns how many.
+ * *blind is set if a live child has no pidfd (old kernel): then the caller
+ * must wake now and then to look at it. */
+static int child_items(cr_sched *s, zmq_pollitem_t *it, int *blind) {
+    int k = 0;
+    *blind = 0;
+    for (int c = 0; c < s->nchildren; c++) {
+        if (s->children[c] <= 0) continue;
+        if (s->pidfd[c] < 0) *blind = 1;
+        else it[k++] = (zmq_pollitem_t){.fd = s->pidfd[c], .events = ZMQ_POLLIN};
+    }
+    return k;
+}
+
 static void kill_children(cr_sched *s, int sig) {
     for (int i = 0; i < s->nchildren; i++)
         if (s->children[i] > 0) kill(s->children[i], sig);
 }
 
+/* Wait up to wait_s for every child to exit (woken by their pidfds), then
+ * SIGKILL and reap the rest. */
 static void reap_children(cr_sched *s, double wait_s) {
     double end = cr_now() + wait_s;
+    zmq_pollitem_t *it = cr_xcalloc((size_t)s->nchildren + 1, sizeof *it);
     for (;;) {
-        int left = 0;
+        int left = 0, blind;
         for (int i = 0; i < s->nchildren; i++) {
             if (s->children[i] <= 0) continue;
-            if (waitpid(s->children[i], NULL, WNOHANG) == s->children[i]) s->children[i] = 0;
+            if (waitpid(s->children[i], NULL, WNOHANG) == s->children[i]) child_reaped(s, i);
             else left++;
         }
-        if (!left) return;
-        if (cr_now() > end) {
-            kill_children(s, SIGKILL);
-            for (int i = 0; i < s->nchildren; i++)
-                if (s->children[i] > 0) waitpid(s->children[i], NULL, 0), s->children[i] = 0;
-            return;
-        }
-        struct timespec ts = {0, 10 * 1000 * 1000}; /* bounded shutdown only */
-        nanosleep(&ts, NULL);
+        double now = cr_now();
+        if (!left || now > end) break;
+        int k = child_items(s, it, &blind);
+        long ms = (long)((end - now) * 1000) + 1;
+        zmq_poll(it, k, blind && ms > 10 ? 10 : ms);
     }
+    free(it);
+    kill_children(s, SIGKILL);
+    for (int i = 0; i < s->nchildren; i++)
+        if (s->children[i] > 0) waitpid(s->children[i], NULL, 0), child_reaped(s, i);
 }
 
+/* Shut the live nodes down: spawned ones are waited for (SIGKILL after 3 s);
+ * hand-started ones get a bounded grace of 200 ms for the message to leave
+ * (sockets have linger 0 and the caller may end the process next). */
+static void stop_nodes(cr_sched *s) {
+    cr_ctl h = {.type = CR_M_SHUTDOWN};
+    for (int k = 0; k < s->o.nodes; k++) to_node(s, k, &h, NULL, 0, NULL, 0);
+    if (s->nchildren == 0) {
+        struct timespec ts = {0, 200 * 1000 * 1000}; /* bounded shutdown only */
+        nanosleep(&ts, NULL);
+    }
+    reap_children(s, 3);
+}
+
+/* A node died: the job cannot go on. The caller hears it as CR_M_DEAD (from
+ * cr_sched_recv); with exit_on_death the other nodes are stopped first and
+ * on_death is called on this thread (it may end the process: the core
+ * itself never prints or exits). */
 static void node_died(cr_sched *s, int i, const char *why) {
     char msg[512];
     s->nodes[i].dead = 1;
     snprintf(msg, sizeof msg, "node %d (pid %d, %s) died: %s", i, (int)s->nodes[i].pid, s->nodes[i].addr, why);
-    fprintf(stderr, "crescent: %s\n", msg);
     s->failed = 1;
-    if (s->o.exit_on_death) {
-        cr_ctl h = {.type = CR_M_SHUTDOWN};
-        for (int k = 0; k < s->o.nodes; k++) to_node(s, k, &h, NULL, 0, NULL, 0);
-        /* Sockets have linger 0 and _exit skips zmq teardown: give the I/O
-         * thread a moment to put the shutdown messages on the wire. */
-        struct timespec ts = {0, 200 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-        kill_children(s, SIGTERM);
-        reap_children(s, 3);
-        fflush(NULL);
-        _exit(1);
-    }
+    if (s->o.exit_on_death) stop_nodes(s);
     cr_ctl h = {.type = CR_M_DEAD, .node = i};
     api_send(s, &h, msg, strlen(msg));
+    if (s->o.on_death) s->o.on_death(msg, s->o.on_death_arg);
 }
 
 static void check_health(cr_sched *s, double now) {
@@ -156,7 +241,7 @@ static void check_health(cr_sched *s, double now) {
         int status;
         if (s->children[c] <= 0 || waitpid(s->children[c], &status, WNOHANG) != s->children[c]) continue;
         pid_t pid = s->children[c];
-        s->children[c] = 0;
+        child_reaped(s, c);
         for (int i = 0; i < s->o.nodes; i++)
             if (s->nodes[i].pid == pid && !s->nodes[i].dead) {
                 char why[64];
@@ -228,43 +313,44 @@ static int from_api(cr_sched *s, cr_parts *p) {
     return h.type == CR_M_SHUTDOWN;
 }
 
-static int registration(cr_sched *s, cr_err *e) {
-    double deadline = cr_now() + (s->o.join_timeout > 0 ? s->o.join_timeout : 30);
-    int joined = 0;
-    zmq_pollitem_t it = {.socket = s->router, .events = ZMQ_POLLIN};
-    while (joined < s->o.nodes) {
-        if (cr_now() > deadline)
-            return cr_errf(e, "only %d of %d nodes joined %s within %.0f s", joined, s->o.nodes, s->endpoint,
-                           s->o.join_timeout > 0 ? s->o.join_timeout : 30);
-        for (int c = 0; c < s->nchildren; c++) {
-            int status;
-            if (s->children[c] > 0 && waitpid(s->children[c], &status, WNOHANG) == s->children[c]) {
-                char why[64];
-                describe_exit(why, sizeof why, status);
-                s->children[c] = 0;
-                return cr_errf(e, "node process %d %s before joining", c, why);
-            }
+/* -1 with a message if a spawned node exited before joining. */
+static int child_gone(cr_sched *s, cr_err *e) {
+    for (int c = 0; c < s->nchildren; c++) {
+        int status;
+        if (s->children[c] > 0 && waitpid(s->children[c], &status, WNOHANG) == s->children[c]) {
+            char why[64];
+            describe_exit(why, sizeof why, status);
+            child_reaped(s, c);
+            return cr_errf(e, "node process %d %s before joining%s", c, why,
+                           WIFEXITED(status) && WEXITSTATUS(status) == 127 ? " (cannot run the crescent binary)" : "");
         }
-        if (zmq_poll(&it, 1, 100) <= 0) continue;
-        cr_parts p;
-        if (cr_parts_recv(s->router, &p, ZMQ_DONTWAIT) < 0) continue;
-        cr_ctl h;
-        const void *p1, *p2;
-        size_t n1, n2;
-        if (cr_ctl_parse(&p, 1, &h, &p1, &n1, &p2, &n2) == 0 && h.type == CR_M_REGISTER &&
-            cr_parts_size(&p, 0) <= sizeof s->nodes[0].rid && find_node(s, cr_parts_data(&p, 0), cr_parts_size(&p, 0)) < 0) {
-            nodeinfo *ni = &s->nodes[joined++];
-            ni->ridlen = cr_parts_size(&p, 0);
-            memcpy(ni->rid, cr_parts_data(&p, 0), ni->ridlen);
-            ni->pid = (pid_t)h.a;
-            snprintf(ni->addr, sizeof ni->addr, "%.*s", (int)n1, p1 ? (const char *)p1 : "");
-            ni->heard = cr_now();
-        }
-        cr_parts_close(&p);
     }
+    return 0;
+}
+
+/* Take a REGISTER from p as node slot *joined (duplicates and other messages
+ * are ignored). With keys on, only a process presenting the job's or the
+ * cluster's key gets this far (the ZAP handler refused the others). */
+static void take_register(cr_sched *s, cr_parts *p, int *joined) {
+    cr_ctl h;
+    const void *p1, *p2;
+    size_t n1, n2;
+    if (cr_ctl_parse(p, 1, &h, &p1, &n1, &p2, &n2) < 0 || h.type != CR_M_REGISTER ||
+        cr_parts_size(p, 0) > sizeof s->nodes[0].rid || find_node(s, cr_parts_data(p, 0), cr_parts_size(p, 0)) >= 0)
+        return;
+    nodeinfo *ni = &s->nodes[(*joined)++];
+    ni->ridlen = cr_parts_size(p, 0);
+    memcpy(ni->rid, cr_parts_data(p, 0), ni->ridlen);
+    ni->pid = (pid_t)h.a;
+    snprintf(ni->addr, sizeof ni->addr, "%.*s", (int)n1, p1 ? (const char *)p1 : "");
+    ni->heard = cr_now();
+}
+
+/* Send every node its id and the address book (data addresses, NUL-separated). */
+static void welcome(cr_sched *s) {
     size_t len = 0;
     for (int i = 0; i < s->o.nodes; i++) len += strlen(s->nodes[i].addr) + 1;
-    char *book = malloc(len + 1), *q = book;
+    char *book = cr_xmalloc(len + 1), *q = book;
     for (int i = 0; i < s->o.nodes; i++) {
         size_t l = strlen(s->nodes[i].addr) + 1;
         memcpy(q, s->nodes[i].addr, l);
@@ -277,7 +363,43 @@ static int registration(cr_sched *s, cr_err *e) {
         s->nodes[i].heard = cr_now();
     }
     free(book);
-    return 0;
+}
+
+/* Wait until every node registered (or the join timeout, or a spawned node
+ * died: its pidfd wakes the poll), then welcome them. */
+static int registration(cr_sched *s, cr_err *e) {
+    double limit = s->o.join_timeout > 0 ? s->o.join_timeout : 30, deadline = cr_now() + limit;
+    int joined = 0, rc = 0;
+    zmq_pollitem_t *it = cr_xcalloc((size_t)s->nchildren + 1, sizeof *it);
+    while (joined < s->o.nodes) {
+        double now = cr_now();
+        if (now > deadline) {
+            rc = cr_errf(e, "only %d of %d nodes joined %s within %.0f s", joined, s->o.nodes, s->endpoint, limit);
+            break;
+        }
+        if ((rc = child_gone(s, e)) < 0) break;
+        int blind;
+        it[0] = (zmq_pollitem_t){.socket = s->router, .events = ZMQ_POLLIN};
+        int k = 1 + child_items(s, it + 1, &blind);
+        double wake = blind && now + HB_INTERVAL < deadline ? now + HB_INTERVAL : deadline;
+        if (zmq_poll(it, k, (long)((wake - now) * 1000) + 1) <= 0 || !(it[0].revents & ZMQ_POLLIN)) continue;
+        cr_parts p;
+        if (cr_parts_recv(s->router, &p, ZMQ_DONTWAIT) < 0) continue;
+        take_register(s, &p, &joined);
+        cr_parts_close(&p);
+    }
+    free(it);
+    if (rc == 0) welcome(s);
+    return rc;
+}
+
+/* Milliseconds until the next heartbeat or the earliest heartbeat deadline
+ * of a live node, whichever comes first. */
+static long next_wake_ms(cr_sched *s, double now, double hb_due) {
+    double timeout = s->o.timeout > 0 ? s->o.timeout : 3.0, t = hb_due;
+    for (int i = 0; i < s->o.nodes && !s->failed; i++)
+        if (!s->nodes[i].dead && s->nodes[i].heard + timeout < t) t = s->nodes[i].heard + timeout;
+    return t <= now ? 0 : (long)((t - now) * 1000) + 1;
 }
 
 static void *sched_main(void *arg) {
@@ -290,10 +412,13 @@ static void *sched_main(void *arg) {
         return NULL;
     }
     api_send(s, &ready, NULL, 0);
-    zmq_pollitem_t it[2] = {{.socket = s->router, .events = ZMQ_POLLIN}, {.socket = s->api_t, .events = ZMQ_POLLIN}};
-    double hb = 0;
+    zmq_pollitem_t *it = cr_xcalloc((size_t)s->nchildren + 2, sizeof *it);
+    it[0] = (zmq_pollitem_t){.socket = s->router, .events = ZMQ_POLLIN};
+    it[1] = (zmq_pollitem_t){.socket = s->api_t, .events = ZMQ_POLLIN};
+    double hb_due = 0;
     for (;;) {
-        zmq_poll(it, 2, 100);
+        int blind, k = 2 + (s->failed ? 0 : child_items(s, it + 2, &blind)); /* a child's exit wakes the poll */
+        zmq_poll(it, k, next_wake_ms(s, cr_now(), hb_due));
         double now = cr_now();
         cr_parts p;
         while (cr_parts_recv(s->router, &p, ZMQ_DONTWAIT) > 0) {
@@ -303,12 +428,15 @@ static void *sched_main(void *arg) {
         while (cr_parts_recv(s->api_t, &p, ZMQ_DONTWAIT) > 0) {
             int quit = from_api(s, &p);
             cr_parts_close(&p);
-            if (quit) return NULL;
+            if (quit) {
+                free(it);
+                return NULL;
+            }
         }
-        if (now - hb >= HB_INTERVAL) {
+        if (now >= hb_due) {
             cr_ctl h = {.type = CR_M_HB};
             for (int i = 0; i < s->o.nodes; i++) to_node(s, i, &h, NULL, 0, NULL, 0);
-            hb = now;
+            hb_due = now + HB_INTERVAL;
         }
         if (!s->failed) check_health(s, now);
     }
@@ -316,7 +444,6 @@ static void *sched_main(void *arg) {
 
 static void destroy(cr_sched *s) {
     if (s->thread_started) pthread_join(s->thread, NULL);
-    kill_children(s, 0); /* no-op probe */
     reap_children(s, 3);
     if (s->inproc_started) pthread_join(s->inproc_node, NULL);
     if (s->router) { /* let queued shutdown messages leave */
@@ -327,44 +454,48 @@ static void destroy(cr_sched *s) {
     if (s->api) zmq_close(s->api);
     if (s->api_t) zmq_close(s->api_t);
     cr_zap_stop(&s->zap);
-    zmq_ctx_term(s->zctx);
+    /* An in-process node whose worker is stuck in C code still holds sockets
+     * of this context: terminating it would wait forever. The caller hears
+     * of it through on_death (crescent run ends the process there). */
+    if (!atomic_load(&s->inproc_failed)) zmq_ctx_term(s->zctx);
+    else if (s->o.on_death) s->o.on_death(s->inproc_err.msg, s->o.on_death_arg);
+    free_env(s->child_env);
     free(s->children);
+    free(s->pidfd);
     free(s->nodes);
     free(s->clocks);
     free(s->bar);
     free(s);
 }
 
-cr_sched *cr_sched_start(const cr_sched_opts *o, cr_err *e) {
-    if (o->nodes < 1 || o->workers < 0) {
-        cr_errf(e, "nodes must be >= 1 and workers >= 0");
-        return NULL;
-    }
-    cr_sched *s = calloc(1, sizeof *s);
+static cr_sched *sched_new(const cr_sched_opts *o) {
+    cr_sched *s = cr_xcalloc(1, sizeof *s);
     s->o = *o;
     s->zctx = zmq_ctx_new();
     s->W = o->nodes * o->workers;
-    s->nodes = calloc((size_t)o->nodes, sizeof *s->nodes);
-    s->clocks = calloc((size_t)s->W + 1, 8);
-    s->bar = calloc(2 * (size_t)s->W + 1, 8);
-    s->children = calloc((size_t)o->nodes, sizeof *s->children);
+    s->nodes = cr_xcalloc((size_t)o->nodes, sizeof *s->nodes);
+    s->clocks = cr_xcalloc((size_t)s->W + 1, 8);
+    s->bar = cr_xcalloc(2 * (size_t)s->W + 1, 8);
+    s->children = cr_xcalloc((size_t)o->nodes, sizeof *s->children);
+    s->pidfd = cr_xcalloc((size_t)o->nodes, sizeof *s->pidfd);
+    for (int i = 0; i < o->nodes; i++) s->pidfd[i] = -1;
     s->router = cr_socket(s->zctx, ZMQ_ROUTER);
-    int inproc = o->nodes == 1 && o->spawn && o->hooks;
-    const char *ep = o->listen ? o->listen : "tcp://127.0.0.1:*";
+    return s;
+}
+
+/* Bind the control ROUTER (CURVE server with the job's key unless the node
+ * runs in this process) and the caller's PAIR. */
+static int bind_control(cr_sched *s, int inproc, cr_err *e) {
+    const char *ep = s->o.listen ? s->o.listen : "tcp://127.0.0.1:*";
     if (inproc) {
         snprintf(s->inproc_ep, sizeof s->inproc_ep, "inproc://crescent-sched-%p", (void *)s);
         ep = s->inproc_ep;
+    } else if (job_key(s, e) < 0 || cr_curve_check_bind(&s->o.curve, ep, e) < 0 ||
+               cr_zap_start(s->zctx, &s->o.curve, &s->zap, e) < 0) {
+        return -1;
     }
-    if (!inproc && (cr_curve_check_bind(&o->curve, ep, e) < 0 || cr_zap_start(s->zctx, &o->curve, &s->zap, e) < 0)) {
-        destroy(s);
-        return NULL;
-    }
-    if (!inproc) cr_curve_server(s->router, &o->curve);
-    if (zmq_bind(s->router, ep) < 0) {
-        cr_errf(e, "cannot bind scheduler to '%s': %s", ep, zmq_strerror(errno));
-        destroy(s);
-        return NULL;
-    }
+    if (!inproc) cr_curve_server(s->router, &s->o.curve);
+    if (zmq_bind(s->router, ep) < 0) return cr_errf(e, "cannot bind scheduler to '%s': %s", ep, zmq_strerror(errno));
     size_t len = sizeof s->endpoint;
     zmq_getsockopt(s->router, ZMQ_LAST_ENDPOINT, s->endpoint, &len);
     char pair_ep[64];
@@ -373,51 +504,81 @@ cr_sched *cr_sched_start(const cr_sched_opts *o, cr_err *e) {
     s->api = cr_socket(s->zctx, ZMQ_PAIR);
     zmq_bind(s->api_t, pair_ep);
     zmq_connect(s->api, pair_ep);
+    return 0;
+}
+
+/* Start the in-process node, spawn the node processes, or tell the caller
+ * where hand-started nodes should connect. */
+static int start_nodes(cr_sched *s, int inproc, cr_err *e) {
+    const cr_sched_opts *o = &s->o;
     if (inproc) {
-        if (pthread_create(&s->inproc_node, NULL, inproc_node_main, s) == 0) s->inproc_started = 1;
+        if (pthread_create(&s->inproc_node, NULL, inproc_node_main, s) != 0)
+            return cr_errf(e, "cannot start the in-process node");
+        s->inproc_started = 1;
     } else if (o->spawn) {
+        s->child_env = child_env(&o->curve);
         for (int i = 0; i < o->nodes; i++) {
-            s->children[i] = spawn_node(o->exe ? o->exe : "/proc/self/exe", s->endpoint, getpid());
+            s->children[i] = spawn_node(o->exe ? o->exe : "/proc/self/exe", s->endpoint, getpid(), s->child_env);
             if (s->children[i] < 0) {
-                cr_errf(e, "fork failed: %s", strerror(errno));
-                kill_children(s, SIGKILL);
-                destroy(s);
-                return NULL;
+                s->children[i] = 0;
+                return cr_errf(e, "fork failed: %s", strerror(errno));
             }
+            s->pidfd[i] = pidfd_open(s->children[i], 0); /* -1 on old kernels: then watched on a timer */
             s->nchildren++;
         }
     } else if (o->on_listen) {
         o->on_listen(s->endpoint, o->on_listen_arg);
-    } else {
-        fprintf(stderr, "crescent: scheduler waiting for %d node(s) on %s\n", o->nodes, s->endpoint);
+    } else if (o->on_wait) {
+        o->on_wait(s->endpoint, o->nodes, o->on_wait_arg);
     }
-    if (pthread_create(&s->thread, NULL, sched_main, s) != 0) {
-        cr_errf(e, "cannot start scheduler thread");
-        kill_children(s, SIGKILL);
-        destroy(s);
-        return NULL;
-    }
-    s->thread_started = 1;
+    return 0;
+}
+
+/* The scheduler thread's first word: ACK once every node joined, or an
+ * ERROR with the reason (then the thread has returned). */
+static int await_ready(cr_sched *s, cr_err *e) {
     cr_parts p;
     cr_ctl h = {0};
-    const void *p1, *p2;
-    size_t n1, n2;
-    if (cr_parts_recv(s->api, &p, 0) > 0 && cr_ctl_parse(&p, 0, &h, &p1, &n1, &p2, &n2) == 0 &&
-        h.type == CR_M_ACK) {
-        cr_parts_close(&p);
-        return s;
-    }
-    cr_errf(e, "%.*s", (int)n1, p1 ? (const char *)p1 : "scheduler failed to start");
+    const void *p1 = NULL, *p2;
+    size_t n1 = 0, n2;
+    int rc = -1;
+    if (cr_parts_recv(s->api, &p, 0) < 0) return cr_errf(e, "scheduler failed to start");
+    if (cr_ctl_parse(&p, 0, &h, &p1, &n1, &p2, &n2) == 0 && h.type == CR_M_ACK) rc = 0;
+    else cr_errf(e, "%.*s", (int)n1, p1 ? (const char *)p1 : "scheduler failed to start");
     cr_parts_close(&p);
-    /* The thread has returned (registration failed): stop whoever joined. */
+    if (rc < 0 && atomic_load(&s->inproc_failed)) cr_errf(e, "in-process node: %s", s->inproc_err.msg);
+    return rc;
+}
+
+/* Undo a failed start: stop whoever joined, kill the children, free s. */
+static void abort_start(cr_sched *s) {
     s->failed = 1;
-    pthread_join(s->thread, NULL);
+    if (s->thread_started) pthread_join(s->thread, NULL);
     s->thread_started = 0;
     cr_ctl sd = {.type = CR_M_SHUTDOWN};
-    for (int i = 0; i < o->nodes; i++)
+    for (int i = 0; i < s->o.nodes; i++)
         if (s->nodes[i].ridlen) to_node(s, i, &sd, NULL, 0, NULL, 0);
     kill_children(s, SIGTERM);
     destroy(s);
+}
+
+cr_sched *cr_sched_start(const cr_sched_opts *o, cr_err *e) {
+    if (o->nodes < 1 || o->workers < 0) {
+        cr_errf(e, "nodes must be >= 1 and workers >= 0");
+        return NULL;
+    }
+    cr_sched *s = sched_new(o);
+    int inproc = o->nodes == 1 && o->spawn && o->hooks;
+    int rc = bind_control(s, inproc, e);
+    if (rc == 0) rc = start_nodes(s, inproc, e);
+    if (rc == 0 && pthread_create(&s->thread, NULL, sched_main, s) != 0)
+        rc = cr_errf(e, "cannot start scheduler thread");
+    if (rc == 0) {
+        s->thread_started = 1;
+        rc = await_ready(s, e);
+    }
+    if (rc == 0) return s;
+    abort_start(s);
     return NULL;
 }
 

@@ -27,14 +27,36 @@ typedef struct cr_sched_opts {
     int spawn;                 /* 1: start the node processes; 0: wait for external ones */
     const char *exe;           /* binary to start as a node (NULL: /proc/self/exe) */
     const cr_node_hooks *hooks; /* worker body for the in-process node (nodes == 1) */
-    int exit_on_death;         /* 1: a dead node ends the process (status 1) after cleanup */
+    /* A node's death reaches the caller as CR_M_DEAD (cr_sched_recv returns
+     * -1). With exit_on_death = 1 the scheduler thread first shuts the other
+     * nodes down and reaps the spawned ones; then on_death (if set) is called
+     * on that thread with the message, even while the caller is not waiting
+     * (e.g. idle at the REPL): the caller decides there to print and end the
+     * process. It is also called from cr_sched_close when the in-process
+     * node (nodes = 1) could not stop a worker stuck in C code. The core
+     * itself never prints or exits. */
+    int exit_on_death;
+    void (*on_death)(const char *msg, void *arg);
+    void *on_death_arg;
     double timeout;            /* node silence that counts as death (0: 3 s) */
     double join_timeout;       /* seconds to wait for registrations (0: 30) */
     /* Called once the control endpoint is bound, before waiting for nodes
      * (e.g. to start node threads in tests); may be NULL. */
     void (*on_listen)(const char *endpoint, void *arg);
     void *on_listen_arg;
-    cr_curve curve;            /* keys for connections off loopback (curve.on = 0: none) */
+    /* Called once, when nodes are to be started by hand (spawn = 0, no
+     * on_listen), with the endpoint they must connect to; may be NULL. */
+    void (*on_wait)(const char *endpoint, int nodes, void *arg);
+    void *on_wait_arg;
+    /* Who may join. curve.on: the cluster key pair (CRESCENT_CURVE_*),
+     * required for nodes started by hand, and for any bind off loopback.
+     * Without it, spawned nodes get a secret made for this job alone
+     * (PLAIN on loopback; passed in their environment, never on the command
+     * line), so that no other local process can register or reach their
+     * data sockets; nodes
+     * started by on_listen in this process need none; nodes = 1 with spawn
+     * runs in-process and uses no sockets off the process at all. */
+    cr_curve curve;
 } cr_sched_opts;
 
 /* Start; returns NULL with a message on failure (nothing left running). */

@@ -331,6 +331,11 @@ static int take_reply(cr_wclient *w, int node, cr_parts *p, cr_err *e) {
     memcpy(&h, cr_parts_data(p, 0), sizeof h);
     wreq *r = find_req(w, h.req);
     if (!r) return 0; /* stale */
+    if (h.type == CR_D_ERROR) { /* the node refused the request: nothing was applied or sent */
+        r->outstanding--;
+        int ml = p->n > 1 ? (int)(cr_parts_size(p, 1) < 400 ? cr_parts_size(p, 1) : 400) : 0;
+        return cr_errf(e, "node %d refused the request: %.*s", node, ml, ml ? (const char *)cr_parts_data(p, 1) : "");
+    }
     if (h.type == CR_D_PULL_REP && r->kind == CR_D_PULL && r->pos && (r->pos[node] || r->whole)) {
         size_t vb = (size_t)h.raw_bytes;
         const float *v = p->n > 1 ? cr_parts_data(p, 1) : NULL;

@@ -26,3 +26,11 @@ no_orphans() {
     return 1
 }
 fail() { echo "FAIL: $*"; exit 1; }
+# Export a fresh cluster key pair (crescent keygen): nodes started by hand
+# must present it to join (and use it on the data plane).
+export_cluster_key() {
+    local k
+    k=$("$CRESCENT_BIN" keygen) || fail "keygen"
+    export CRESCENT_CURVE_PUBLIC=$(echo "$k" | awk '$1 == "public" {print $2}')
+    export CRESCENT_CURVE_SECRET=$(echo "$k" | awk '$1 == "secret" {print $2}')
+}
