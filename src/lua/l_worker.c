@@ -245,13 +245,15 @@ static int policy_ask(lua_State *L) {
     return 1;
 }
 
-/* lua_pcall of f on the nargs values at the top, as the policy's code
- * (memory errors name the policy). Leaves one result or the error value. */
-static int policy_pcall(lua_State *L, lua_CFunction f, int nargs) {
+/* lua_pcall of f on the nargs values at the top, as the policy's code:
+ * leaves one result, or returns non-zero with the message in err (memory
+ * errors name the policy; written before the label changes back). */
+static int policy_pcall(lua_State *L, lua_CFunction f, int nargs, char *err, size_t errn) {
     const char *label = cr_sandbox_set_label(L, "policy script");
     lua_pushcfunction(L, f);
     lua_insert(L, -nargs - 1);
     int rc = lua_pcall(L, nargs, 1, 0);
+    if (rc != LUA_OK) cr_sandbox_message(L, rc, err, errn);
     cr_sandbox_set_label(L, label);
     return rc;
 }
@@ -263,12 +265,7 @@ static int policy_load(void *arg, const char *src, size_t n, const char *chunk, 
     polcall p = {.w = w, .src = src, .chunk = chunk, .opts = opts, .n = n, .optsn = optsn};
     if (!lua_checkstack(L, 4)) return -1;
     lua_pushlightuserdata(L, &p);
-    int rc = policy_pcall(L, policy_run, 1);
-    if (rc != LUA_OK) {
-        char msg[CR_SANDBOX_MSG_MAX];
-        cr_sandbox_message(L, rc, msg, sizeof msg);
-        snprintf(w->pol_err, sizeof w->pol_err, "%s", msg);
-    }
+    int rc = policy_pcall(L, policy_run, 1, w->pol_err, sizeof w->pol_err);
     lua_settop(L, top);
     return rc == LUA_OK ? 0 : -1;
 }
@@ -282,11 +279,11 @@ static int decide(void *arg, int64_t my, int64_t mn, const int64_t *clocks, int 
     if (!lua_checkstack(L, 4)) return cr_errf(e, "policy: Lua stack overflow");
     lua_rawgeti(L, LUA_REGISTRYINDEX, w->pol_ref);
     lua_pushlightuserdata(L, &p);
-    int rc = policy_pcall(L, policy_ask, 2);
-    if (rc != LUA_OK) {
-        char msg[CR_SANDBOX_MSG_MAX];
-        rc = cr_errf(e, "policy: %s", cr_sandbox_message(L, rc, msg, sizeof msg));
-    } else
+    char msg[CR_SANDBOX_MSG_MAX];
+    int rc = policy_pcall(L, policy_ask, 2, msg, sizeof msg);
+    if (rc != LUA_OK)
+        rc = cr_errf(e, "policy: %s", msg);
+    else
         rc = lua_toboolean(L, -1) ? 1 : 0;
     lua_settop(L, top);
     return rc;
