@@ -309,7 +309,8 @@ static int c_barrier(lua_State *L) {
 }
 
 /* A cancelled command (another worker failed, or Ctrl-C at the REPL) ends
- * at the model's next progress, clock, barrier or sleep. */
+ * at the model's next progress, clock, barrier or sleep, and in pure Lua
+ * code at the next count hook (interrupted() below). */
 static void check_cancel(lua_State *L, lworker *w) {
     if (cr_node_cancelled(w->n, w->lw)) luaL_error(L, "%s", CR_NODE_CANCELLED_MSG);
 }
