@@ -397,9 +397,13 @@ typedef struct pcheck {
     double deadline;
 } pcheck;
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 static const char *past_deadline(void *arg) {
     const pcheck *c = arg;
-    return cr_now() > c->deadline ? "policy script ran longer than 5 s (stopped)" : NULL;
+    return cr_now() > c->deadline ? "policy script ran longer than " STR(CR_SANDBOX_CHECK_SECONDS) " s (stopped)"
+                                  : NULL;
 }
 
 /* [-1, +1] pol.may_proceed, through __index if the policy has one. */

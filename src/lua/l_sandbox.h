@@ -43,7 +43,7 @@
 #define CR_SANDBOX_MAX_MB (1 << 20)
 #define CR_SANDBOX_HOOK_COUNT 10000
 /* Wall-clock limit of cr_sandbox_check_policy (the constructor runs once). */
-#define CR_SANDBOX_CHECK_SECONDS 5.0
+#define CR_SANDBOX_CHECK_SECONDS 5
 
 /* Interrupt test run by the count hook: NULL to go on, or the message to
  * raise (a string that outlives the state, e.g. a literal). */
