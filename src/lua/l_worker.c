@@ -457,33 +457,42 @@ static int failf(lua_State *L, lworker *w, const char *msg) {
     return fail(L, w, LUA_ERRRUN, 0);
 }
 
-/* [-0, +0] Options of the sandbox itself, taken out of the model's options
- * table at idx (the model never sees them): memory_mb = N (MB, default
- * CR_SANDBOX_DEFAULT_MB) and allow_read = {paths}. Every other string in the
- * options that names a regular file is a file the model may read. */
-static void sandbox_opts(lua_State *L, lworker *w, int idx) {
+/* The model option memory_mb (at idx, or the default) becomes the cap. */
+static void set_memory(lua_State *L, lworker *w, int idx) {
     lua_Integer mb = CR_SANDBOX_DEFAULT_MB;
-    cr_sandbox_clear_reads(L);
-    if (!lua_istable(L, idx)) return;
-    if (lua_getfield(L, idx, "memory_mb") != LUA_TNIL) {
+    if (lua_istable(L, idx) && lua_getfield(L, idx, "memory_mb") != LUA_TNIL) {
         int ok;
         mb = lua_tointegerx(L, -1, &ok);
         if (!ok || mb < 1 || mb > CR_SANDBOX_MAX_MB)
             failf(L, w, "model option 'memory_mb' must be an integer number of MB in [1, 1048576]");
     }
-    lua_pop(L, 1);
+    if ((size_t)mb << 20 < cr_sandbox_used(L)) lua_gc(L, LUA_GCCOLLECT); /* the last model's garbage */
     if (cr_sandbox_set_limit(L, (int)mb) < 0)
         failf(L, w, lua_pushfstring(L, "model option 'memory_mb' = %d MB is less than the model's state holds (%d MB)",
                                     (int)mb, (int)(cr_sandbox_used(L) >> 20) + 1));
-    if (lua_getfield(L, idx, "allow_read") != LUA_TNIL) {
-        if (!lua_istable(L, -1)) failf(L, w, "model option 'allow_read' must be a list of file paths");
-        for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++, lua_pop(L, 1))
-            if (!lua_isstring(L, -1) || !cr_sandbox_allow_read(L, lua_tostring(L, -1)))
-                failf(L, w, lua_pushfstring(L, "model option 'allow_read': '%s' is not a regular file",
-                                            luaL_tolstring(L, -1, NULL)));
-        lua_pop(L, 1); /* the nil that ended the list */
-    }
-    lua_pop(L, 1);
+}
+
+/* The files of the model option allow_read (at idx) become readable. */
+static void set_reads(lua_State *L, lworker *w, int idx) {
+    if (lua_getfield(L, idx, "allow_read") == LUA_TNIL) return;
+    if (!lua_istable(L, -1)) failf(L, w, "model option 'allow_read' must be a list of file paths");
+    for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++, lua_pop(L, 1))
+        if (!lua_isstring(L, -1) || !cr_sandbox_allow_read(L, lua_tostring(L, -1)))
+            failf(L, w, lua_pushfstring(L, "model option 'allow_read': '%s' is not a regular file",
+                                        luaL_tolstring(L, -1, NULL)));
+}
+
+/* [-0, +0] Options of the sandbox itself, taken out of the model's options
+ * table at idx (the model never sees them): memory_mb = N (MB, default
+ * CR_SANDBOX_DEFAULT_MB) and allow_read = {paths}. Every other string in the
+ * options that names a regular file is a file the model may read. */
+static void sandbox_opts(lua_State *L, lworker *w, int idx) {
+    int top = lua_gettop(L);
+    cr_sandbox_clear_reads(L);
+    set_memory(L, w, idx);
+    if (!lua_istable(L, idx)) return;
+    set_reads(L, w, idx);
+    lua_settop(L, top);
     lua_pushnil(L);
     lua_setfield(L, idx, "memory_mb");
     lua_pushnil(L);

@@ -10,6 +10,8 @@ set -u
 . "$CRESCENT_ROOT/tests/integration/jobs/lib.sh"
 echo original >"$TMP/victim"
 printf '%%%%MatrixMarket matrix coordinate real general\n3 2 1\n1 1 1.5\n' >"$TMP/data.mmc"
+printf '%%%%MatrixMarket matrix coordinate real general\n4 2 1\n1 1 1.5\n' >"$TMP/data2.mmc"
+cp "$TMP/data.mmc" "$TMP/undeclared.mmc"
 expect() { # probe-name pattern
     grep -q "^probe $1: error worker [0-9] (node [01]): tests/models/hostile.lua:[0-9]*: $2" "$TMP/out" \
         || fail "probe $1: expected an error matching '$2'"
@@ -17,7 +19,7 @@ expect() { # probe-name pattern
 for nodes in 1 2; do
     for bomb in rep30 grow; do
         timeout 120 "$CRESCENT_BIN" run "$JOBS/sandbox_model.lua" $nodes $bomb "$TMP/victim" "$TMP/data.mmc" \
-            >"$TMP/out" 2>&1
+            "$TMP/data2.mmc" "$TMP/undeclared.mmc" >"$TMP/out" 2>&1
         rc=$?
         cat "$TMP/out"
         [ $rc -eq 1 ] || fail "exit status $rc, expected 1"
@@ -44,6 +46,13 @@ for nodes in 1 2; do
     expect text "data.text: reading '/etc/passwd' is not allowed in a model script"
     [ "$(grep -c '^sweep [0-9]: leaks=\[\]$' "$TMP/out")" -eq $((nodes * 2)) ] || fail "a cr.core function leaked data"
     grep -q "^allowed rows=3$" "$TMP/out" || fail "the data file named in the model's options must be readable"
+    grep -q "^allowed by allow_read rows=4$" "$TMP/out" || fail "a file named in allow_read must be readable"
+    grep -q "^undeclared: .*hostile.lua:[0-9]*: kernels.mm_header: reading '.*undeclared.mmc' is not allowed" "$TMP/out" \
+        || fail "a file the job did not name must not be readable"
+    grep -q "^bad memory_mb: .*model option 'memory_mb' must be an integer number of MB" "$TMP/out" \
+        || fail "a bad memory_mb must be refused"
+    grep -q "^bad allow_read: .*model option 'allow_read': '/dev' is not a regular file" "$TMP/out" \
+        || fail "a bad allow_read must be refused"
     grep -q "^still usable: $((nodes * 2))$" "$TMP/out" || fail "the job must stay usable after refused probes"
     [ "$(cat "$TMP/victim")" = original ] || fail "the victim file was written"
 done
