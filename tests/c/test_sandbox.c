@@ -251,6 +251,9 @@ static void test_worker_core_no_writers(void) {
     /* the userdata metatables are hidden: no __gc by hand */
     CR_CHECK(gives(L, "return tostring(getmetatable(cr.core.util.matrix(1, 1)))", "false"));
     CR_CHECK(gives(L, "return cr.core.util.matrix(2, 3):cols()", "3"));
+    /* userdata counts against the cap too */
+    CR_CHECK(refused(L, "return cr.core.util.matrix(1e5, 1e5)", "probe:1: model script exceeded 64 MB"));
+    CR_CHECK(refused(L, "return cr.core.util.ints(1e9)", "probe:1: model script exceeded 64 MB"));
     cr_sandbox_close(&L);
 }
 
