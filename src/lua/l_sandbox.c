@@ -18,12 +18,12 @@
  * the state through lua_getallocf, without the registry). */
 typedef struct sbox {
     size_t used, cap;
-    int refused;       /* an allocation was refused since the last reset */
-    int stopped;       /* the interrupt fired: raise at every hook */
+    int refused;        /* an allocation was refused since the last reset */
+    int stopped;        /* the interrupt fired: raise at every hook */
     char stop_msg[300]; /* "script:line: why" of the first raise */
-    char where[200];   /* "script:line: " of the last refusal, or "" */
-    lua_State *L;      /* main thread once built: where refusals happen */
-    const char *label; /* "model script", ... */
+    char where[200];    /* "script:line: " of the last refusal, or "" */
+    lua_State *L;       /* main thread once built: where refusals happen */
+    const char *label;  /* "model script", ... */
     cr_sandbox_interrupt_fn intr;
     void *intr_arg;
 } sbox;

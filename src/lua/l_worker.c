@@ -542,9 +542,10 @@ static int call_main(lua_State *L) {
     lua_pushcfunction(L, traceback);
     if (lua_getfield(L, LUA_REGISTRYINDEX, "crescent.model") != LUA_TTABLE)
         return failf(L, w, "no model loaded (call job:model first)");
-    lua_pushlstring(L, c->p1, c->n1 < 127 ? c->n1 : 127);
-    if (lua_gettable(L, -2) != LUA_TFUNCTION)
-        return failf(L, w, lua_pushfstring(L, "the model has no function '%s'", lua_pushlstring(L, c->p1, c->n1 < 127 ? c->n1 : 127)));
+    char fn[128];
+    snprintf(fn, sizeof fn, "%.*s", (int)c->n1, c->p1);
+    if (lua_getfield(L, -1, fn) != LUA_TFUNCTION)
+        return failf(L, w, lua_pushfstring(L, "the model has no function '%s'", fn));
     lua_getfield(L, LUA_REGISTRYINDEX, CTX_KEY);
     if (cr_lser_load(L, c->p2, c->n2) < 0) return fail(L, w, LUA_ERRRUN, 0);
     int rc = lua_pcall(L, 2, 1, 1);

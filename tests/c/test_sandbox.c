@@ -94,7 +94,8 @@ static void test_metatables_lead_nowhere(void) {
     CR_CHECK(refused(L, "setmetatable(_G, nil)", "cannot change a protected metatable"));
     CR_CHECK(refused(L, "return undefined_name", "probe:1: undefined global 'undefined_name'"));
     CR_CHECK(gives(L, "x_defined = 5 return x_defined", "5"));
-    CR_CHECK(refused(L, "setmetatable({}, {__gc = function() while true do end end})", "__gc metamethods are not allowed"));
+    CR_CHECK(refused(L, "setmetatable({}, {__gc = function() while true do end end})",
+                     "__gc metamethods are not allowed"));
     CR_CHECK(gives(L, "return setmetatable({}, {__index = {a = 1}}).a", "1"));
     cr_sandbox_close(&L);
 }
@@ -300,7 +301,8 @@ static void test_check_policy(void) {
     CR_CHECK(policy_refused(L, "collectgarbage('stop')", "not allowed in a sandboxed script"));
     CR_CHECK(policy_refused(L, "local s = string.rep('x', 2^31)", "pol.lua:2: "));
     CR_CHECK(policy_refused(L, "local s = string.rep('x', 2^30)", "pol.lua:2: policy script exceeded 16 MB"));
-    CR_CHECK(policy_refused(L, "local t = {} for i = 1, 1e9 do t[i] = i end", "pol.lua:2: policy script exceeded 16 MB"));
+    CR_CHECK(policy_refused(L, "local t = {} for i = 1, 1e9 do t[i] = i end",
+                            "pol.lua:2: policy script exceeded 16 MB"));
     CR_CHECK(check(L, "return 42", "return {}", 16) < 0);
     CR_CHECK(strstr(msg, "bad policy file pol.lua: must return a constructor function(opts)"));
     CR_CHECK(check(L, "return function() return {} end", "return {}", 16) < 0);
