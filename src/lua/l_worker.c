@@ -12,7 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "lua/l_modules.h"
+#include "lua/l_sandbox.h"
+#include "lua/l_sandbox_core.h"
 #include "lua/l_util.h"
 #include "lua/l_worker_serial.h"
 #include "net/cr_wire.h"
@@ -20,6 +21,7 @@
 
 #define WTABLE_MT "crescent.WorkerTable"
 #define WORKER_KEY "crescent.worker"
+#define CTX_KEY "crescent.ctx"
 
 typedef struct lworker {
     cr_node *n;
@@ -29,6 +31,8 @@ typedef struct lworker {
     uint64_t pol_gen;
     int pol_ref;     /* registry ref of the policy table, or LUA_NOREF */
     int next_async;  /* ids for pull_async/push_async */
+    int named;       /* the error being raised already names the worker */
+    char pol_err[CR_SANDBOX_MSG_MAX]; /* why the policy did not load */
 } lworker;
 
 typedef struct {
@@ -177,7 +181,7 @@ static int t_index(lua_State *L) {
 }
 
 static void refresh_tables(lua_State *L, lworker *w) {
-    lua_getglobal(L, "ctx");
+    lua_getfield(L, LUA_REGISTRYINDEX, CTX_KEY);
     lua_getfield(L, -1, "tables");
     int n = cr_node_table_count(w->n);
     for (int i = 0; i < n; i++) {
@@ -196,30 +200,74 @@ static void refresh_tables(lua_State *L, lworker *w) {
 
 /* ---------- ctx ---------- */
 
+/* The policy's source, or its question, for the protected functions
+ * below: nothing may raise across the node's C frames that call us. */
+typedef struct polcall {
+    lworker *w;
+    const char *src, *chunk, *opts;
+    size_t n, optsn;
+    int64_t my, mn;
+    const int64_t *clocks;
+    int nw;
+} polcall;
+
+/* [-1, +0] Run the policy source and its constructor in a fresh sandbox
+ * environment of the model's state: a policy sees neither `cr` nor `ctx`
+ * nor the model's globals; its memory counts against the same cap. */
+static int policy_run(lua_State *L) {
+    const polcall *p = lua_touserdata(L, 1);
+    cr_sandbox_push_env(L);
+    lua_pushfstring(L, "@%s", p->chunk);
+    if (cr_sandbox_load(L, p->src, p->n, lua_tostring(L, -1), -2) != LUA_OK) return lua_error(L);
+    lua_call(L, 0, 1);
+    if (!lua_isfunction(L, -1)) return luaL_error(L, "%s: policy must return a constructor function(opts)", p->chunk);
+    if (cr_lser_load(L, p->opts, p->optsn) < 0) return lua_error(L);
+    lua_call(L, 1, 1);
+    if (!lua_istable(L, -1)) return luaL_error(L, "%s: policy constructor must return a table", p->chunk);
+    luaL_unref(L, LUA_REGISTRYINDEX, p->w->pol_ref);
+    p->w->pol_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    return 0;
+}
+
+/* [-2, +1] policy.may_proceed(my, min, clocks) */
+static int policy_ask(lua_State *L) {
+    const polcall *p = lua_touserdata(L, 2);
+    lua_getfield(L, 1, "may_proceed");
+    if (!lua_isfunction(L, -1)) return luaL_error(L, "policy has no may_proceed function");
+    lua_pushinteger(L, p->my);
+    lua_pushinteger(L, p->mn);
+    lua_createtable(L, p->nw, 0);
+    for (int i = 0; i < p->nw; i++) {
+        lua_pushinteger(L, p->clocks[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_call(L, 3, 1);
+    return 1;
+}
+
+/* lua_pcall of f on the nargs values at the top, as the policy's code:
+ * leaves one result, or returns non-zero with the message in err (memory
+ * errors name the policy; written before the label changes back). */
+static int policy_pcall(lua_State *L, lua_CFunction f, int nargs, char *err, size_t errn) {
+    const char *label = cr_sandbox_set_label(L, "policy script");
+    lua_pushcfunction(L, f);
+    lua_insert(L, -nargs - 1);
+    int rc = lua_pcall(L, nargs, 1, 0);
+    if (rc != LUA_OK) cr_sandbox_message(L, rc, err, errn);
+    cr_sandbox_set_label(L, label);
+    return rc;
+}
+
 static int policy_load(void *arg, const char *src, size_t n, const char *chunk, const char *opts, size_t optsn) {
     lworker *w = arg;
     lua_State *L = w->L;
     int top = lua_gettop(L);
-    char name[300];
-    snprintf(name, sizeof name, "@%s", chunk);
-    if (luaL_loadbufferx(L, src, n, name, "t") != LUA_OK || lua_pcall(L, 0, 1, 0) != LUA_OK) goto fail;
-    if (!lua_isfunction(L, -1)) {
-        lua_pushfstring(L, "%s: policy must return a constructor function(opts)", chunk);
-        goto fail;
-    }
-    if (cr_lser_load(L, opts, optsn) < 0 || lua_pcall(L, 1, 1, 0) != LUA_OK) goto fail;
-    if (!lua_istable(L, -1)) {
-        lua_pushfstring(L, "%s: policy constructor must return a table", chunk);
-        goto fail;
-    }
-    luaL_unref(L, LUA_REGISTRYINDEX, w->pol_ref);
-    w->pol_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    polcall p = {.w = w, .src = src, .chunk = chunk, .opts = opts, .n = n, .optsn = optsn};
+    if (!lua_checkstack(L, 4)) return -1;
+    lua_pushlightuserdata(L, &p);
+    int rc = policy_pcall(L, policy_run, 1, w->pol_err, sizeof w->pol_err);
     lua_settop(L, top);
-    return 0;
-fail:
-    lua_setfield(L, LUA_REGISTRYINDEX, "crescent.policy_error");
-    lua_settop(L, top);
-    return -1;
+    return rc == LUA_OK ? 0 : -1;
 }
 
 static int decide(void *arg, int64_t my, int64_t mn, const int64_t *clocks, int nw, cr_err *e) {
@@ -227,22 +275,16 @@ static int decide(void *arg, int64_t my, int64_t mn, const int64_t *clocks, int 
     lua_State *L = w->L;
     if (w->pol_ref == LUA_NOREF) return 1;
     int top = lua_gettop(L);
+    polcall p = {.my = my, .mn = mn, .clocks = clocks, .nw = nw};
+    if (!lua_checkstack(L, 4)) return cr_errf(e, "policy: Lua stack overflow");
     lua_rawgeti(L, LUA_REGISTRYINDEX, w->pol_ref);
-    lua_getfield(L, -1, "may_proceed");
-    if (!lua_isfunction(L, -1)) {
-        lua_settop(L, top);
-        return cr_errf(e, "policy has no may_proceed function");
-    }
-    lua_pushinteger(L, my);
-    lua_pushinteger(L, mn);
-    lua_createtable(L, nw, 0);
-    for (int i = 0; i < nw; i++) {
-        lua_pushinteger(L, clocks[i]);
-        lua_rawseti(L, -2, i + 1);
-    }
-    int rc;
-    if (lua_pcall(L, 3, 1, 0) != LUA_OK) rc = cr_errf(e, "policy: %s", lua_tostring(L, -1));
-    else rc = lua_toboolean(L, -1) ? 1 : 0;
+    lua_pushlightuserdata(L, &p);
+    char msg[CR_SANDBOX_MSG_MAX];
+    int rc = policy_pcall(L, policy_ask, 2, msg, sizeof msg);
+    if (rc != LUA_OK)
+        rc = cr_errf(e, "policy: %s", msg);
+    else
+        rc = lua_toboolean(L, -1) ? 1 : 0;
     lua_settop(L, top);
     return rc;
 }
@@ -252,10 +294,8 @@ static int c_clock(lua_State *L) {
     lworker *w = get_worker(L);
     cr_err e;
     if (cr_wclient_drain(w->wc, &e) < 0) raise_err(L, &e);
-    if (cr_node_policy_refresh(w->n, &w->pol_gen, policy_load, w) < 0) {
-        lua_getfield(L, LUA_REGISTRYINDEX, "crescent.policy_error");
-        return luaL_error(L, "cannot load consistency policy: %s", lua_tostring(L, -1));
-    }
+    if (cr_node_policy_refresh(w->n, &w->pol_gen, policy_load, w) < 0)
+        return luaL_error(L, "cannot load consistency policy: %s", w->pol_err);
     if (cr_node_clock(w->n, w->lw, decide, w, &e) < 0) raise_err(L, &e);
     lua_pushinteger(L, cr_node_worker_clock(w->n, w->lw));
     return 1;
@@ -269,7 +309,8 @@ static int c_barrier(lua_State *L) {
 }
 
 /* A cancelled command (another worker failed, or Ctrl-C at the REPL) ends
- * at the model's next progress, clock, barrier or sleep. */
+ * at the model's next progress, clock, barrier or sleep, and in pure Lua
+ * code at the next count hook (interrupted() below). */
 static void check_cancel(lua_State *L, lworker *w) {
     if (cr_node_cancelled(w->n, w->lw)) luaL_error(L, "%s", CR_NODE_CANCELLED_MSG);
 }
@@ -327,39 +368,35 @@ static void make_ctx(lua_State *L, lworker *w) {
     lua_setfield(L, -2, "seed");
     lua_newtable(L);
     lua_setfield(L, -2, "tables");
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, CTX_KEY); /* the script may reassign its global */
     lua_setglobal(L, "ctx");
 }
 
-/* ---------- sandbox ---------- */
+/* ---------- the state ---------- */
 
-static const char *prelude =
-    "local load, error, tostring, setmetatable = load, error, tostring, setmetatable\n"
-    "_G.load = function(chunk, name, mode, env) return load(chunk, name, 't', env) end\n"
-    "for _, k in ipairs{'execute', 'exit', 'remove', 'rename', 'tmpname', 'getenv', 'setlocale'} do os[k] = nil end\n"
-    "io, debug, package, require, loadfile, dofile = nil, nil, nil, nil, nil, nil\n"
-    "cr = { core = { util = core.util, kernels = core.kernels, data = core.data, eval = core.eval } }\n"
-    "core = nil\n"
-    "setmetatable(_G, { __index = function(_, k) error(\"undefined global '\" .. tostring(k) .. \"'\", 2) end })\n";
-
-static void hook(lua_State *L, lua_Debug *ar) {
-    (void)ar;
-    lworker *w = get_worker(L);
-    if (w && cr_node_stopping(w->n)) luaL_error(L, "job stopped");
+/* The count hook's question (l_sandbox.h): a runaway loop in the model or
+ * its policy ends when the node stops or the command is cancelled, even if
+ * it never calls ctx:clock, barrier, progress or sleep. */
+static const char *interrupted(void *arg) {
+    lworker *w = arg;
+    if (cr_node_stopping(w->n)) return "job stopped";
+    if (cr_node_cancelled(w->n, w->lw)) return CR_NODE_CANCELLED_MSG;
+    return NULL;
 }
 
-static lua_State *sandbox_new(lworker *w) {
-    lua_State *L = luaL_newstate();
-    if (!L) return NULL;
-    luaL_openlibs(L);
-    lua_pushlightuserdata(L, w);
-    lua_setfield(L, LUA_REGISTRYINDEX, WORKER_KEY);
-    lua_newtable(L);
-    lua_setfield(L, LUA_REGISTRYINDEX, "crescent.pending");
-    luaopen_crescent_core(L);
-    lua_setglobal(L, "core");
+/* [-1, +0] The worker's globals over the sandbox: `cr` (the allow-listed
+ * crescent functions, l_sandbox_core.h) and `ctx`. Protected. */
+static int setup(lua_State *L) {
     static const luaL_Reg methods[] = {{"pull", t_pull}, {"push", t_push}, {"pull_async", t_pull_async},
                                        {"push_async", t_push_async}, {"wait", t_wait}, {"owner", t_owner},
                                        {"local_range", t_local_range}, {NULL, NULL}};
+    lworker *w = lua_touserdata(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, WORKER_KEY);
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, "crescent.pending");
+    cr_sandbox_push_worker_core(L);
+    lua_setglobal(L, "cr");
     luaL_newmetatable(L, WTABLE_MT);
     luaL_newlib(L, methods);
     lua_setfield(L, -2, "methods");
@@ -367,116 +404,192 @@ static lua_State *sandbox_new(lworker *w) {
     lua_setfield(L, -2, "__index");
     lua_pop(L, 1);
     make_ctx(L, w);
-    if (luaL_loadbuffer(L, prelude, strlen(prelude), "=sandbox") != LUA_OK || lua_pcall(L, 0, 0, 0) != LUA_OK) {
-        fprintf(stderr, "crescent: sandbox: %s\n", lua_tostring(L, -1));
-        lua_close(L);
+    cr_sandbox_protect_metatables(L);
+    return 0;
+}
+
+static lua_State *worker_state(lworker *w) {
+    lua_State *L = cr_sandbox_new(CR_SANDBOX_DEFAULT_MB, "model script");
+    if (!L) return NULL;
+    lua_pushcfunction(L, setup);
+    lua_pushlightuserdata(L, w);
+    if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+        cr_sandbox_close(&L);
         return NULL;
     }
-    lua_sethook(L, hook, LUA_MASKCOUNT, 10000);
+    cr_sandbox_set_interrupt(L, interrupted, w);
     return L;
 }
 
 /* ---------- command execution ---------- */
 
+/* Message handler of the model's calls: the worker's name, the message
+ * (memory errors reworded, l_sandbox.h) and a traceback. */
 static int traceback(lua_State *L) {
-    const char *msg = lua_tostring(L, 1);
-    if (!msg) msg = luaL_tolstring(L, 1, NULL);
+    char msg[CR_SANDBOX_MSG_MAX];
+    cr_sandbox_message(L, LUA_ERRRUN, msg, sizeof msg);
     lworker *w = get_worker(L);
     lua_pushfstring(L, "worker %d (node %d): %s", w->gw, cr_node_id(w->n), msg);
     luaL_traceback(L, L, lua_tostring(L, -1), 1);
     return 1;
 }
 
-static void reply_error(lworker *w, const char *msg) { cr_node_reply(w->n, w->lw, 0, msg, strlen(msg)); }
-
-/* Errors that did not pass through traceback(): add the worker's name. */
-static void reply_error_named(lworker *w, const char *msg) {
-    char buf[CR_ERR_MAX * 2];
-    snprintf(buf, sizeof buf, "worker %d (node %d): %s", w->gw, cr_node_id(w->n), msg);
-    reply_error(w, buf);
+/* [-?, +0] Raise the message at the top as the command's answer: a
+ * message handler's output (named = 1) or one still to be named. */
+static int fail(lua_State *L, lworker *w, int status, int named) {
+    if (!named) {
+        char msg[CR_SANDBOX_MSG_MAX];
+        cr_sandbox_message(L, status, msg, sizeof msg);
+        lua_pushfstring(L, "worker %d (node %d): %s", w->gw, cr_node_id(w->n), msg);
+    } else if (status == LUA_ERRMEM) { /* the handler did not run */
+        return fail(L, w, status, 0);
+    }
+    w->named = 1;
+    return lua_error(L);
 }
+
+static int failf(lua_State *L, lworker *w, const char *msg) {
+    lua_pushstring(L, msg);
+    return fail(L, w, LUA_ERRRUN, 0);
+}
+
+/* The model option memory_mb (at idx, or the default) becomes the cap. */
+static void set_memory(lua_State *L, lworker *w, int idx) {
+    lua_Integer mb = CR_SANDBOX_DEFAULT_MB;
+    if (lua_istable(L, idx) && lua_getfield(L, idx, "memory_mb") != LUA_TNIL) {
+        int ok;
+        mb = lua_tointegerx(L, -1, &ok);
+        if (!ok || mb < 1 || mb > CR_SANDBOX_MAX_MB)
+            failf(L, w, "model option 'memory_mb' must be an integer number of MB in [1, 1048576]");
+    }
+    if ((size_t)mb << 20 < cr_sandbox_used(L)) lua_gc(L, LUA_GCCOLLECT); /* the last model's garbage */
+    if (cr_sandbox_set_limit(L, (int)mb) < 0)
+        failf(L, w, lua_pushfstring(L, "model option 'memory_mb' = %d MB is less than the model's state holds (%d MB)",
+                                    (int)mb, (int)(cr_sandbox_used(L) >> 20) + 1));
+}
+
+/* The files of the model option allow_read (at idx) become readable. */
+static void set_reads(lua_State *L, lworker *w, int idx) {
+    if (lua_getfield(L, idx, "allow_read") == LUA_TNIL) return;
+    if (!lua_istable(L, -1)) failf(L, w, "model option 'allow_read' must be a list of file paths");
+    for (lua_Integer i = 1; lua_rawgeti(L, -1, i) != LUA_TNIL; i++, lua_pop(L, 1))
+        if (!lua_isstring(L, -1) || !cr_sandbox_allow_read(L, lua_tostring(L, -1)))
+            failf(L, w, lua_pushfstring(L, "model option 'allow_read': '%s' is not a regular file",
+                                        luaL_tolstring(L, -1, NULL)));
+}
+
+/* [-0, +0] Options of the sandbox itself, taken out of the model's options
+ * table at idx (the model never sees them): memory_mb = N (MB, default
+ * CR_SANDBOX_DEFAULT_MB) and allow_read = {paths}. Every other string in the
+ * options that names a regular file is a file the model may read. */
+static void sandbox_opts(lua_State *L, lworker *w, int idx) {
+    int top = lua_gettop(L);
+    cr_sandbox_clear_reads(L);
+    set_memory(L, w, idx);
+    if (!lua_istable(L, idx)) return;
+    set_reads(L, w, idx);
+    lua_settop(L, top);
+    lua_pushnil(L);
+    lua_setfield(L, idx, "memory_mb");
+    lua_pushnil(L);
+    lua_setfield(L, idx, "allow_read");
+    cr_sandbox_allow_from(L, idx);
+}
+
+/* [-2, +1] Load the model: options first (they set the sandbox), then the
+ * script, then M.init(ctx, opts). Protected; errors are the answer. */
+static int model_main(lua_State *L) {
+    lworker *w = lua_touserdata(L, 1);
+    const cr_cmd *c = lua_touserdata(L, 2);
+    size_t cl = strnlen(c->p2, c->n2);
+    const char *opts = cl < c->n2 ? c->p2 + cl + 1 : "nil";
+    size_t on = cl < c->n2 ? c->n2 - cl - 1 : 3;
+    lua_settop(L, 0);
+    refresh_tables(L, w);
+    lua_pushcfunction(L, traceback);                               /* 1 */
+    if (cr_lser_load(L, opts, on) < 0) return fail(L, w, LUA_ERRRUN, 0); /* 2 */
+    sandbox_opts(L, w, 2);
+    lua_pushliteral(L, "@");
+    lua_pushlstring(L, c->p2, cl);
+    lua_concat(L, 2);
+    const char *chunk = lua_tostring(L, -1);
+    int rc = cr_sandbox_load(L, c->p1, c->n1, chunk, 0);
+    if (rc != LUA_OK) return fail(L, w, rc, 0);
+    if ((rc = lua_pcall(L, 0, 1, 1)) != LUA_OK) return fail(L, w, rc, 1);
+    if (!lua_istable(L, -1))
+        return failf(L, w, lua_pushfstring(L, "%s: model script must return a table of functions", chunk + 1));
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "crescent.model");
+    if (lua_getfield(L, -1, "init") == LUA_TFUNCTION) {
+        lua_getfield(L, LUA_REGISTRYINDEX, CTX_KEY);
+        lua_pushvalue(L, 2);
+        if ((rc = lua_pcall(L, 2, 0, 1)) != LUA_OK) return fail(L, w, rc, 1);
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* [-2, +1] M.<name>(ctx, args); nil becomes {}. Protected. */
+static int call_main(lua_State *L) {
+    lworker *w = lua_touserdata(L, 1);
+    const cr_cmd *c = lua_touserdata(L, 2);
+    lua_settop(L, 0);
+    refresh_tables(L, w);
+    lua_pushcfunction(L, traceback);
+    if (lua_getfield(L, LUA_REGISTRYINDEX, "crescent.model") != LUA_TTABLE)
+        return failf(L, w, "no model loaded (call job:model first)");
+    char fn[128];
+    snprintf(fn, sizeof fn, "%.*s", (int)c->n1, c->p1);
+    if (lua_getfield(L, -1, fn) != LUA_TFUNCTION)
+        return failf(L, w, lua_pushfstring(L, "the model has no function '%s'", fn));
+    lua_getfield(L, LUA_REGISTRYINDEX, CTX_KEY);
+    if (cr_lser_load(L, c->p2, c->n2) < 0) return fail(L, w, LUA_ERRRUN, 0);
+    int rc = lua_pcall(L, 2, 1, 1);
+    if (rc != LUA_OK) return fail(L, w, rc, 1);
+    cr_err e;
+    if (cr_wclient_drain(w->wc, &e) < 0) return failf(L, w, e.msg);
+    if (lua_isnil(L, -1)) lua_newtable(L);
+    return 1;
+}
+
+static void reply_error(lworker *w, const char *msg) { cr_node_reply(w->n, w->lw, 0, msg, strlen(msg)); }
 
 static void reply_top(lworker *w, lua_State *L) {
     char *out, err[300];
     size_t len;
     if (cr_lser_dump(L, -1, &out, &len, err, sizeof err) < 0) {
         char msg[400];
-        snprintf(msg, sizeof msg, "result %s", err);
-        reply_error_named(w, msg);
+        snprintf(msg, sizeof msg, "worker %d (node %d): result %s", w->gw, cr_node_id(w->n), err);
+        reply_error(w, msg);
         return;
     }
     cr_node_reply(w->n, w->lw, 1, out, len);
     free(out);
 }
 
-static void run_model(lworker *w, const cr_cmd *c) {
+/* One command, start to answer. Everything that touches Lua runs under
+ * lua_pcall (a capped state can fail any allocation; an unprotected error
+ * would end the node). */
+static void run_cmd(lworker *w, const cr_cmd *c) {
     lua_State *L = w->L;
+    cr_sandbox_reset(L);
     lua_settop(L, 0);
-    lua_pushcfunction(L, traceback);
-    size_t cl = strnlen(c->p2, c->n2);
-    char chunk[300];
-    snprintf(chunk, sizeof chunk, "@%.*s", (int)cl, c->p2);
-    if (luaL_loadbufferx(L, c->p1, c->n1, chunk, "t") != LUA_OK) {
-        reply_error_named(w, lua_tostring(L, -1));
-        return;
-    }
-    if (lua_pcall(L, 0, 1, 1) != LUA_OK) {
+    lua_pushcfunction(L, c->type == CR_M_MODEL ? model_main : call_main);
+    lua_pushlightuserdata(L, w);
+    lua_pushlightuserdata(L, (void *)c);
+    w->named = 0;
+    int rc = lua_pcall(L, 2, 1, 0);
+    if (rc == LUA_OK) {
+        reply_top(w, L);
+    } else if (w->named && lua_type(L, -1) == LUA_TSTRING) {
         reply_error(w, lua_tostring(L, -1));
-        return;
-    }
-    if (!lua_istable(L, -1)) {
-        char msg[400];
-        snprintf(msg, sizeof msg, "%s: model script must return a table of functions", chunk + 1);
-        reply_error_named(w, msg);
-        return;
-    }
-    lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, "crescent.model");
-    if (lua_getfield(L, -1, "init") == LUA_TFUNCTION) {
-        lua_getglobal(L, "ctx");
-        const char *opts = cl < c->n2 ? c->p2 + cl + 1 : "nil";
-        size_t on = cl < c->n2 ? c->n2 - cl - 1 : 3;
-        if (cr_lser_load(L, opts, on) < 0 || lua_pcall(L, 2, 0, 1) != LUA_OK) {
-            reply_error(w, lua_tostring(L, -1));
-            return;
-        }
+    } else {
+        char msg[CR_SANDBOX_MSG_MAX], named[CR_SANDBOX_MSG_MAX + 64];
+        cr_sandbox_message(L, rc, msg, sizeof msg);
+        snprintf(named, sizeof named, "worker %d (node %d): %s", w->gw, cr_node_id(w->n), msg);
+        reply_error(w, named);
     }
     lua_settop(L, 0);
-    lua_pushboolean(L, 1);
-    reply_top(w, L);
-}
-
-static void run_call(lworker *w, const cr_cmd *c) {
-    lua_State *L = w->L;
-    lua_settop(L, 0);
-    lua_pushcfunction(L, traceback);
-    if (lua_getfield(L, LUA_REGISTRYINDEX, "crescent.model") != LUA_TTABLE) {
-        reply_error_named(w, "no model loaded (call job:model first)");
-        return;
-    }
-    char fn[128];
-    snprintf(fn, sizeof fn, "%.*s", (int)c->n1, c->p1);
-    if (lua_getfield(L, -1, fn) != LUA_TFUNCTION) {
-        char msg[200];
-        snprintf(msg, sizeof msg, "the model has no function '%s'", fn);
-        reply_error_named(w, msg);
-        return;
-    }
-    lua_getglobal(L, "ctx");
-    if (cr_lser_load(L, c->p2, c->n2) < 0 || lua_pcall(L, 2, 1, 1) != LUA_OK) {
-        reply_error(w, lua_tostring(L, -1));
-        return;
-    }
-    cr_err e;
-    if (cr_wclient_drain(w->wc, &e) < 0) {
-        reply_error_named(w, e.msg);
-        return;
-    }
-    if (lua_isnil(L, -1)) {
-        lua_pop(L, 1);
-        lua_newtable(L);
-    }
-    reply_top(w, L);
 }
 
 static void worker_main(cr_node *n, int lw) {
@@ -486,19 +599,15 @@ static void worker_main(cr_node *n, int lw) {
     char msg[CR_ERR_MAX + 64] = "";
     w.wc = cr_wclient_new(n, lw, &e);
     if (!w.wc) snprintf(msg, sizeof msg, "%s", e.msg);
-    else if (!(w.L = sandbox_new(&w))) snprintf(msg, sizeof msg, "worker %d: cannot create Lua state", w.gw);
+    else if (!(w.L = worker_state(&w))) snprintf(msg, sizeof msg, "worker %d: cannot create Lua state", w.gw);
     cr_cmd c;
     while (cr_node_next_cmd(n, lw, &c) == 0) {
         if (msg[0]) reply_error(&w, msg);
-        else {
-            refresh_tables(w.L, &w);
-            if (c.type == CR_M_MODEL) run_model(&w, &c);
-            else run_call(&w, &c);
-        }
+        else run_cmd(&w, &c);
     }
     /* sockets first: nothing may still read a borrowed matrix when Lua frees it */
     cr_wclient_destroy(&w.wc);
-    if (w.L) lua_close(w.L);
+    cr_sandbox_close(&w.L);
 }
 
 const cr_node_hooks cr_lworker_hooks = {worker_main};

@@ -1,0 +1,504 @@
+/* Sandboxed Lua states: an allow-list of the standard library, a capped
+ * allocator and an interruptible count hook. See l_sandbox.h. */
+#include "lua/l_sandbox.h"
+
+#include <lauxlib.h>
+#include <lualib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cr_alloc.h"
+#include "base/cr_time.h"
+#include "lua/l_worker_serial.h"
+
+#define TEMPLATE_KEY "crescent.sandbox.template"
+
+/* Per-state accounting, the allocator's ud (so reachable from any thread of
+ * the state through lua_getallocf, without the registry). */
+typedef struct sbox {
+    size_t used, cap;
+    int refused;        /* an allocation was refused since the last reset */
+    int stopped;        /* the interrupt fired: raise at every hook */
+    char stop_msg[300]; /* "script:line: why" of the first raise */
+    char where[200];    /* "script:line: " of the last refusal, or "" */
+    lua_State *L;       /* main thread once built: where refusals happen */
+    const char *label;  /* "model script", ... */
+    cr_sandbox_interrupt_fn intr;
+    void *intr_arg;
+} sbox;
+
+static sbox *box_of(lua_State *L) {
+    void *ud;
+    lua_getallocf(L, &ud);
+    return ud;
+}
+
+/* The first Lua frame of L's stack as "script:line: ". Runs inside the
+ * allocator: lua_getstack and lua_getinfo("Sl") read the call chain and
+ * allocate nothing, and the state is consistent at every allocation (a
+ * garbage collection may run there too). */
+static void note_where(sbox *s) {
+    lua_Debug ar;
+    s->where[0] = '\0';
+    for (int lvl = 0; s->L && lua_getstack(s->L, lvl, &ar); lvl++) {
+        if (lua_getinfo(s->L, "Sl", &ar) && ar.currentline > 0) {
+            snprintf(s->where, sizeof s->where, "%s:%d: ", ar.short_src, ar.currentline);
+            return;
+        }
+    }
+}
+
+/* Why refuse rather than fail later: Lua answers a NULL by collecting
+ * garbage and trying once more, so only live data counts against the cap. */
+static void *sb_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    sbox *s = ud;
+    size_t old = ptr ? osize : 0; /* with ptr NULL, osize is a type tag */
+    if (nsize == 0) {
+        free(ptr);
+        s->used -= old;
+        return NULL;
+    }
+    if (nsize > old && nsize - old > s->cap - s->used) {
+        s->refused = 1;
+        note_where(s);
+        return NULL;
+    }
+    void *p = realloc(ptr, nsize);
+    if (p) s->used = s->used - old + nsize;
+    return p;
+}
+
+/* ---------- interrupts ---------- */
+
+/* A hook has no frame of its own: level 0 is the script's function. */
+static void sb_hook(lua_State *L, lua_Debug *ar) {
+    sbox *s = box_of(L);
+    const char *why;
+    if (!s->stopped && s->intr && (why = s->intr(s->intr_arg))) {
+        s->stopped = 1;
+        if (lua_getstack(L, 0, ar) && lua_getinfo(L, "Sl", ar) && ar->currentline > 0)
+            snprintf(s->stop_msg, sizeof s->stop_msg, "%s:%d: %s", ar->short_src, ar->currentline, why);
+        else
+            snprintf(s->stop_msg, sizeof s->stop_msg, "%s", why);
+    }
+    if (s->stopped) {
+        lua_pushstring(L, s->stop_msg);
+        lua_error(L);
+    }
+}
+
+/* pcall and xpcall as in lbaselib.c, except that an error raised while the
+ * state is stopped goes on upwards: a script cannot swallow its own
+ * cancellation in a `while true do pcall(f) end`. */
+static int finish_pcall(lua_State *L, int status, lua_KContext extra) {
+    if (status != LUA_OK && status != LUA_YIELD) {
+        sbox *s = box_of(L);
+        if (s->stopped) { /* not what a message handler made of it */
+            lua_pushstring(L, s->stop_msg);
+            return lua_error(L);
+        }
+        lua_pushboolean(L, 0);
+        lua_pushvalue(L, -2);
+        return 2;
+    }
+    return lua_gettop(L) - (int)extra;
+}
+
+static int sb_pcall(lua_State *L) {
+    luaL_checkany(L, 1);
+    lua_pushboolean(L, 1);
+    lua_insert(L, 1);
+    int status = lua_pcallk(L, lua_gettop(L) - 2, LUA_MULTRET, 0, 0, finish_pcall);
+    return finish_pcall(L, status, 0);
+}
+
+static int sb_xpcall(lua_State *L) {
+    int n = lua_gettop(L);
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_pushboolean(L, 1);
+    lua_pushvalue(L, 1);
+    lua_rotate(L, 3, 2);
+    int status = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, finish_pcall);
+    return finish_pcall(L, status, 2);
+}
+
+/* ---------- base functions that need a guard ---------- */
+
+/* load(chunk [, name [, mode [, env]]]): the original with mode "t". */
+static int sb_load(lua_State *L) {
+    int n = lua_gettop(L);
+    if (n < 3) lua_settop(L, n = 3);
+    if (!lua_isnil(L, 3) && strcmp(luaL_checkstring(L, 3), "t") != 0)
+        return luaL_error(L, "load: only text chunks (mode \"t\") are allowed in a sandboxed script");
+    lua_pushliteral(L, "t");
+    lua_replace(L, 3);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, n, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+/* collectgarbage(opt): reading and helping the collector is fine; stopping
+ * it or retuning it is not the script's business. */
+static int sb_collectgarbage(lua_State *L) {
+    static const char *const ok[] = {"count", "step", "collect", "isrunning", NULL};
+    const char *opt = luaL_optstring(L, 1, "collect");
+    for (int i = 0; ok[i]; i++) {
+        if (!strcmp(opt, ok[i])) {
+            lua_pushvalue(L, lua_upvalueindex(1));
+            lua_insert(L, 1);
+            lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+            return lua_gettop(L);
+        }
+    }
+    return luaL_error(L, "collectgarbage: option '%s' is not allowed in a sandboxed script", opt);
+}
+
+/* __index of the globals: reading a name nobody set is a mistake. */
+static int sb_undefined(lua_State *L) {
+    return luaL_error(L, "undefined global '%s'", luaL_tolstring(L, 2, NULL));
+}
+
+/* setmetatable(t, mt) without __gc: a finalizer would run script code at
+ * any allocation and at lua_close, where nothing can interrupt it. */
+static int sb_setmetatable(lua_State *L) {
+    if (lua_istable(L, 2) && lua_getfield(L, 2, "__gc") != LUA_TNIL)
+        return luaL_error(L, "setmetatable: __gc metamethods are not allowed in a sandboxed script");
+    lua_settop(L, 2);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, 2, 1);
+    return 1;
+}
+
+static int sb_readonly(lua_State *L) { return luaL_error(L, "the string metatable is read-only"); }
+
+/* ---------- building the state ---------- */
+
+/* [-1, +0] Copy t[name] for each name (NULL-ended) into the table below t. */
+static void copy_names(lua_State *L, const char *const *names) {
+    for (int i = 0; names[i]; i++) {
+        lua_getfield(L, -1, names[i]);
+        lua_setfield(L, -3, names[i]);
+    }
+    lua_pop(L, 1);
+}
+
+/* [-1, +0] Wrap t[name] (t at -1) in the C closure f (original as upvalue)
+ * and store it into the table below t. */
+static void wrap(lua_State *L, const char *name, lua_CFunction f) {
+    lua_getfield(L, -1, name);
+    lua_pushcclosure(L, f, 1);
+    lua_setfield(L, -3, name);
+}
+
+static void add_base(lua_State *L) {
+    static const char *const base[] = {"assert", "error",    "getmetatable", "ipairs", "next",
+                                       "pairs",  "print",    "rawequal",     "rawget", "rawlen",
+                                       "rawset", "select",   "tonumber",     "tostring",
+                                       "type",   "_VERSION", NULL};
+    luaL_requiref(L, "_G", luaopen_base, 0); /* fills the state's own globals */
+    wrap(L, "load", sb_load);
+    wrap(L, "collectgarbage", sb_collectgarbage);
+    wrap(L, "setmetatable", sb_setmetatable);
+    copy_names(L, base);
+    lua_pushcfunction(L, sb_pcall);
+    lua_setfield(L, -2, "pcall");
+    lua_pushcfunction(L, sb_xpcall);
+    lua_setfield(L, -2, "xpcall");
+}
+
+/* [-0, +0] Hide the string metatable behind a read-only view, so that
+ * getmetatable("") leads only to the allowed string table (at -1). */
+static void protect_string_mt(lua_State *L) {
+    lua_pushliteral(L, "");
+    lua_getmetatable(L, -1);
+    lua_pushvalue(L, -3);
+    lua_setfield(L, -2, "__index");
+    lua_newtable(L);                /* the view returned by getmetatable("") */
+    lua_createtable(L, 0, 3);       /* its metatable */
+    lua_createtable(L, 0, 1);       /* what reading the view finds */
+    lua_pushvalue(L, -6);
+    lua_setfield(L, -2, "__index");
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, sb_readonly);
+    lua_setfield(L, -2, "__newindex");
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, -2, "__metatable");
+    lua_pop(L, 2);
+}
+
+static void add_lib(lua_State *L, const char *name, lua_CFunction open, const char *const *only, const char *skip) {
+    luaL_requiref(L, name, open, 0);
+    lua_newtable(L);
+    for (lua_pushnil(L); lua_next(L, -3); lua_pop(L, 1)) {
+        const char *k = lua_tostring(L, -2);
+        int keep = !skip || strcmp(k, skip);
+        if (only) {
+            keep = 0;
+            for (int i = 0; only[i]; i++) keep |= !strcmp(k, only[i]);
+        }
+        if (!keep) continue;
+        lua_pushvalue(L, -2);
+        lua_pushvalue(L, -2);
+        lua_settable(L, -5);
+    }
+    if (!strcmp(name, "string")) protect_string_mt(L);
+    lua_setfield(L, -3, name);
+    lua_pop(L, 1);
+}
+
+/* [-0, +1] The template: every allowed global, not yet strict. */
+static void make_template(lua_State *L) {
+    static const char *const os_ok[] = {"time", "clock", "date", NULL};
+    lua_newtable(L);
+    add_base(L);
+    add_lib(L, "string", luaopen_string, NULL, "dump");
+    add_lib(L, "table", luaopen_table, NULL, NULL);
+    add_lib(L, "math", luaopen_math, NULL, NULL);
+    add_lib(L, "utf8", luaopen_utf8, NULL, NULL);
+    add_lib(L, "coroutine", luaopen_coroutine, NULL, NULL);
+    add_lib(L, "os", luaopen_os, os_ok, NULL);
+}
+
+/* [-0, +0] Make the table at idx strict: undefined reads raise, and its
+ * metatable cannot be changed or read. */
+static void make_strict(lua_State *L, int idx) {
+    idx = lua_absindex(L, idx);
+    lua_createtable(L, 0, 2);
+    lua_pushcfunction(L, sb_undefined);
+    lua_setfield(L, -2, "__index");
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
+    lua_setmetatable(L, idx);
+}
+
+void cr_sandbox_push_env(lua_State *L) {
+    lua_newtable(L);
+    lua_getfield(L, LUA_REGISTRYINDEX, TEMPLATE_KEY);
+    lua_pushnil(L);
+    while (lua_next(L, -2)) { /* [env, template, k, v] */
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_rawset(L, -5); /* leaves k for lua_next */
+    }
+    lua_pop(L, 1);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -2, "_G");
+    make_strict(L, -1);
+}
+
+/* Runs under lua_pcall: a memory error while building is caught. */
+static int build(lua_State *L) {
+    make_template(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, TEMPLATE_KEY);
+    cr_sandbox_push_env(L);
+    lua_rawseti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+    return 0;
+}
+
+static size_t mb_bytes(int mb) { return (size_t)mb << 20; }
+
+lua_State *cr_sandbox_new(int memory_mb, const char *label) {
+    if (memory_mb < 1 || memory_mb > CR_SANDBOX_MAX_MB) return NULL;
+    sbox *s = cr_xcalloc(1, sizeof *s);
+    s->cap = mb_bytes(memory_mb);
+    s->label = label;
+    lua_State *L = lua_newstate(sb_alloc, s);
+    if (!L) {
+        free(s);
+        return NULL;
+    }
+    lua_pushcfunction(L, build);
+    if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
+        cr_sandbox_close(&L);
+        return NULL;
+    }
+    s->L = L;
+    lua_sethook(L, sb_hook, LUA_MASKCOUNT, CR_SANDBOX_HOOK_COUNT);
+    return L;
+}
+
+void cr_sandbox_close(lua_State **Lp) {
+    if (!Lp || !*Lp) return;
+    sbox *s = box_of(*Lp);
+    s->L = NULL;
+    lua_close(*Lp);
+    free(s);
+    *Lp = NULL;
+}
+
+int cr_sandbox_set_limit(lua_State *L, int memory_mb) {
+    sbox *s = box_of(L);
+    if (memory_mb < 1 || memory_mb > CR_SANDBOX_MAX_MB || mb_bytes(memory_mb) < s->used) return -1;
+    s->cap = mb_bytes(memory_mb);
+    return 0;
+}
+
+int cr_sandbox_limit(lua_State *L) { return (int)(box_of(L)->cap >> 20); }
+
+size_t cr_sandbox_used(lua_State *L) { return box_of(L)->used; }
+
+const char *cr_sandbox_set_label(lua_State *L, const char *label) {
+    sbox *s = box_of(L);
+    const char *old = s->label;
+    s->label = label;
+    return old;
+}
+
+void cr_sandbox_set_interrupt(lua_State *L, cr_sandbox_interrupt_fn fn, void *arg) {
+    sbox *s = box_of(L);
+    s->intr = fn;
+    s->intr_arg = arg;
+}
+
+void cr_sandbox_reset(lua_State *L) {
+    sbox *s = box_of(L);
+    /* A refusal may leave garbage that buffers (string.rep, table.concat)
+     * cannot reclaim: they allocate without Lua's collect-and-retry. With
+     * no finalizer in Lua code (sb_setmetatable), collecting runs no script. */
+    if (s->refused) lua_gc(L, LUA_GCCOLLECT);
+    s->refused = s->stopped = 0;
+    s->stop_msg[0] = '\0';
+    s->where[0] = '\0';
+}
+
+int cr_sandbox_load(lua_State *L, const char *src, size_t n, const char *chunkname, int env_idx) {
+    if (env_idx) env_idx = lua_absindex(L, env_idx);
+    int rc = luaL_loadbufferx(L, src, n, chunkname, "t");
+    if (rc == LUA_OK && env_idx) {
+        lua_pushvalue(L, env_idx);
+        if (!lua_setupvalue(L, -2, 1)) lua_pop(L, 1);
+    }
+    return rc;
+}
+
+const char *cr_sandbox_message(lua_State *L, int status, char *buf, size_t n) {
+    sbox *s = box_of(L);
+    const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+    if (status == LUA_ERRMEM || (s->refused && msg && !strcmp(msg, "not enough memory")))
+        snprintf(buf, n, "%s%s exceeded %d MB (option memory_mb)", s->where, s->label, cr_sandbox_limit(L));
+    else if (msg)
+        snprintf(buf, n, "%s", msg);
+    else
+        snprintf(buf, n, "(error object is a %s value)", luaL_typename(L, -1));
+    return buf;
+}
+
+/* ---------- the policy check (scheduler side) ---------- */
+
+typedef struct pcheck {
+    const char *src, *chunk, *opts;
+    size_t n, optsn;
+    double deadline;
+} pcheck;
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static const char *past_deadline(void *arg) {
+    const pcheck *c = arg;
+    return cr_now() > c->deadline ? "policy script ran longer than " STR(CR_SANDBOX_CHECK_SECONDS) " s (stopped)"
+                                  : NULL;
+}
+
+/* [-1, +1] pol.may_proceed, through __index if the policy has one. */
+static int policy_field(lua_State *P) {
+    lua_getfield(P, 1, "may_proceed");
+    return 1;
+}
+
+static int bad_file(lua_State *P, int status) {
+    char msg[CR_SANDBOX_MSG_MAX];
+    lua_pushfstring(P, "bad policy file: %s", cr_sandbox_message(P, status, msg, sizeof msg));
+    return 1;
+}
+
+/* [-0, +1] Runs in the policy's own state, protected: pushes nil when the
+ * policy is fine, or its message. Messages as lua/crescent/ps.lua words
+ * them ("bad policy file: ..."). */
+static int policy_body(lua_State *P) {
+    const pcheck *c = lua_touserdata(P, 1);
+    lua_pushfstring(P, "@%s", c->chunk);
+    int rc = cr_sandbox_load(P, c->src, c->n, lua_tostring(P, -1), 0);
+    if (rc == LUA_OK) rc = lua_pcall(P, 0, 1, 0);
+    if (rc != LUA_OK) return bad_file(P, rc);
+    if (!lua_isfunction(P, -1))
+        return lua_pushfstring(P, "bad policy file %s: must return a constructor function(opts)", c->chunk), 1;
+    if (cr_lser_load(P, c->opts, c->optsn) < 0)
+        return lua_pushfstring(P, "bad policy options: %s", lua_tostring(P, -1)), 1;
+    rc = lua_pcall(P, 1, 1, 0);
+    if (rc != LUA_OK) return bad_file(P, rc);
+    int ok = lua_istable(P, -1);
+    if (ok) {
+        lua_pushcfunction(P, policy_field);
+        lua_insert(P, -2);
+        rc = lua_pcall(P, 1, 1, 0);
+        if (rc != LUA_OK) return bad_file(P, rc);
+        ok = lua_isfunction(P, -1);
+    }
+    if (!ok)
+        return lua_pushfstring(P, "bad policy file %s: the constructor must return a table with "
+                                  "may_proceed(my_clock, min_clock, clocks)", c->chunk), 1;
+    lua_pushnil(P);
+    return 1;
+}
+
+int cr_sandbox_check_policy(lua_State *L, const char *src, size_t n, const char *chunkname, int opts_idx,
+                            int memory_mb) {
+    pcheck c = {src, chunkname, NULL, n, 0, cr_now() + CR_SANDBOX_CHECK_SECONDS};
+    char *opts, err[300];
+    if (cr_lser_dump(L, opts_idx, &opts, &c.optsn, err, sizeof err) < 0) {
+        lua_pushfstring(L, "bad policy options: %s", err);
+        return -1;
+    }
+    c.opts = opts;
+    lua_State *P = cr_sandbox_new(memory_mb, "policy script");
+    if (!P) {
+        free(opts);
+        lua_pushfstring(L, "policy check: cannot create a Lua state of %d MB", memory_mb);
+        return -1;
+    }
+    cr_sandbox_set_interrupt(P, past_deadline, &c);
+    lua_pushcfunction(P, policy_body);
+    lua_pushlightuserdata(P, &c);
+    int rc = lua_pcall(P, 1, 1, 0);
+    free(opts);
+    if (rc != LUA_OK || !lua_isnil(P, -1)) {
+        const char *msg = lua_tostring(P, -1);
+        lua_pushstring(L, msg ? msg : "bad policy file: error object is not a string");
+        cr_sandbox_close(&P);
+        return -1;
+    }
+    cr_sandbox_close(&P);
+    return 0;
+}
+
+/* check_policy(src, chunkname, opts [, memory_mb]) -> true | nil, message */
+static int l_check_policy(lua_State *L) {
+    size_t n;
+    const char *src = luaL_checklstring(L, 1, &n);
+    const char *chunk = luaL_checkstring(L, 2);
+    luaL_checkany(L, 3);
+    lua_Integer mb = luaL_optinteger(L, 4, CR_SANDBOX_DEFAULT_MB);
+    luaL_argcheck(L, mb >= 1 && mb <= CR_SANDBOX_MAX_MB, 4, "memory_mb out of range");
+    if (cr_sandbox_check_policy(L, src, n, chunk, 3, (int)mb) < 0) {
+        lua_pushnil(L);
+        lua_insert(L, -2);
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+int cr_lopen_sandbox(lua_State *L) {
+    static const luaL_Reg fns[] = {{"check_policy", l_check_policy}, {NULL, NULL}};
+    luaL_newlib(L, fns);
+    lua_pushinteger(L, CR_SANDBOX_DEFAULT_MB);
+    lua_setfield(L, -2, "default_memory_mb");
+    return 1;
+}

@@ -1,0 +1,110 @@
+#ifndef CR_L_SANDBOX_H
+#define CR_L_SANDBOX_H
+/* Sandboxed Lua states for the scripts that are not the user's own job
+ * script: model scripts (worker threads), consistency policies (on workers
+ * and in the scheduler's pre-check), and later sampling and management
+ * scripts. Built as an allow-list, as Redis does (script_lua.c): the state
+ * starts empty, only trusted libraries are opened, and only the functions
+ * listed in l_sandbox.c are copied into the globals:
+ *
+ *   base      assert error getmetatable ipairs next pairs print rawequal
+ *             rawget rawlen rawset select tonumber tostring type _VERSION,
+ *             plus
+ *             setmetatable   without __gc (no finalizers in script code)
+ *             load           text chunks only (mode is forced to "t"); the
+ *                            default environment is the sandbox's globals
+ *             pcall, xpcall  as usual, but they cannot catch an interrupt
+ *                            (cancel, stop, deadline): it goes on upwards
+ *             collectgarbage "count", "step", "collect", "isrunning" only
+ *   string    all but string.dump; the string metatable is hidden (its
+ *             __metatable is a read-only view whose __index is this table)
+ *   table math utf8 coroutine   complete
+ *   os        time, clock, date only
+ *
+ * Not there: io, os.execute/exit/getenv/remove/rename/..., require, package,
+ * debug, dofile, loadfile, string.dump, bytecode. Reading an undeclared
+ * global raises "undefined global 'x'"; the globals' metatable is protected.
+ *
+ * Each state has a memory cap enforced by its allocator: an allocation that
+ * would take the state over the cap is refused (Lua then collects garbage
+ * and retries once, then raises a memory error). cr_sandbox_message turns
+ * that error into "SCRIPT:LINE: LABEL exceeded N MB (option memory_mb)".
+ *
+ * A count hook runs every CR_SANDBOX_HOOK_COUNT instructions (in coroutines
+ * too) and asks the state's interrupt function whether to stop; once it says
+ * so, the state raises at every hook and pcall cannot catch it, until
+ * cr_sandbox_reset. Not covered: time spent inside one C call (a slow
+ * pattern match), which the hook cannot interrupt. */
+
+#include <lua.h>
+#include <stddef.h>
+
+#define CR_SANDBOX_DEFAULT_MB 256
+#define CR_SANDBOX_MAX_MB (1 << 20)
+#define CR_SANDBOX_HOOK_COUNT 10000
+/* Wall-clock limit of cr_sandbox_check_policy (the constructor runs once). */
+#define CR_SANDBOX_CHECK_SECONDS 5
+
+/* Interrupt test run by the count hook: NULL to go on, or the message to
+ * raise (a string that outlives the state, e.g. a literal). */
+typedef const char *(*cr_sandbox_interrupt_fn)(void *arg);
+
+/* A new sandboxed state with a cap of memory_mb MB (1..CR_SANDBOX_MAX_MB)
+ * and `label` ("model script", "policy script": a literal, it names the
+ * script in memory errors). NULL if memory_mb is out of range or the state
+ * cannot be built. The caller owns it: cr_sandbox_close. */
+lua_State *cr_sandbox_new(int memory_mb, const char *label);
+
+/* Close a state made by cr_sandbox_new and free its accounting; NULLs *L
+ * (NULL and *L == NULL are fine). */
+void cr_sandbox_close(lua_State **L);
+
+/* Set the cap. Returns 0, or -1 (cap unchanged) if memory_mb is out of range
+ * or below what the state already holds. */
+int cr_sandbox_set_limit(lua_State *L, int memory_mb);
+int cr_sandbox_limit(lua_State *L);   /* the cap in MB */
+size_t cr_sandbox_used(lua_State *L); /* bytes held now */
+
+/* The label used in memory errors; returns the previous one. */
+const char *cr_sandbox_set_label(lua_State *L, const char *label);
+
+/* Install the interrupt test (NULL to remove). */
+void cr_sandbox_set_interrupt(lua_State *L, cr_sandbox_interrupt_fn fn, void *arg);
+
+/* Forget a raised interrupt and a refused allocation: call before each new
+ * command so that the next one starts clean. */
+void cr_sandbox_reset(lua_State *L);
+
+/* [-0, +1] A fresh globals table with the allow-listed functions only (the
+ * library tables are shared with the state's globals), strict like them.
+ * Used as the environment of a policy loaded into a model's state. */
+void cr_sandbox_push_env(lua_State *L);
+
+/* [-0, +1] Load src as a text chunk named chunkname (a "@path" or "=name"
+ * as lua_load wants), with the table at env_idx as its _ENV (0: the state's
+ * globals). Pushes the function, or the error message; returns the status. */
+int cr_sandbox_load(lua_State *L, const char *src, size_t n, const char *chunkname, int env_idx);
+
+/* [-0, +0] The message of the error value at the top, left by a call that
+ * failed with `status`, written into buf (n bytes; CR_SANDBOX_MSG_MAX is
+ * enough): a refused allocation becomes "SCRIPT:LINE: LABEL exceeded N MB
+ * (option memory_mb)", a string stays as it is, another value is named by
+ * its type. Allocates nothing in L, so it is safe when L is out of memory
+ * and from a message handler (status LUA_ERRRUN). Returns buf. */
+#define CR_SANDBOX_MSG_MAX 4096
+const char *cr_sandbox_message(lua_State *L, int status, char *buf, size_t n);
+
+/* Check a consistency policy the way workers will load it, in a new
+ * sandboxed state capped at memory_mb MB and CR_SANDBOX_CHECK_SECONDS
+ * seconds: load src (text) as chunkname, run it, call the constructor it
+ * returns with a deep copy of the plain-data value at opts_idx of L, and
+ * require a table with a function may_proceed. Returns 0, or -1 with the
+ * message ("bad policy file: ...", naming the script and line) pushed on L. */
+int cr_sandbox_check_policy(lua_State *L, const char *src, size_t n, const char *chunkname, int opts_idx,
+                            int memory_mb);
+
+/* [-0, +1] core.sandbox: check_policy(src, chunkname, opts [, memory_mb])
+ * -> true | nil, message. */
+int cr_lopen_sandbox(lua_State *L);
+
+#endif

@@ -1,0 +1,342 @@
+/* The sandbox of model and policy scripts (src/lua/l_sandbox.c,
+ * l_sandbox_core.c): each thing a hostile script tries is refused or
+ * stopped with a clear error, and the state stays usable afterwards. */
+#include <lauxlib.h>
+#include <lualib.h>
+
+#include "cr_test.h"
+#include "lua/l_sandbox.h"
+#include "lua/l_sandbox_core.h"
+
+static char msg[CR_SANDBOX_MSG_MAX];
+
+/* Run src as chunk "=probe"; msg gets the error message or the result as a
+ * string. Returns the status. */
+static int run(lua_State *L, const char *src) {
+    cr_sandbox_reset(L);
+    int rc = cr_sandbox_load(L, src, strlen(src), "=probe", 0);
+    if (rc == LUA_OK) rc = lua_pcall(L, 0, 1, 0);
+    if (rc != LUA_OK) cr_sandbox_message(L, rc, msg, sizeof msg);
+    else snprintf(msg, sizeof msg, "%s", luaL_tolstring(L, -1, NULL));
+    lua_settop(L, 0);
+    return rc;
+}
+
+/* src must fail with a message containing want. */
+static int refused(lua_State *L, const char *src, const char *want) {
+    if (run(L, src) == LUA_OK || !strstr(msg, want)) {
+        printf("  %s\n    -> %s (wanted an error with \"%s\")\n", src, msg, want);
+        return 0;
+    }
+    return 1;
+}
+
+/* src must succeed and return something whose tostring is want. */
+static int gives(lua_State *L, const char *src, const char *want) {
+    if (run(L, src) != LUA_OK || strcmp(msg, want) != 0) {
+        printf("  %s\n    -> %s (wanted %s)\n", src, msg, want);
+        return 0;
+    }
+    return 1;
+}
+
+static void test_no_io_os_require_debug(void) {
+    lua_State *L = cr_sandbox_new(64, "model script");
+    CR_CHECK(L);
+    CR_CHECK(refused(L, "return io.open('/etc/passwd')", "probe:1: undefined global 'io'"));
+    CR_CHECK(refused(L, "os.execute('true')", "field 'execute'"));
+    CR_CHECK(gives(L, "return tostring(os.exit) .. tostring(os.getenv) .. tostring(os.remove)", "nilnilnil"));
+    CR_CHECK(gives(L, "return type(os.time()) .. type(os.clock()) .. type(os.date('%Y'))", "numbernumberstring"));
+    CR_CHECK(refused(L, "return require('os')", "undefined global 'require'"));
+    CR_CHECK(refused(L, "return package.loadlib('libc.so.6', 'system')", "undefined global 'package'"));
+    CR_CHECK(refused(L, "return debug.getregistry()", "undefined global 'debug'"));
+    CR_CHECK(refused(L, "return dofile('/etc/passwd')", "undefined global 'dofile'"));
+    CR_CHECK(refused(L, "return loadfile('/etc/passwd')", "undefined global 'loadfile'"));
+    CR_CHECK(refused(L, "return load('return io')()", "undefined global 'io'"));
+    CR_CHECK(gives(L, "return type(string.format) .. type(table.concat) .. type(math.floor) .. type(utf8.char) .. "
+                      "type(coroutine.wrap)", "functionfunctionfunctionfunctionfunction"));
+    cr_sandbox_close(&L);
+    CR_CHECK(!L);
+}
+
+static void test_no_bytecode_no_dump(void) {
+    lua_State *full = luaL_newstate(), *L = cr_sandbox_new(64, "model script");
+    CR_CHECK(full && L);
+    luaL_openlibs(full);
+    CR_CHECK(luaL_dostring(full, "return string.dump(function() return 42 end)") == LUA_OK);
+    size_t n;
+    const char *bc = lua_tolstring(full, -1, &n);
+    lua_pushlstring(L, bc, n);
+    lua_setglobal(L, "BC");
+    CR_CHECK(gives(L, "local f, err = load(BC) return err", "attempt to load a binary chunk (mode is 't')"));
+    CR_CHECK(refused(L, "return load(BC, 'x', 'b')", "only text chunks"));
+    CR_CHECK(refused(L, "return load(BC, 'x', 'bt')", "only text chunks"));
+    CR_CHECK(gives(L, "return load('return 7', 'x', 't')()", "7"));
+    CR_CHECK(gives(L, "local e = {y = 3} return load('return y', 'x', nil, e)()", "3"));
+    CR_CHECK(gives(L, "return tostring(string.dump) .. tostring(('x').dump)", "nilnil"));
+    CR_CHECK(bc[0] == '\x1b');
+    /* the interpreter itself refuses bytecode given to the loader */
+    CR_CHECK(cr_sandbox_load(L, bc, n, "=bc", 0) != LUA_OK);
+    lua_close(full);
+    cr_sandbox_close(&L);
+}
+
+static void test_metatables_lead_nowhere(void) {
+    lua_State *L = cr_sandbox_new(64, "model script");
+    CR_CHECK(L);
+    CR_CHECK(gives(L, "return getmetatable('').__index == string", "true"));
+    CR_CHECK(gives(L, "return tostring(getmetatable('').__index.dump)", "nil"));
+    CR_CHECK(refused(L, "getmetatable('').__index = {}", "the string metatable is read-only"));
+    CR_CHECK(refused(L, "getmetatable('').__gc = print", "the string metatable is read-only"));
+    CR_CHECK(gives(L, "return getmetatable(getmetatable(''))", "false"));
+    CR_CHECK(gives(L, "return ('abc'):upper()", "ABC"));
+    CR_CHECK(gives(L, "return getmetatable(_G)", "false"));
+    CR_CHECK(refused(L, "setmetatable(_G, nil)", "cannot change a protected metatable"));
+    CR_CHECK(refused(L, "return undefined_name", "probe:1: undefined global 'undefined_name'"));
+    CR_CHECK(gives(L, "x_defined = 5 return x_defined", "5"));
+    CR_CHECK(refused(L, "setmetatable({}, {__gc = function() while true do end end})",
+                     "__gc metamethods are not allowed"));
+    CR_CHECK(gives(L, "return setmetatable({}, {__index = {a = 1}}).a", "1"));
+    cr_sandbox_close(&L);
+}
+
+static void test_collectgarbage(void) {
+    lua_State *L = cr_sandbox_new(64, "model script");
+    CR_CHECK(L);
+    CR_CHECK(gives(L, "return type(collectgarbage('count'))", "number"));
+    CR_CHECK(gives(L, "return collectgarbage()", "0"));
+    CR_CHECK(gives(L, "return collectgarbage('collect')", "0"));
+    CR_CHECK(gives(L, "return type(collectgarbage('step'))", "boolean"));
+    CR_CHECK(gives(L, "return collectgarbage('isrunning')", "true"));
+    const char *bad[] = {"stop", "restart", "setpause", "setstepmul", "incremental", "generational"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char src[100];
+        snprintf(src, sizeof src, "collectgarbage('%s', 1)", bad[i]);
+        CR_CHECK(refused(L, src, "is not allowed in a sandboxed script"));
+    }
+    CR_CHECK(gives(L, "return collectgarbage('isrunning')", "true"));
+    cr_sandbox_close(&L);
+}
+
+static void test_memory_cap(void) {
+    lua_State *L = cr_sandbox_new(32, "model script");
+    CR_CHECK(L);
+    CR_CHECK(cr_sandbox_limit(L) == 32);
+    CR_CHECK(refused(L, "local s = string.rep('x', 2^31)", "probe:1: ")); /* Lua's own limit: too large */
+    CR_CHECK(refused(L, "local s = string.rep('x', 2^30)", "probe:1: model script exceeded 32 MB (option memory_mb)"));
+    CR_CHECK(refused(L, "local s = ('x'):rep(2^29) .. ('y'):rep(2^29)", "probe:1: model script exceeded 32 MB"));
+    CR_CHECK(refused(L, "local t = {}\nfor i = 1, 1e9 do t[i] = i end",
+                     "probe:2: model script exceeded 32 MB (option memory_mb)"));
+    CR_CHECK(refused(L, "local t = {}\nfor i = 1, 1e9 do t[i] = tostring(i) .. 'abc' end", "exceeded 32 MB"));
+    CR_CHECK(refused(L, "local t = {} for i = 1, 40 do t[i] = string.rep('y', 1 << 20) .. i end", "exceeded 32 MB"));
+    CR_CHECK(gives(L, "return #string.rep('x', 1 << 20)", "1048576"));
+    CR_CHECK(cr_sandbox_used(L) < (32u << 20));
+    /* a caught memory error is just an error: the script goes on */
+    CR_CHECK(gives(L, "return (pcall(string.rep, 'x', 2^31))", "false"));
+    CR_CHECK(cr_sandbox_set_label(L, "policy script") != NULL);
+    CR_CHECK(refused(L, "return string.rep('x', 2^30)", "policy script exceeded 32 MB"));
+    CR_CHECK(cr_sandbox_set_limit(L, 0) < 0 && cr_sandbox_set_limit(L, CR_SANDBOX_MAX_MB + 1) < 0);
+    CR_CHECK(cr_sandbox_set_limit(L, 200) == 0);
+    CR_CHECK(gives(L, "return #string.rep('x', 60 << 20)", "62914560"));
+    CR_CHECK(!cr_sandbox_new(0, "x") && !cr_sandbox_new(CR_SANDBOX_MAX_MB + 1, "x"));
+    cr_sandbox_close(&L);
+}
+
+static int hooks_seen;
+static const char *stop_after(void *arg) {
+    (void)arg;
+    return ++hooks_seen > 50 ? "stopped on purpose" : NULL;
+}
+
+static void test_interrupt(void) {
+    lua_State *L = cr_sandbox_new(64, "model script");
+    CR_CHECK(L);
+    cr_sandbox_set_interrupt(L, stop_after, NULL);
+    hooks_seen = 0;
+    CR_CHECK(refused(L, "while true do end", "probe:1: stopped on purpose"));
+    hooks_seen = 0; /* pcall cannot swallow it */
+    CR_CHECK(refused(L, "while true do pcall(function() while true do end end) end", "stopped on purpose"));
+    hooks_seen = 0;
+    CR_CHECK(refused(L, "while true do xpcall(function() while true do end end, tostring) end", "stopped on purpose"));
+    hooks_seen = 0;
+    CR_CHECK(refused(L, "while true do coroutine.resume(coroutine.create(function() while true do end end)) end",
+                     "stopped on purpose"));
+    hooks_seen = 0;
+    CR_CHECK(refused(L, "local t = setmetatable({}, {__index = function() while true do end end}) return t.x",
+                     "stopped on purpose"));
+    cr_sandbox_set_interrupt(L, NULL, NULL);
+    CR_CHECK(gives(L, "local n = 0 for i = 1, 1e6 do n = n + 1 end return n", "1000000"));
+    CR_CHECK(gives(L, "return select(2, pcall(error, 'e', 0))", "e"));
+    cr_sandbox_close(&L);
+}
+
+static void test_env_for_policies(void) {
+    lua_State *L = cr_sandbox_new(64, "model script");
+    CR_CHECK(L);
+    CR_CHECK(gives(L, "secret = 1 return secret", "1"));
+    cr_sandbox_push_env(L);
+    const char *src = "return type(string) .. type(rawget(_G, 'secret')) .. tostring(_G == _ENV)";
+    CR_CHECK(cr_sandbox_load(L, src, strlen(src), "=p", -1) == LUA_OK);
+    CR_CHECK(lua_pcall(L, 0, 1, 0) == LUA_OK);
+    CR_CHECK_STR(lua_tostring(L, -1), "tablenil" "true");
+    lua_settop(L, 0);
+    cr_sandbox_close(&L);
+}
+
+/* ---- what a model script may call from crescent */
+
+static char tmpdir[64];
+
+static void write_file(const char *name, const char *text, char *path) {
+    snprintf(path, 256, "%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+static lua_State *worker_like(void) {
+    lua_State *L = cr_sandbox_new(64, "model script");
+    if (!L) return NULL;
+    cr_sandbox_push_worker_core(L);
+    lua_setglobal(L, "cr");
+    cr_sandbox_protect_metatables(L);
+    return L;
+}
+
+static void test_worker_core_readers(void) {
+    char mm[256], dict[256], link[256], src[1024];
+    write_file("m.mmc", "%%MatrixMarket matrix coordinate real general\n3 2 2\n1 1 1.5\n3 2 2\n", mm);
+    write_file("d.tsv", "0\tzero\n1\tone\n", dict);
+    snprintf(link, sizeof link, "%s/passwd_link", tmpdir);
+    CR_CHECK(symlink("/etc/passwd", link) == 0);
+    lua_State *L = worker_like();
+    CR_CHECK(L);
+    CR_CHECK(cr_sandbox_allow_read(L, mm) == 1 && cr_sandbox_allow_read(L, dict) == 1);
+    CR_CHECK(cr_sandbox_allow_read(L, tmpdir) == 0 && cr_sandbox_allow_read(L, "/dev/null") == 0);
+    snprintf(src, sizeof src, "return cr.core.kernels.mm_header('%s').rows", mm);
+    CR_CHECK(gives(L, src, "3"));
+    snprintf(src, sizeof src, "local r = cr.core.data.mm_open('%s') return select(3, r:header())", mm);
+    CR_CHECK(gives(L, src, "2"));
+    snprintf(src, sizeof src, "local d = cr.core.data.dict('%s') return #d .. tostring(d.write)", dict);
+    CR_CHECK(gives(L, src, "2nil"));
+    const char *readers[] = {"kernels.mm_header", "kernels.mf_load", "data.mm_open", "data.libsvm", "data.edges",
+                             "data.triples", "data.text", "data.dict"};
+    for (size_t i = 0; i < sizeof readers / sizeof *readers; i++) {
+        snprintf(src, sizeof src, "return cr.core.%s('/etc/passwd')", readers[i]);
+        CR_CHECK(refused(L, src, "reading '/etc/passwd' is not allowed in a model script"));
+        snprintf(src, sizeof src, "return cr.core.%s('%s')", readers[i], link);
+        CR_CHECK(refused(L, src, "is not allowed in a model script"));
+    }
+    snprintf(src, sizeof src, "return cr.core.data.triples('%s', {entities = '/etc/passwd'})", mm);
+    CR_CHECK(refused(L, src, "reading '/etc/passwd' is not allowed"));
+    CR_CHECK(refused(L, "return cr.core.eval.analogy(cr.core.util.matrix(1, 1), {}, '/etc/passwd')", "not allowed"));
+    CR_CHECK(refused(L, "return cr.core.eval.synonyms(cr.core.util.matrix(1, 1), {}, '/etc/shadow')", "not allowed"));
+    cr_sandbox_clear_reads(L);
+    snprintf(src, sizeof src, "return cr.core.kernels.mm_header('%s')", mm);
+    CR_CHECK(refused(L, src, "not allowed"));
+    cr_sandbox_close(&L);
+}
+
+static void test_worker_core_no_writers(void) {
+    lua_State *L = worker_like();
+    CR_CHECK(L);
+    const char *gone[] = {"data.write_matrix_market", "data.write_libsvm", "data.write_edges", "data.write_triples",
+                          "data.write_text", "data.matrix_market", "partition", "ps", "sandbox"};
+    char src[256];
+    for (size_t i = 0; i < sizeof gone / sizeof *gone; i++) {
+        snprintf(src, sizeof src, "return tostring(cr.core.%s)", gone[i]);
+        CR_CHECK(gives(L, src, "nil"));
+    }
+    CR_CHECK(gives(L, "return type(cr.core.util.matrix) .. type(cr.core.kernels.mf_sgd) .. type(cr.core.eval.rmse)",
+                   "functionfunctionfunction"));
+    /* the userdata metatables are hidden: no __gc by hand */
+    CR_CHECK(gives(L, "return tostring(getmetatable(cr.core.util.matrix(1, 1)))", "false"));
+    CR_CHECK(gives(L, "return cr.core.util.matrix(2, 3):cols()", "3"));
+    /* userdata counts against the cap too */
+    CR_CHECK(refused(L, "return cr.core.util.matrix(1e5, 1e5)", "probe:1: model script exceeded 64 MB"));
+    CR_CHECK(refused(L, "return cr.core.util.ints(1e9)", "probe:1: model script exceeded 64 MB"));
+    cr_sandbox_close(&L);
+}
+
+/* ---- the policy check used by the scheduler */
+
+static int check(lua_State *L, const char *src, const char *opts, int mb) {
+    if (luaL_dostring(L, opts) != LUA_OK) return -2;
+    int rc = cr_sandbox_check_policy(L, src, strlen(src), "pol.lua", -1, mb);
+    snprintf(msg, sizeof msg, "%s", rc == 0 ? "ok" : lua_tostring(L, -1));
+    lua_settop(L, 0);
+    return rc;
+}
+
+static int policy_refused(lua_State *L, const char *body, const char *want) {
+    char src[512];
+    snprintf(src, sizeof src, "return function(opts)\n%s\nreturn {may_proceed = function() return true end} end",
+             body);
+    if (check(L, src, "return {}", 16) == 0 || !strstr(msg, want)) {
+        printf("  policy %s\n    -> %s (wanted \"%s\")\n", body, msg, want);
+        return 0;
+    }
+    return 1;
+}
+
+static void test_check_policy(void) {
+    lua_State *L = luaL_newstate();
+    luaL_openlibs(L);
+    const char *ssp = "return function(opts) local s = opts.staleness\n"
+                      "  opts.staleness = 99\n"
+                      "  return {may_proceed = function(m, n) return m - n <= s end} end";
+    CR_CHECK(check(L, ssp, "T = {staleness = 2} return T", 16) == 0);
+    CR_CHECK(luaL_dostring(L, "return T.staleness") == LUA_OK && lua_tointeger(L, -1) == 2); /* a copy */
+    lua_settop(L, 0);
+    CR_CHECK(policy_refused(L, "io.open('/etc/passwd')", "bad policy file: pol.lua:2: undefined global 'io'"));
+    CR_CHECK(policy_refused(L, "os.execute('touch /tmp/crescent_pwned')", "pol.lua:2: attempt to call a nil value"));
+    CR_CHECK(access("/tmp/crescent_pwned", F_OK) != 0);
+    CR_CHECK(policy_refused(L, "require('io')", "undefined global 'require'"));
+    CR_CHECK(policy_refused(L, "load(string.dump(print))", "attempt to call a nil value (field 'dump')"));
+    CR_CHECK(policy_refused(L, "load('\\27Lua', 'x', 'b')", "only text chunks"));
+    CR_CHECK(policy_refused(L, "assert(load('\\27LuaT'))", "attempt to load a binary chunk"));
+    CR_CHECK(policy_refused(L, "getmetatable('').__index.x = debug", "undefined global 'debug'"));
+    CR_CHECK(policy_refused(L, "getmetatable('').__index = 1", "read-only"));
+    CR_CHECK(policy_refused(L, "package.loadlib('x', 'y')", "undefined global 'package'"));
+    CR_CHECK(policy_refused(L, "collectgarbage('stop')", "not allowed in a sandboxed script"));
+    CR_CHECK(policy_refused(L, "local s = string.rep('x', 2^31)", "pol.lua:2: "));
+    CR_CHECK(policy_refused(L, "local s = string.rep('x', 2^30)", "pol.lua:2: policy script exceeded 16 MB"));
+    CR_CHECK(policy_refused(L, "local t = {} for i = 1, 1e9 do t[i] = i end",
+                            "pol.lua:2: policy script exceeded 16 MB"));
+    CR_CHECK(check(L, "return 42", "return {}", 16) < 0);
+    CR_CHECK(strstr(msg, "bad policy file pol.lua: must return a constructor function(opts)"));
+    CR_CHECK(check(L, "return function() return {} end", "return {}", 16) < 0);
+    CR_CHECK(strstr(msg, "the constructor must return a table with may_proceed"));
+    CR_CHECK(check(L, "return function( end", "return {}", 16) < 0);
+    CR_CHECK(strstr(msg, "bad policy file: pol.lua:1:"));
+    CR_CHECK(check(L, ssp, "return {f = print}", 16) < 0 && strstr(msg, "bad policy options"));
+    lua_close(L);
+}
+
+static void test_check_policy_runaway(void) {
+    lua_State *L = luaL_newstate();
+    luaL_openlibs(L);
+    CR_CHECK(policy_refused(L, "while true do pcall(function() while true do end end) end",
+                            "policy script ran longer than 5 s"));
+    lua_close(L);
+}
+
+int main(void) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/cr_sandbox_XXXXXX");
+    if (!mkdtemp(tmpdir)) return 1;
+    CR_RUN(test_no_io_os_require_debug);
+    CR_RUN(test_no_bytecode_no_dump);
+    CR_RUN(test_metatables_lead_nowhere);
+    CR_RUN(test_collectgarbage);
+    CR_RUN(test_memory_cap);
+    CR_RUN(test_interrupt);
+    CR_RUN(test_env_for_policies);
+    CR_RUN(test_worker_core_readers);
+    CR_RUN(test_worker_core_no_writers);
+    CR_RUN(test_check_policy);
+    CR_RUN(test_check_policy_runaway);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd) != 0) return 1;
+    return cr_test_done();
+}
