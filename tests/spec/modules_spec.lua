@@ -71,14 +71,14 @@ describe("policy checking on the scheduler", function()
       policy.check(p, src, {})
     end
   end)
-  it("gives a policy file no os, io, require, load or debug (probe defect 2)", function()
+  it("gives a policy file no os, io, require, bytecode load or debug (probe defect 2)", function()
     local marker = path("ran")
     local ok, err = check(("os.execute('touch %s') " .. OK):format(marker))
     assert.is_false(ok)
     assert.truthy(err:find("^bad policy file: "), err)
     assert.is_false(exists(marker))
-    for _, what in ipairs { "io.open('/etc/passwd')", "require('os')", "load('return 1')", "debug.getinfo(1)",
-                            "getmetatable('').__index.x = 1", "string.dump(print)", "dofile('/dev/null')" } do
+    for _, what in ipairs { "io.open('/etc/passwd')", "require('os')", "load('return 1', 'c', 'b')", "debug.getinfo(1)",
+                            "getmetatable('').__index.debug.sethook()", "string.dump(print)", "dofile('/dev/null')" } do
       local ok2, err2 = check(what .. "\n" .. OK)
       assert.is_false(ok2, what)
       assert.truthy(err2:find("^bad policy file: "), err2)
@@ -90,10 +90,10 @@ describe("policy checking on the scheduler", function()
   it("stops a policy that loops forever", function()
     local ok, err = check("while true do end")
     assert.is_false(ok)
-    assert.truthy(err:find("bad policy file: policy check ran too long", 1, true), err)
+    assert.truthy(err:find("^bad policy file: .*ran longer than"), err)
     local ok2, err2 = check("return function(o) while true do end end")
     assert.is_false(ok2)
-    assert.truthy(err2:find("ran too long", 1, true), err2)
+    assert.truthy(err2:find("ran longer than", 1, true), err2)
   end)
   it("keeps the error shapes", function()
     local _, e1 = check("return 42")
@@ -112,8 +112,8 @@ describe("policy checking on the scheduler", function()
       assert.truthy(err:find("bad policy file: " .. name .. ": unknown option", 1, true), err)
     end
   end)
-  it("hands the check to core.sandbox.check_policy when the binary has it", function()
-    local seen
+  it("hands the check to core.sandbox.check_policy", function()
+    local seen, real = nil, core.sandbox
     core.sandbox = { check_policy = function(src, chunk, opts)
       seen = { src = src, chunk = chunk, opts = opts }
       if opts.fail then return nil, "model script exceeded 64 MB" end
@@ -121,11 +121,11 @@ describe("policy checking on the scheduler", function()
     end }
     local ok = check(OK, { a = 1 })
     local ok2, err2 = check(OK, { fail = true })
-    core.sandbox = nil
+    core.sandbox = real
     assert.is_true(ok)
     assert.is_false(ok2)
     assert.are.equal("bad policy file: model script exceeded 64 MB", err2)
-    assert.are.equal("@" .. path("pol.lua"), seen.chunk)
+    assert.are.equal(path("pol.lua"), seen.chunk)
     assert.are.equal(OK, seen.src)
   end)
 end)
