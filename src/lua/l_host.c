@@ -9,14 +9,24 @@
 
 #include "lua/l_modules.h"
 
+/* require("crescent.home"): the directory holding lua/ and configs/ (the
+ * source tree, or PREFIX/share/crescent once installed), kept as upvalue 1. */
+static int open_home(lua_State *L) {
+    lua_pushvalue(L, lua_upvalueindex(1));
+    return 1;
+}
+
 lua_State *cr_lhost_new(const char *home) {
     lua_State *L = luaL_newstate();
     if (!L) return NULL;
     luaL_openlibs(L);
-    /* package.preload["crescent.core"] = luaopen_crescent_core */
+    /* package.preload["crescent.core"] = luaopen_crescent_core, and "crescent.home" */
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
     lua_pushcfunction(L, luaopen_crescent_core);
     lua_setfield(L, -2, "crescent.core");
+    lua_pushstring(L, home);
+    lua_pushcclosure(L, open_home, 1);
+    lua_setfield(L, -2, "crescent.home");
     lua_pop(L, 1);
     lua_getglobal(L, "package");
     lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;", home, home);
