@@ -16,6 +16,8 @@ LIBS    := -lzmq -lopenblas -lz -lreadline -lpthread -lm
 LUALIB  := -llua5.4
 BUILD   ?= build
 BIN     ?= crescent
+# make install PREFIX=... (DESTDIR for staged installs); layout in mk/install.sh
+PREFIX  ?= /usr/local
 
 CORE_SRC := $(wildcard src/base/*.c src/net/*.c src/ps/*.c src/optim/*.c src/partition/*.c \
                       src/data/*.c src/kernels/*.c src/eval/*.c)
@@ -29,7 +31,7 @@ CTESTS   := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(wildcard tests/c/test_*.c)
 CHELPERS := $(BUILD)/tests/probe_data
 BENCHES  := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(wildcard tests/bench/*.c))
 
-.PHONY: all deps demo test asan fuzz bench data clean check-deps
+.PHONY: all deps demo test asan fuzz bench data clean check-deps install uninstall
 all: check-deps $(BIN) $(BUILD)/lua/crescent/core.so $(CTESTS) $(CHELPERS) $(BENCHES)
 
 # Install missing Debian packages (we are root on the target machines).
@@ -64,6 +66,15 @@ $(BUILD)/tests/%: tests/c/%.c $(wildcard tests/c/*.h) $(BUILD)/libcrescent.a
 $(BUILD)/bench/%: tests/bench/%.c $(BUILD)/libcrescent.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -O3 -Itests/c -o $@ $< $(BUILD)/libcrescent.a $(LUALIB) $(LIBS)
+
+# The binary, Lua modules and models, configs, examples, docs and the man
+# page; `crescent run` then works from any directory with no environment
+# variable. uninstall removes exactly what install wrote (its manifest).
+install: check-deps $(BIN)
+	@sh mk/install.sh install "$(DESTDIR)$(PREFIX)" $(BIN)
+
+uninstall:
+	@sh mk/install.sh uninstall "$(DESTDIR)$(PREFIX)"
 
 demo: deps
 	$(MAKE) all

@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include "base/cr_alloc.h"
+#include "base/cr_csr.h"
 #include "base/cr_rng.h"
 #include "data/cr_out.h"
 
@@ -641,29 +642,28 @@ static int load_corpus_vocab(const char *path, uint64_t min_count, cr_cdict *ok,
 
 typedef struct synq {
     const cr_wn *wn;
-    uint32_t *ofs;  /* lemma -> first index into syns */
+    uint64_t *ofs;  /* lemma -> first index into syns */
     uint32_t *syns; /* synsets of each lemma, grouped */
     char *eligible; /* per lemma */
 } synq;
 
 static int shares_synset(const synq *q, uint32_t a, uint32_t b) {
-    for (uint32_t i = q->ofs[a]; i < q->ofs[a + 1]; i++)
-        for (uint32_t j = q->ofs[b]; j < q->ofs[b + 1]; j++)
+    for (uint64_t i = q->ofs[a]; i < q->ofs[a + 1]; i++)
+        for (uint64_t j = q->ofs[b]; j < q->ofs[b + 1]; j++)
             if (q->syns[i] == q->syns[j]) return 1;
     return 0;
 }
 
-static void index_lemmas(synq *q) {
-    const cr_wn *wn = q->wn;
-    uint32_t nl = cr_cdict_size(wn->lemmas);
-    q->ofs = cr_xcalloc(nl + 2, sizeof *q->ofs);
+/* Every (lemma, synset) membership, for the lemma -> synsets index. */
+static void each_member(void *ctx, cr_csr_emit_fn emit, void *ectx) {
+    const cr_wn *wn = ctx;
     for (uint32_t s = 0; s < wn->nsyn; s++)
-        for (uint32_t i = 0; i < wn->syn[s].nlem; i++) q->ofs[wn->lemmas_of[wn->syn[s].lem0 + i] + 2]++;
-    for (uint32_t l = 0; l < nl; l++) q->ofs[l + 2] += q->ofs[l + 1];
-    uint64_t total = q->ofs[nl + 1];
-    q->syns = cr_xmalloc((total ? total : 1) * sizeof *q->syns);
-    for (uint32_t s = 0; s < wn->nsyn; s++)
-        for (uint32_t i = 0; i < wn->syn[s].nlem; i++) q->syns[q->ofs[wn->lemmas_of[wn->syn[s].lem0 + i] + 1]++] = s;
+        for (uint32_t i = 0; i < wn->syn[s].nlem; i++) emit(ectx, wn->lemmas_of[wn->syn[s].lem0 + i], s);
+}
+
+/* Lemma ids come from the same dictionary, so only a broken cr_wn fails. */
+static int index_lemmas(synq *q, cr_err *e) {
+    return cr_csr_from_fn(cr_cdict_size(q->wn->lemmas), each_member, (void *)q->wn, &q->ofs, &q->syns, e);
 }
 
 /* Eligible lemmas of synset s into out (at most 64); returns the count. */
@@ -697,7 +697,7 @@ int cr_wn_write_synonyms(const cr_wn *wn, const cr_wn_syn_opts *o, const char *p
         q.eligible[l] = single_token(w) && (!vocab || cr_cdict_find(vocab, w, strlen(w)) != UINT32_MAX);
     }
     cr_cdict_destroy(&vocab);
-    index_lemmas(&q);
+    if (index_lemmas(&q, e)) return free(q.eligible), -1;
     /* distractor pools per part of speech: (lemma) with an eligible lemma */
     uint32_t *pool[4], npool[4] = {0};
     for (int p = 0; p < 4; p++) pool[p] = cr_xmalloc((nl + 1) * sizeof *pool[p]);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/cr_alloc.h"
+#include "base/cr_csr.h"
 #include "base/cr_rng.h"
 #include "data/cr_mm.h"
 
@@ -123,13 +124,13 @@ static int by_count_desc(const void *a, const void *b) {
 }
 
 /* owner[col] = part that gets the column (greedy by count), -1 if empty. */
-static int32_t *deal_columns(const int64_t *count, int64_t cols, int parts) {
+static int32_t *deal_columns(const uint64_t *count, int64_t cols, int parts) {
     int32_t *owner = cr_xmalloc((size_t)(cols ? cols : 1) * sizeof *owner);
     colcount *cc = cr_xmalloc((size_t)(cols ? cols : 1) * sizeof *cc);
     int64_t m = 0;
     for (int64_t j = 0; j < cols; j++) {
         owner[j] = -1;
-        if (count[j]) cc[m++] = (colcount){count[j], (int32_t)j};
+        if (count[j]) cc[m++] = (colcount){(int64_t)count[j], (int32_t)j};
     }
     qsort(cc, (size_t)m, sizeof *cc, by_count_desc);
     int64_t *load = cr_xcalloc((size_t)parts, sizeof *load);
@@ -145,27 +146,23 @@ static int32_t *deal_columns(const int64_t *count, int64_t cols, int parts) {
     return owner;
 }
 
-/* Lay the columns gcol[0..G) (with count[col] cells each, c->n in all) out
- * in that order and cut them into batches. m = round(n / batch) batches of
- * about n / m cells: batch k ends at the first column where the running
- * count reaches (k+1) n / m, so no small leftover batch remains (450k cells
- * at batch 200k: 2 x 225k, not 200k + 200k + 50k; every batch costs a pull
- * and push of its rows). fill[col] gets the column's first cell slot. */
-static void cut_batches(cr_mfcells *c, const int64_t *gcol, const int64_t *count, int64_t batch,
-                        int64_t *fill) {
+/* Cut the columns gcol[0..G), laid out in that order (group g's cells
+ * start at gstart[g], c->n in all), into batches. m = round(n / batch)
+ * batches of about n / m cells: batch k ends at the first column where the
+ * running count reaches (k+1) n / m, so no small leftover batch remains
+ * (450k cells at batch 200k: 2 x 225k, not 200k + 200k + 50k; every batch
+ * costs a pull and push of its rows). */
+static void cut_batches(cr_mfcells *c, const uint64_t *gcol, int64_t batch) {
     int64_t G = c->ngroups, N = c->n;
-    c->gstart = cr_xmalloc((size_t)(G + 1) * sizeof *c->gstart);
     c->hkeys = cr_xmalloc((size_t)(G + 1) * sizeof *c->hkeys);
     c->hstart = cr_xmalloc((size_t)(G + 1) * sizeof *c->hstart);
-    int64_t m = batch >= N ? 1 : (N + batch / 2) / batch, at = 0;
+    int64_t m = batch >= N ? 1 : (N + batch / 2) / batch;
     if (m < 1) m = 1;
     for (int64_t g = 0; g < G; g++) {
+        int64_t at = c->gstart[g];
         if (g == 0 || (double)at >= (double)c->nbatch * (double)N / (double)m) c->hstart[c->nbatch++] = g;
-        c->hkeys[g] = gcol[g];
-        c->gstart[g] = fill[gcol[g]] = at;
-        at += count[gcol[g]];
+        c->hkeys[g] = (int64_t)gcol[g];
     }
-    c->gstart[G] = at;
     c->hstart[c->nbatch] = G;
 }
 
@@ -224,39 +221,46 @@ cr_mfcells *cr_mfcells_load(const char *path, const cr_mfcells_opts *opts, cr_er
         cellvec_free(&v);
         return NULL;
     }
-    /* 2. deal the node's columns to its workers; keep mine, in a seeded random order */
+    /* 2. count the node's cells per column (a CSR over columns), deal the
+     * columns to its workers; keep mine, in a seeded random order */
     int64_t cols = shape.cols;
-    int64_t *count = cr_xcalloc((size_t)cols + 1, sizeof *count);
-    for (int64_t k = 0; k < v.n; k++) count[v.col[k]]++;
-    int32_t *owner = deal_columns(count, cols, o.parts);
+    cr_csr_build cb;
+    if (cr_csr_begin(&cb, (uint64_t)cols, e)) {
+        cellvec_free(&v);
+        return NULL;
+    }
+    for (int64_t k = 0; k < v.n; k++) cr_csr_count(&cb, (uint64_t)v.col[k]);
+    int32_t *owner = deal_columns(cb.cnt, cols, o.parts);
     cr_mfcells *c = cr_xcalloc(1, sizeof *c);
     c->hdr = shape;
-    int64_t *gcol = cr_xmalloc((size_t)(cols + 1) * sizeof *gcol);
+    uint64_t *gcol = cr_xmalloc((size_t)(cols + 1) * sizeof *gcol), *gstart = NULL;
     for (int64_t j = 0; j < cols; j++) {
-        if (owner[j] != o.part) count[j] = 0;
-        if (count[j]) gcol[c->ngroups++] = j;
-        c->n += count[j];
+        uint64_t *n = cr_csr_countp(&cb, (uint64_t)j);
+        if (owner[j] != o.part) *n = 0;
+        if (*n) gcol[c->ngroups++] = (uint64_t)j;
+        c->n += (int64_t)*n;
     }
     cr_rng rng;
     cr_rng_seed2(&rng, o.seed, (uint64_t)o.part);
-    cr_rng_shuffle_u64(&rng, (uint64_t *)gcol, (uint64_t)c->ngroups);
+    cr_rng_shuffle_u64(&rng, gcol, (uint64_t)c->ngroups);
     cellvec_shuffle(&v, &rng); /* NuPS: random order of the cells within a column too */
-    /* 3. batches of whole columns; 4. cells in place; 5. local indices */
-    int64_t *fill = cr_xmalloc((size_t)(cols + 1) * sizeof *fill);
-    cut_batches(c, gcol, count, o.batch, fill);
+    /* 3. columns laid out in that order, cut into batches; 4. cells in place */
+    (void)cr_csr_offsets(&cb, gcol, (uint64_t)c->ngroups, &gstart, NULL); /* gcol: valid, distinct */
+    c->gstart = (int64_t *)gstart; /* offsets < 2^63: same values either way */
+    cut_batches(c, gcol, o.batch);
     int32_t *row = cr_xmalloc((size_t)(c->n + 1) * sizeof *row);
     c->x = cr_xmalloc((size_t)(c->n + 1) * sizeof *c->x);
     for (int64_t k = 0; k < v.n; k++) {
         if (owner[v.col[k]] != o.part) continue;
-        int64_t dst = fill[v.col[k]]++;
+        uint64_t dst = cr_csr_slot(&cb, (uint64_t)v.col[k]);
         row[dst] = v.row[k];
         c->x[dst] = v.x[k];
     }
-    free(fill);
+    cr_csr_end(&cb);
     free(gcol);
     free(owner);
-    free(count);
     cellvec_free(&v);
+    /* 5. local indices */
     index_batches(c, row, lo, hi);
     free(row);
     return c;

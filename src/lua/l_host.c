@@ -13,7 +13,9 @@ lua_State *cr_lhost_new(const char *home) {
     lua_State *L = luaL_newstate();
     if (!L) return NULL;
     luaL_openlibs(L);
-    /* package.preload["crescent.core"] = luaopen_crescent_core */
+    /* package.preload["crescent.core"] = luaopen_crescent_core; HOME/lua comes
+     * first on package.path, so crescent.home finds HOME (the source tree, or
+     * PREFIX/share/crescent once installed) from its own file's path. */
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
     lua_pushcfunction(L, luaopen_crescent_core);
     lua_setfield(L, -2, "crescent.core");

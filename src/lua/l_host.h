@@ -6,8 +6,10 @@
 
 /* A full (unsandboxed) state for the scheduler, the REPL and CLI scripts:
  * standard libraries, `crescent.core` preloaded, package.path pointing at
- * HOME/lua (HOME = directory of the binary) before the default path.
- * Returns NULL only when out of memory. */
+ * HOME/lua before the default path (HOME = cr_cli_home(): the binary's
+ * directory in a source tree, PREFIX/share/crescent once installed), and
+ * require("crescent.home").dir giving HOME (configs are HOME/configs). home is
+ * copied. Returns NULL only when out of memory. */
 lua_State *cr_lhost_new(const char *home);
 
 /* Run a chunk (file `path`, or `code` named `name` if path is NULL) under

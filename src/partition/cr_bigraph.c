@@ -1,28 +1,23 @@
 #include "partition/cr_bigraph.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "base/cr_alloc.h"
+#include "base/cr_csr.h"
 
 static int cmp(const void *x, const void *y) {
     uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
     return (a > b) - (a < b);
 }
 
-/* Counting-sort CSR build of one direction: rows[i] -> cols[i], nrows rows.
- * Adjacency lists come out sorted and without duplicates; returns the number
- * of distinct edges and the arrays (caller owns). */
-static uint64_t build_csr(const uint32_t *rows, const uint32_t *cols, uint64_t n, uint32_t nrows,
-                          uint64_t **off_p, uint32_t **adj_p) {
-    uint64_t *off = cr_xcalloc((size_t)nrows + 1, sizeof *off);
-    for (uint64_t i = 0; i < n; i++) off[rows[i] + 1]++;
-    for (uint32_t r = 0; r < nrows; r++) off[r + 1] += off[r];
-    uint32_t *adj = cr_xmalloc((n ? n : 1) * sizeof *adj);
-    uint64_t *pos = cr_xmalloc(((size_t)nrows + 1) * sizeof *pos);
-    memcpy(pos, off, ((size_t)nrows + 1) * sizeof *pos);
-    for (uint64_t i = 0; i < n; i++) adj[pos[rows[i]]++] = cols[i];
-    free(pos);
+/* CSR of one direction: rows[i] -> cols[i], nrows rows (cr_csr), then each
+ * adjacency list sorted and without duplicates. Sets *ne to the number of
+ * distinct edges and the arrays (caller owns). */
+static int build_csr(const uint32_t *rows, const uint32_t *cols, uint64_t n, uint32_t nrows, uint64_t **off_p,
+                     uint32_t **adj_p, uint64_t *ne, cr_err *e) {
+    uint64_t *off;
+    uint32_t *adj;
+    if (cr_csr_from_pairs(rows, cols, n, nrows, &off, &adj, e)) return -1;
     /* sort each list (insertion sort for short lists, qsort otherwise) and dedupe in place */
     uint64_t w = 0;
     for (uint32_t r = 0; r < nrows; r++) {
@@ -46,7 +41,8 @@ static uint64_t build_csr(const uint32_t *rows, const uint32_t *cols, uint64_t n
     off[nrows] = w;
     *off_p = off;
     *adj_p = cr_xrealloc(adj, (w ? w : 1) * sizeof *adj);
-    return w;
+    *ne = w;
+    return 0;
 }
 
 cr_bigraph *cr_bigraph_from_edges(const uint32_t *u, const uint32_t *v, uint64_t n, uint32_t nu,
@@ -61,8 +57,12 @@ cr_bigraph *cr_bigraph_from_edges(const uint32_t *u, const uint32_t *v, uint64_t
     cr_bigraph *g = cr_xcalloc(1, sizeof *g);
     g->nu = nu ? nu : mu;
     g->nv = nv ? nv : mv;
-    g->ne = build_csr(u, v, n, g->nu, &g->u_off, &g->u_adj);
-    build_csr(v, u, n, g->nv, &g->v_off, &g->v_adj);
+    uint64_t ne_v;
+    if (build_csr(u, v, n, g->nu, &g->u_off, &g->u_adj, &g->ne, e) ||
+        build_csr(v, u, n, g->nv, &g->v_off, &g->v_adj, &ne_v, e)) {
+        cr_bigraph_destroy(&g);
+        return NULL;
+    }
     return g;
 }
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "base/cr_alloc.h"
+#include "base/cr_csr.h"
 #include "partition/cr_mbp.h"
 
 cr_wgraph *cr_wgraph_from_bigraph(const cr_bigraph *g) {
@@ -111,23 +112,24 @@ static uint32_t number_side(uint32_t n, const uint32_t *match, uint32_t *map) {
     return nc;
 }
 
-/* Transpose the coarse U-side CSR into the V side (lists come out sorted). */
+/* Transpose the coarse U-side CSR into the V side (lists come out sorted:
+ * placement is stable and u ascends). Cannot fail: nv < 2^32 rows, and the
+ * coarse ids in u_adj are < nv by construction (number_side). */
 static void transpose(cr_wgraph *c) {
-    c->v_off = cr_xcalloc((size_t)c->nv + 1, sizeof *c->v_off);
+    cr_csr_build b;
+    (void)cr_csr_begin(&b, c->nv, NULL);
+    for (uint64_t i = 0; i < c->ne; i++) cr_csr_count(&b, c->u_adj[i]);
+    (void)cr_csr_offsets(&b, NULL, 0, &c->v_off, NULL);
     size_t ne = c->ne ? c->ne : 1;
     c->v_adj = cr_xmalloc(ne * sizeof *c->v_adj);
     c->v_mul = cr_xmalloc(ne * sizeof *c->v_mul);
-    for (uint64_t i = 0; i < c->ne; i++) c->v_off[c->u_adj[i] + 1]++;
-    for (uint32_t v = 0; v < c->nv; v++) c->v_off[v + 1] += c->v_off[v];
-    uint64_t *pos = cr_xmalloc(((size_t)c->nv + 1) * sizeof *pos);
-    memcpy(pos, c->v_off, ((size_t)c->nv + 1) * sizeof *pos);
     for (uint32_t u = 0; u < c->nu; u++)
         for (uint64_t a = c->u_off[u]; a < c->u_off[u + 1]; a++) {
-            uint64_t p = pos[c->u_adj[a]]++;
+            uint64_t p = cr_csr_slot(&b, c->u_adj[a]);
             c->v_adj[p] = u;
             c->v_mul[p] = c->u_mul[a];
         }
-    free(pos);
+    cr_csr_end(&b);
 }
 
 /* Contract g along the maps into c (nu, nv, weights already set). */

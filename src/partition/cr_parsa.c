@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/cr_alloc.h"
+#include "base/cr_csr.h"
 #include "base/cr_rng.h"
 #include "partition/cr_parsa.h"
 
@@ -118,17 +119,17 @@ static void run_block(parsa *p, const uint32_t *ids, uint32_t nb, uint32_t *u_pa
     const cr_bigraph *g = p->g;
     uint32_t k = p->k;
     p->nb = nb, p->ids = ids;
-    /* sub-CSR parameter -> block examples, by counting */
-    memset(p->voff, 0, ((size_t)g->nv + 1) * sizeof *p->voff);
+    /* sub-CSR parameter -> block examples (cr_csr; cannot fail: ids < nv) */
+    cr_csr_build cb;
+    (void)cr_csr_begin(&cb, g->nv, NULL);
     uint64_t ne = 0;
     for (uint32_t x = 0; x < nb; x++)
-        for (uint64_t a = g->u_off[ids[x]]; a < g->u_off[ids[x] + 1]; a++) p->voff[g->u_adj[a] + 1]++, ne++;
-    for (uint32_t v = 0; v < g->nv; v++) p->voff[v + 1] += p->voff[v];
+        for (uint64_t a = g->u_off[ids[x]]; a < g->u_off[ids[x] + 1]; a++) cr_csr_count(&cb, g->u_adj[a]), ne++;
+    (void)cr_csr_offsets(&cb, NULL, 0, &p->voff, NULL);
     p->vadj = cr_xmalloc((ne + 1) * sizeof *p->vadj);
     for (uint32_t x = 0; x < nb; x++)
-        for (uint64_t a = g->u_off[ids[x]]; a < g->u_off[ids[x] + 1]; a++) p->vadj[p->voff[g->u_adj[a]]++] = x;
-    for (uint32_t v = g->nv; v > 0; v--) p->voff[v] = p->voff[v - 1];
-    p->voff[0] = 0;
+        for (uint64_t a = g->u_off[ids[x]]; a < g->u_off[ids[x] + 1]; a++) p->vadj[cr_csr_slot(&cb, g->u_adj[a])] = x;
+    cr_csr_end(&cb);
     p->nd = cr_xcalloc((size_t)k * nb + 1, sizeof *p->nd);
     p->assigned = cr_xcalloc((size_t)nb + 1, 1);
     for (uint32_t x = 0; x < nb; x++)
@@ -145,7 +146,7 @@ static void run_block(parsa *p, const uint32_t *ids, uint32_t nb, uint32_t *u_pa
         uint32_t i = pick_partition(p);
         assign(p, cheapest(p, i), i, u_part);
     }
-    free(p->vadj), free(p->nd), free(p->assigned);
+    free(p->voff), free(p->vadj), free(p->nd), free(p->assigned);
 }
 
 static int cmp_u32(const void *a, const void *b) {
@@ -164,7 +165,6 @@ int cr_parsa_assign_u(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, ui
     p.s = cr_xcalloc((size_t)g->nv * p.words + 1, sizeof *p.s);
     p.usize = cr_xcalloc(k, sizeof *p.usize);
     p.ssize = cr_xcalloc(k, sizeof *p.ssize);
-    p.voff = cr_xmalloc(((size_t)g->nv + 1) * sizeof *p.voff);
     p.head = cr_xmalloc((size_t)k * (theta + 2) * sizeof *p.head);
     p.minb = cr_xmalloc(k * sizeof *p.minb);
     /* random blocks: a seeded permutation cut into b pieces, each sorted */
@@ -189,7 +189,7 @@ int cr_parsa_assign_u(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, ui
         run_block(&p, perm + start[j], (uint32_t)(start[j + 1] - start[j]), u_part);
     if (o->init_blocks) memset(p.usize, 0, k * sizeof *p.usize);
     for (uint32_t j = 0; j < b; j++) run_block(&p, perm + start[j], (uint32_t)(start[j + 1] - start[j]), u_part);
-    free(perm), free(start), free(p.s), free(p.usize), free(p.ssize), free(p.voff), free(p.head), free(p.minb);
+    free(perm), free(start), free(p.s), free(p.usize), free(p.ssize), free(p.head), free(p.minb);
     return 0;
 }
 
