@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "base/cr_alloc.h"
+#include "base/cr_file.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "cr_ckpt stores floats as little-endian binary32: port the row copies first"
@@ -114,9 +115,14 @@ cr_ckpt_writer *cr_ckpt_writer_open(const char *path, cr_err *e) {
     w->tmp = cr_xmalloc(strlen(path) + 5);
     sprintf(w->tmp, "%s.tmp", path);
     w->crc = crc32(0L, Z_NULL, 0);
-    w->f = fopen(w->tmp, "wb");
-    if (!w->f) {
+    /* refuse a device, fifo, symlink or directory at PATH before writing anything */
+    int fd = cr_file_check_replace(path, e) == 0 ? cr_file_create_tmp(w->tmp, 0666, e) : -1;
+    if (fd >= 0 && !(w->f = fdopen(fd, "wb"))) {
         cr_errf(e, "%s: cannot create: %s", w->tmp, strerror(errno));
+        close(fd);
+        unlink(w->tmp);
+    }
+    if (!w->f) {
         free(w->path);
         free(w->tmp);
         free(w);
@@ -302,6 +308,7 @@ int cr_ckpt_writer_commit(cr_ckpt_writer **wp, cr_err *e) {
         w->f = NULL;
         if (c != 0) rc = wfail(w, e, "close failed");
     }
+    if (rc == 0) rc = cr_file_check_replace(w->path, e); /* again: PATH may have changed meanwhile */
     if (rc == 0 && rename(w->tmp, w->path) != 0)
         rc = cr_errf(e, "%s: cannot rename to %s: %s", w->tmp, w->path, strerror(errno));
     if (rc != 0) {
