@@ -37,6 +37,10 @@ int cr_file_create_tmp(const char *tmp, int mode, cr_err *e) {
     if (p == 1 && unlink(tmp) != 0 && errno != ENOENT)
         return cr_errf(e, "%s: cannot create: %s", tmp, strerror(errno));
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-    if (fd < 0) return cr_errf(e, "%s: cannot create: %s", tmp, strerror(errno));
+    if (fd < 0) {
+        int er = errno;
+        cr_errf(e, "%s: cannot create: %s", tmp, strerror(er));
+        errno = er; /* for callers that word the message themselves */
+    }
     return fd;
 }

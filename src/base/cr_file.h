@@ -25,7 +25,8 @@ int cr_file_check_replace(const char *path, cr_err *e);
  * is never followed, a hard link never written through. A regular file left
  * at TMP (a crashed earlier write) is unlinked first; anything else at TMP is
  * refused as by cr_file_check_replace. Returns the new file descriptor (the
- * caller's to close), or -1 with e set ("TMP: cannot create: REASON"). */
+ * caller's to close), or -1 with e set ("TMP: cannot create: REASON", errno
+ * kept from open). */
 int cr_file_create_tmp(const char *tmp, int mode, cr_err *e);
 
 #endif

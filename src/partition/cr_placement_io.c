@@ -27,8 +27,13 @@ int cr_placement_save(const char *path, const cr_placement *p, const char *comme
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) return cr_errf(e, "%s: path too long", path);
     if (cr_file_check_replace(path, e) != 0) return -1;
-    int fd = cr_file_create_tmp(tmp, 0666, e);
-    if (fd < 0) return -1;
+    cr_err te;
+    int fd = cr_file_create_tmp(tmp, 0666, &te);
+    if (fd < 0) { /* errors name PATH, as they always did, unless PATH.tmp itself is refused */
+        int er = errno;
+        return strstr(te.msg, "refusing") ? cr_errf(e, "%s", te.msg)
+                                          : cr_errf(e, "%s: cannot create: %s", path, strerror(er));
+    }
     FILE *f = fdopen(fd, "w");
     if (!f) {
         int er = errno;
