@@ -506,6 +506,32 @@ static void test_crafted_files(void) {
     CR_CHECK(refused_with(p, "corrupt block header")); /* unknown block type */
     c_start(&c); c_table(&c, "T", 2, 2, 0); c_rows(&c, 1, 2, 2); c_finish(&c, p);
     CR_CHECK(refused_anywhere(p)); /* rows that start at the wrong key */
+    /* a block claiming 200 MiB from a few bytes: more than zlib can inflate
+     * them to, refused from the header before anything is allocated */
+    c_start(&c); c_table(&c, "T", 1, 2, 0); c_block(&c, 3, "", 0, 200L << 20); c_finish(&c, p);
+    CR_CHECK(refused_with(p, "corrupt block header"));
+}
+
+/* The inflation bound holds for what the writer makes of the most
+ * compressible data there is: 1 MiB blocks of zeros. */
+static void test_zero_rows_round_trip(void) {
+    cr_err e;
+    const char *p = tmp_path("zeros.ckpt");
+    const int64_t keys = 20000;
+    const int dim = 64;
+    float *v = calloc((size_t)keys * dim, sizeof *v);
+    cr_ckpt_writer *w = cr_ckpt_writer_open(p, &e);
+    CR_CHECK(w && cr_ckpt_put_table(w, "Z", keys, dim, "", 0, &e) == 0 && cr_ckpt_put_rows(w, keys, v, NULL, &e) == 0);
+    CR_CHECK(cr_ckpt_writer_commit(&w, &e) == 0);
+    cr_ckpt_reader *r = cr_ckpt_reader_open(p, &e);
+    if (!r) printf("  %s\n", e.msg);
+    cr_ckpt_table_info info;
+    v[5] = 1;
+    int ok = r && cr_ckpt_next_table(r, &info, &e) == 1 && cr_ckpt_get_rows(r, keys, v, NULL, &e) == 0 && v[5] == 0;
+    cr_ckpt_reader_close(&r);
+    free(v);
+    unlink(p);
+    CR_CHECK(ok);
 }
 
 /* Files of version 1 (tables and a few metadata, written before the resume
@@ -673,6 +699,7 @@ int main(void) {
     CR_RUN(test_tmp_not_followed);
     CR_RUN(test_target_swapped_before_commit);
     CR_RUN(test_crafted_files);
+    CR_RUN(test_zero_rows_round_trip);
     CR_RUN(test_versions);
     CR_RUN(test_corrupt_meta);
     CR_RUN(test_random_damage);
