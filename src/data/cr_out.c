@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include "base/cr_alloc.h"
+#include "base/cr_file.h"
 
 int cr_out_open(cr_out *o, const char *path, cr_err *e) {
     memset(o, 0, sizeof *o);
+    if (cr_file_check_replace(path, e) != 0) return -1;
     size_t n = strlen(path) + 16;
     o->tmp = cr_xmalloc(n);
     snprintf(o->tmp, n, "%s.tmp.XXXXXX", path); /* unique per call: threads may race */
@@ -47,6 +49,11 @@ int cr_out_commit(cr_out *o, cr_err *e) {
         err = errno;
     }
     o->f = NULL;
+    if (!bad && cr_file_check_replace(o->path, e) != 0) {
+        unlink(o->tmp);
+        release(o);
+        return -1;
+    }
     if (!bad && rename(o->tmp, o->path) != 0) {
         bad = 1;
         err = errno;

@@ -1,12 +1,14 @@
 #ifndef CR_OUT_H
 #define CR_OUT_H
 /* An output file that appears only when complete: writes go to
- * "PATH.tmp.XXXXXX" (mkstemp, mode 0644) through a large stdio buffer, cr_out_commit flushes
- * and renames it over PATH, cr_out_abort deletes it. Every writer
- * and generator in src/data writes through this, so an error half-way never
- * leaves a file that looks finished. No fsync: these are data files and
- * caches that can be regenerated (fsync of 200 MB cost more than writing it);
- * checkpoints need a durable path of their own. */
+ * "PATH.tmp.XXXXXX" (mkstemp, mode 0644) through a large stdio buffer,
+ * cr_out_commit flushes and renames it over PATH, cr_out_abort deletes it.
+ * PATH must be missing or a regular file (cr_file_check_replace, at open and
+ * again before the rename): a device, fifo or symlink is never replaced.
+ * Every writer and generator in src/data writes through this, so an error
+ * half-way never leaves a file that looks finished. No fsync: these are data
+ * files and caches that can be regenerated (fsync of 200 MB cost more than
+ * writing it); checkpoints need a durable path of their own. */
 
 #include <stdio.h>
 

@@ -75,7 +75,7 @@ static int start_pull(lua_State *L, uint32_t *req) {
     cr_ints *k = cr_lints_from_arg(L, 2);
     cr_mat *m = cr_lmat_new(L, k->n, s->def.dim);
     cr_err e;
-    if (cr_wclient_pull(w->wc, s, k->data, k->n, m->data, req, &e) < 0) raise_err(L, &e);
+    if (cr_wclient_pull_copy(w->wc, s, k->data, k->n, m->data, req, &e) < 0) raise_err(L, &e);
     return lua_gettop(L); /* the matrix */
 }
 
@@ -86,7 +86,7 @@ static int t_pull(lua_State *L) {
     cr_ints *k = cr_lints_from_arg(L, 2);
     cr_mat *m = cr_lmat_new(L, k->n, s->def.dim);
     cr_err e;
-    if (cr_wclient_pull_sync(w->wc, s, k->data, k->n, m->data, &e) < 0) raise_err(L, &e);
+    if (cr_wclient_pull_borrow(w->wc, s, k->data, k->n, m->data, &e) < 0) raise_err(L, &e);
     return 1;
 }
 
@@ -109,8 +109,8 @@ static void start_push(lua_State *L, uint32_t *req, int sync) {
                    (int)k->n, (int)s->def.dim, s->def.name, (int)m->rows, (int)m->cols);
     cr_err e;
     *req = 0;
-    if ((sync ? cr_wclient_push_sync(w->wc, s, k->data, k->n, m->data, &e)
-              : cr_wclient_push(w->wc, s, k->data, k->n, m->data, req, &e)) < 0)
+    if ((sync ? cr_wclient_push_borrow(w->wc, s, k->data, k->n, m->data, &e)
+              : cr_wclient_push_copy(w->wc, s, k->data, k->n, m->data, req, &e)) < 0)
         raise_err(L, &e);
 }
 

@@ -15,8 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/cr_alloc.h"
+#include "base/cr_file.h"
 #include "partition/cr_partition.h"
 
 #define MAGIC "# crescent placement 1"
@@ -24,8 +26,21 @@
 int cr_placement_save(const char *path, const cr_placement *p, const char *comment, cr_err *e) {
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) return cr_errf(e, "%s: path too long", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return cr_errf(e, "%s: cannot create: %s", path, strerror(errno));
+    if (cr_file_check_replace(path, e) != 0) return -1;
+    cr_err te;
+    int fd = cr_file_create_tmp(tmp, 0666, &te);
+    if (fd < 0) { /* errors name PATH, as they always did, unless PATH.tmp itself is refused */
+        int er = errno;
+        return strstr(te.msg, "refusing") ? cr_errf(e, "%s", te.msg)
+                                          : cr_errf(e, "%s: cannot create: %s", path, strerror(er));
+    }
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        int er = errno;
+        close(fd);
+        remove(tmp);
+        return cr_errf(e, "%s: cannot create: %s", path, strerror(er));
+    }
     fprintf(f, "%s\n", MAGIC);
     if (comment && *comment) fprintf(f, "# %s\n", comment);
     fprintf(f, "k %u\nexamples %u\nkeys %u\n", p->k, p->nu, p->nv);
@@ -35,6 +50,10 @@ int cr_placement_save(const char *path, const cr_placement *p, const char *comme
     if (fclose(f) != 0 || bad) {
         remove(tmp);
         return cr_errf(e, "%s: write failed", path);
+    }
+    if (cr_file_check_replace(path, e) != 0) {
+        remove(tmp);
+        return -1;
     }
     if (rename(tmp, path) != 0) {
         int er = errno;

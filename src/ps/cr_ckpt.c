@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "base/cr_alloc.h"
+#include "base/cr_file.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "cr_ckpt stores floats as little-endian binary32: port the row copies first"
@@ -114,9 +115,14 @@ cr_ckpt_writer *cr_ckpt_writer_open(const char *path, cr_err *e) {
     w->tmp = cr_xmalloc(strlen(path) + 5);
     sprintf(w->tmp, "%s.tmp", path);
     w->crc = crc32(0L, Z_NULL, 0);
-    w->f = fopen(w->tmp, "wb");
-    if (!w->f) {
+    /* refuse a device, fifo, symlink or directory at PATH before writing anything */
+    int fd = cr_file_check_replace(path, e) == 0 ? cr_file_create_tmp(w->tmp, 0666, e) : -1;
+    if (fd >= 0 && !(w->f = fdopen(fd, "wb"))) {
         cr_errf(e, "%s: cannot create: %s", w->tmp, strerror(errno));
+        close(fd);
+        unlink(w->tmp);
+    }
+    if (!w->f) {
         free(w->path);
         free(w->tmp);
         free(w);
@@ -302,6 +308,7 @@ int cr_ckpt_writer_commit(cr_ckpt_writer **wp, cr_err *e) {
         w->f = NULL;
         if (c != 0) rc = wfail(w, e, "close failed");
     }
+    if (rc == 0) rc = cr_file_check_replace(w->path, e); /* again: PATH may have changed meanwhile */
     if (rc == 0 && rename(w->tmp, w->path) != 0)
         rc = cr_errf(e, "%s: cannot rename to %s: %s", w->tmp, w->path, strerror(errno));
     if (rc != 0) {
@@ -351,14 +358,32 @@ static int read_hdr(cr_ckpt_reader *r, blk *b) {
     return 0;
 }
 
+/* Sizes read from the file, checked before anything is allocated for them:
+ * raw_len is capped, and no more than zlib's best ratio (deflate expands at
+ * most about 1032:1) allows from comp_len, which the caller checks against
+ * the file size. So a block's buffers stay proportional to the file. */
+#define MAX_RATIO 1032u
 static int sane_hdr(const blk *b) {
     if (b->type < B_META || b->type > B_END || b->raw_len > MAX_RAW) return 0;
+    if ((uint64_t)b->raw_len > (uint64_t)b->comp_len * MAX_RATIO + MAX_RATIO) return 0;
     return b->comp_len <= compressBound(b->raw_len);
+}
+
+/* Grow a reader buffer to a size that came from the file (checked, not
+ * cr_x*: a machine short of memory refuses the file instead of aborting). */
+static int rgrow(cr_ckpt_reader *r, unsigned char **buf, size_t *cap, size_t need, cr_err *e) {
+    if (need == 0) need = 1;
+    if (*cap >= need) return 0;
+    unsigned char *p = realloc(*buf, need); /* checked */
+    if (!p) return cr_errf(e, "%s: out of memory for a block of %zu bytes", r->path, need);
+    *buf = p;
+    *cap = need;
+    return 0;
 }
 
 /* Inflate the block payload in r->comp into r->raw. */
 static int inflate_block(cr_ckpt_reader *r, const blk *b, const char *where, cr_err *e) {
-    grow(&r->raw, &r->raw_cap, b->raw_len ? b->raw_len : 1);
+    if (rgrow(r, &r->raw, &r->raw_cap, b->raw_len, e) != 0) return -1;
     uLongf n = b->raw_len;
     if (uncompress(r->raw, &n, r->comp, b->comp_len) != Z_OK || n != b->raw_len)
         return cr_errf(e, "%s: corrupt data in %s", r->path, where);
@@ -420,7 +445,7 @@ static int validate(cr_ckpt_reader *r, long size, int footer_ok, const unsigned 
         if (off + BLK_HDR + (long)b.comp_len > size)
             return footer_ok ? cr_errf(e, "%s: corrupt block length at byte %ld (in %s)", r->path, off, where)
                              : rerr(r, e, "truncated");
-        grow(&r->comp, &r->comp_cap, b.comp_len ? b.comp_len : 1);
+        if (rgrow(r, &r->comp, &r->comp_cap, b.comp_len, e) != 0) return -1;
         if (fread(r->comp, 1, b.comp_len, r->f) != b.comp_len) return rerr(r, e, "truncated");
         if (b.type == B_TABLE) {
             char prev[sizeof where];
@@ -520,7 +545,7 @@ cr_ckpt_reader *cr_ckpt_reader_open(const char *path, cr_err *e) {
  * validated, so failures here mean it changed under us). */
 static int next_block(cr_ckpt_reader *r, blk *b, cr_err *e) {
     if (read_hdr(r, b) != 0 || !sane_hdr(b)) return rerr(r, e, "changed while reading");
-    grow(&r->comp, &r->comp_cap, b->comp_len ? b->comp_len : 1);
+    if (rgrow(r, &r->comp, &r->comp_cap, b->comp_len, e) != 0) return -1;
     if (fread(r->comp, 1, b->comp_len, r->f) != b->comp_len || block_crc(b->hdr, r->comp, b->comp_len) != b->crc)
         return rerr(r, e, "changed while reading");
     return 0;

@@ -22,7 +22,7 @@
  *
  * Writing goes to PATH.tmp; commit fflushes, fsyncs, renames it to PATH and
  * fsyncs the directory, so PATH is either the old file or the complete new
- * one. Opening a reader checks the whole file once (structure, every block's
+ * one. Only a missing PATH or a regular file is ever replaced. Opening a reader checks the whole file once (structure, every block's
  * crc and the whole-file crc) before anything is returned, so a caller never
  * loads half a checkpoint: a truncated or corrupted file is refused at open
  * with "PATH: truncated", "PATH: checksum mismatch in table W",
@@ -51,9 +51,14 @@ typedef struct cr_ckpt_table_info {
     int32_t state_dim;  /* floats per row of optimizer state (>= 0) */
 } cr_ckpt_table_info;
 
-/* Create PATH.tmp (truncating an old one) and write the header. Returns a
- * writer owned by the caller (end it with commit or abort), or NULL with
- * e set ("PATH.tmp: cannot create: reason"). */
+/* Create PATH.tmp and write the header. PATH must be missing or a regular
+ * file (cr_file_check_replace): a device, fifo, socket, directory or
+ * symlink at PATH is refused before anything is written ("PATH: not a
+ * regular file (character device); refusing to replace it"). PATH.tmp is
+ * created new (O_EXCL|O_NOFOLLOW, a leftover regular file is removed first),
+ * so a symlink there is never followed. Returns a writer owned by the caller
+ * (end it with commit or abort), or NULL with e set ("PATH.tmp: cannot
+ * create: reason"). */
 cr_ckpt_writer *cr_ckpt_writer_open(const char *path, cr_err *e);
 
 /* Add one metadata entry (clocks, policy, learning curve, RNG state, as
@@ -75,8 +80,9 @@ int cr_ckpt_put_table(cr_ckpt_writer *w, const char *name, int64_t keys, int32_t
 int cr_ckpt_put_rows(cr_ckpt_writer *w, int64_t count, const float *values, const float *state,
                      cr_err *e);
 
-/* Check the last table is complete, write END and the footer, fsync, rename
- * PATH.tmp to PATH and fsync the directory. Frees *w and sets it to NULL
+/* Check the last table is complete, write END and the footer, fsync, check
+ * PATH is still missing or a regular file, rename PATH.tmp to PATH and fsync
+ * the directory. Frees *w and sets it to NULL
  * whatever the outcome; on failure PATH.tmp is removed and PATH untouched. */
 int cr_ckpt_writer_commit(cr_ckpt_writer **w, cr_err *e);
 

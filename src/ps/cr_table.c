@@ -1,8 +1,10 @@
 #include "ps/cr_table.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cr_alloc.h"
 #include "base/cr_rng.h"
 
 int cr_table_def_check(const cr_table_def *d, cr_err *e) {
@@ -45,11 +47,7 @@ void cr_table_init_row(const cr_table_def *d, int64_t k, float *out) {
 }
 
 cr_shard *cr_shard_new(const cr_table_def *d, int node, int nodes, cr_err *e) {
-    cr_shard *s = calloc(1, sizeof *s);
-    if (!s) {
-        cr_errf(e, "out of memory");
-        return NULL;
-    }
+    cr_shard *s = cr_xcalloc(1, sizeof *s);
     s->def = *d;
     s->node = node;
     s->nodes = nodes;
@@ -58,9 +56,16 @@ cr_shard *cr_shard_new(const cr_table_def *d, int node, int nodes, cr_err *e) {
     if (s->lo > d->keys) s->lo = d->keys;
     s->hi = s->lo + s->block < d->keys ? s->lo + s->block : d->keys;
     s->sdim = cr_optim_state_dim(&d->optim, d->dim);
-    size_t rows = (size_t)(s->hi - s->lo);
-    s->w = malloc(rows * (size_t)d->dim * sizeof(float) + 1);
-    s->state = malloc(rows * (size_t)s->sdim * sizeof(float) + 1);
+    size_t rows = (size_t)(s->hi - s->lo), row_bytes = ((size_t)d->dim + (size_t)s->sdim) * sizeof(float);
+    if (rows > (SIZE_MAX - 2) / row_bytes) { /* the byte counts below would wrap */
+        free(s);
+        cr_errf(e, "table '%s': %zu rows of dim %d do not fit in memory", d->name, rows, (int)d->dim);
+        return NULL;
+    }
+    /* checked, not cr_x*: the size is the user's table shape, and a table
+     * too large for this machine is an error to report, not a crash */
+    s->w = malloc(rows * (size_t)d->dim * sizeof(float) + 1);     /* checked below */
+    s->state = malloc(rows * (size_t)s->sdim * sizeof(float) + 1); /* checked below */
     if (!s->w || !s->state) {
         free(s->w);
         free(s->state);
@@ -96,7 +101,7 @@ static inline pthread_mutex_t *lock_of(cr_shard *s, int64_t k) {
 #define BATCH_MIN 128
 
 static uint32_t *by_stripe(const int64_t *keys, int64_t n, int64_t start[CR_SHARD_STRIPES + 1]) {
-    uint32_t *order = malloc((size_t)n * sizeof *order);
+    uint32_t *order = malloc((size_t)n * sizeof *order); /* checked: NULL means lock key by key */
     if (!order) return NULL;
     int64_t count[CR_SHARD_STRIPES] = {0};
     for (int64_t i = 0; i < n; i++) count[(uint64_t)keys[i] % CR_SHARD_STRIPES]++;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cr_alloc.h"
 #include "ps/cr_node_impl.h"
 
 typedef struct wreq {
@@ -13,6 +14,7 @@ typedef struct wreq {
     float *out;
     int32_t dim;
     int64_t **pos; /* per node: positions in the caller's key list (pull) */
+    int64_t *want; /* per node: rows asked of it (pull); its reply must carry as many */
     int whole;     /* pull from a single node in key order: rows land as they are */
 } wreq;
 
@@ -27,24 +29,26 @@ struct cr_wclient {
     wreq *reqs;
     int nreqs, capreqs;
     int64_t *cnt;      /* scratch: keys per node */
+    int64_t *fill;     /* scratch: keys placed per node */
+    int64_t **k;       /* scratch: per node, the owned keys of its part (NULL: none) */
+    float **v;         /* scratch: per node, the owned rows of its part (push) */
     int32_t *own;      /* scratch: owner node of each key of the current request */
     int64_t owncap;
 };
 
 cr_wclient *cr_wclient_new(cr_node *n, int lw, cr_err *e) {
-    cr_wclient *w = calloc(1, sizeof *w);
-    if (!w) {
-        cr_errf(e, "out of memory");
-        return NULL;
-    }
+    cr_wclient *w = cr_xcalloc(1, sizeof *w);
     w->n = n;
     w->lw = lw;
     w->gw = n->id * n->wpn + lw;
     w->next_id = 1;
-    w->peer = calloc((size_t)n->nodes, sizeof *w->peer);
-    w->items = calloc((size_t)n->nodes, sizeof *w->items);
-    w->item_node = calloc((size_t)n->nodes, sizeof *w->item_node);
-    w->cnt = calloc((size_t)n->nodes, sizeof *w->cnt);
+    w->peer = cr_xcalloc((size_t)n->nodes, sizeof *w->peer);
+    w->items = cr_xcalloc((size_t)n->nodes, sizeof *w->items);
+    w->item_node = cr_xcalloc((size_t)n->nodes, sizeof *w->item_node);
+    w->cnt = cr_xcalloc((size_t)n->nodes, sizeof *w->cnt);
+    w->fill = cr_xcalloc((size_t)n->nodes, sizeof *w->fill);
+    w->k = cr_xcalloc((size_t)n->nodes, sizeof *w->k);
+    w->v = cr_xcalloc((size_t)n->nodes, sizeof *w->v);
     for (int i = 0; i < n->nodes; i++) {
         if (i == n->id) continue;
         w->peer[i] = cr_socket(n->zctx, ZMQ_DEALER);
@@ -65,6 +69,7 @@ static void req_free(cr_wclient *w, wreq *r) {
     if (r->pos)
         for (int i = 0; i < w->n->nodes; i++) free(r->pos[i]);
     free(r->pos);
+    free(r->want);
 }
 
 void cr_wclient_destroy(cr_wclient **wp) {
@@ -78,6 +83,9 @@ void cr_wclient_destroy(cr_wclient **wp) {
     free(w->items);
     free(w->item_node);
     free(w->cnt);
+    free(w->fill);
+    free(w->k);
+    free(w->v);
     free(w->own);
     free(w);
     *wp = NULL;
@@ -88,11 +96,7 @@ static int check_keys(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n
     if (n > w->owncap) {
         free(w->own);
         w->owncap = n > 2 * w->owncap ? n : 2 * w->owncap;
-        w->own = malloc((size_t)w->owncap * sizeof *w->own);
-        if (!w->own) {
-            w->owncap = 0;
-            return cr_errf(e, "%s: out of memory for %lld keys", op, (long long)n);
-        }
+        w->own = cr_xmalloc((size_t)w->owncap * sizeof *w->own);
     }
     for (int64_t i = 0; i < n; i++) {
         if (keys[i] < 0 || keys[i] >= s->def.keys)
@@ -108,7 +112,7 @@ static int check_keys(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n
 static wreq *new_req(cr_wclient *w, int kind) {
     if (w->nreqs == w->capreqs) {
         w->capreqs = w->capreqs ? 2 * w->capreqs : 16;
-        w->reqs = realloc(w->reqs, (size_t)w->capreqs * sizeof *w->reqs);
+        w->reqs = cr_xrealloc(w->reqs, (size_t)w->capreqs * sizeof *w->reqs);
     }
     wreq *r = &w->reqs[w->nreqs++];
     memset(r, 0, sizeof *r);
@@ -125,6 +129,27 @@ static int table_id(cr_node *n, cr_shard *s) {
     return -1;
 }
 
+/* The header of request r to one node (nkeys rows; push: raw_bytes too). */
+static cr_dhdr req_hdr(cr_wclient *w, cr_shard *s, const wreq *r, int64_t nkeys) {
+    cr_dhdr h = {.type = (uint32_t)r->kind, .table = (uint16_t)table_id(w->n, s), .req = r->id, .worker = w->gw,
+                 .dim = s->def.dim, .nkeys = nkeys};
+    if (r->kind == CR_D_PUSH) h.raw_bytes = nkeys * s->def.dim * (int64_t)sizeof(float);
+    return h;
+}
+
+/* The one other node holding every key, or -1 (keys on several nodes). */
+static int sole_owner(cr_wclient *w, int64_t n) {
+    for (int i = 0; i < w->n->nodes; i++)
+        if (w->cnt[i] == n) return i == w->n->id ? -1 : i;
+    return -1;
+}
+
+static void count_local(cr_node *nd, int64_t nlocal, int dim) {
+    atomic_fetch_add(&nd->keys_local, nlocal);
+    atomic_fetch_add(&nd->bytes_local, nlocal * dim * (long long)sizeof(float));
+    atomic_fetch_add(&nd->msgs_local, 1);
+}
+
 /* Send a frame that stays the caller's: ZeroMQ reads it while sending and
  * never frees it. Only for requests the caller waits on before touching the
  * buffer again: the reply proves every byte has left. */
@@ -138,109 +163,174 @@ static int send_borrowed(void *sock, void *buf, size_t len, int more) {
     return 0;
 }
 
-/* keys/vals are owned (freed here, also on failure) unless `borrowed`. */
-static int send_req_ex(cr_wclient *w, int node, cr_dhdr *h, int64_t *keys, int64_t nk, float *vals, int borrowed,
-                       cr_err *e) {
-    void *sock = w->peer[node];
-    int vowned = !borrowed;
-    size_t kb = (size_t)nk * sizeof(int64_t), vb = vals ? (size_t)nk * (size_t)h->dim * sizeof(float) : 0;
-    if (vals && w->n->tables[h->table]->def.compress && vb >= 65536) {
-        void *z;
-        size_t zn;
-        if (cr_wire_deflate(vals, vb, &z, &zn, NULL) == 0) {
-            if (vowned) free(vals);
-            vowned = 1;
-            vals = z;
-            vb = zn;
-            h->flags |= CR_D_ZLIB;
-        }
-    }
-    size_t sent = sizeof *h + kb;
-    int rc = zmq_send(sock, h, sizeof *h, ZMQ_SNDMORE) < 0 ? -1 : 0;
-    if (rc == 0) rc = borrowed ? send_borrowed(sock, keys, kb, vals != NULL) : cr_send_owned(sock, keys, kb, vals != NULL);
-    else if (!borrowed) free(keys);
-    if (vals) {
-        if (rc == 0) rc = vowned ? cr_send_owned(sock, vals, vb, 0) : send_borrowed(sock, vals, vb, 0);
-        else if (vowned) free(vals);
-        sent += vb;
-    }
+/* Rows of a push to a table that asks for compression, when they are large:
+ * a new zlib buffer (ours to send or free; h and *vb updated), else NULL. */
+static void *deflate_rows(cr_wclient *w, cr_dhdr *h, const float *vals, size_t *vb) {
+    void *z;
+    size_t zn;
+    if (!vals || !w->n->tables[h->table]->def.compress || *vb < 65536) return NULL;
+    if (cr_wire_deflate(vals, *vb, &z, &zn, NULL) != 0) return NULL;
+    h->flags |= CR_D_ZLIB;
+    *vb = zn;
+    return z;
+}
+
+static int sent(cr_wclient *w, int node, int rc, const cr_dhdr *h, size_t vb, cr_err *e) {
     if (rc < 0) return cr_errf(e, "send to node %d failed: %s", node, zmq_strerror(errno));
     atomic_fetch_add(&w->n->msgs_remote, 1);
-    atomic_fetch_add(&w->n->bytes_remote, (long long)sent);
-    atomic_fetch_add(&w->n->keys_remote, nk);
+    atomic_fetch_add(&w->n->bytes_remote, (long long)(sizeof *h + (size_t)h->nkeys * sizeof(int64_t) + vb));
+    atomic_fetch_add(&w->n->keys_remote, h->nkeys);
     return 0;
 }
 
+/* Send request h with keys and rows (NULL for a pull) that become ZeroMQ's:
+ * freed once sent, or here on failure; *keys and *vals are set to NULL. */
+static int send_owned(cr_wclient *w, int node, cr_dhdr *h, int64_t **keys, float **vals, cr_err *e) {
+    void *sock = w->peer[node];
+    int64_t *k = *keys;
+    float *v = vals ? *vals : NULL;
+    *keys = NULL;
+    if (vals) *vals = NULL;
+    size_t kb = (size_t)h->nkeys * sizeof *k, vb = v ? (size_t)h->raw_bytes : 0;
+    void *z = deflate_rows(w, h, v, &vb);
+    if (z) {
+        free(v);
+        v = z;
+    }
+    int rc = zmq_send(sock, h, sizeof *h, ZMQ_SNDMORE) < 0 ? -1 : 0;
+    if (rc == 0) rc = cr_send_owned(sock, k, kb, v != NULL);
+    else free(k);
+    if (v && rc == 0) rc = cr_send_owned(sock, v, vb, 0);
+    else free(v);
+    return sent(w, node, rc, h, vb, e);
+}
 
-static int pull_start(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out, uint32_t *req,
-                      int sync, cr_err *e) {
+/* Send request h with the caller's keys and rows, without copying them
+ * (compressed rows go in a buffer of ours). Only for requests waited on
+ * before the caller gets its buffers back. */
+static int send_lent(cr_wclient *w, int node, cr_dhdr *h, const int64_t *keys, const float *vals, cr_err *e) {
+    void *sock = w->peer[node];
+    size_t kb = (size_t)h->nkeys * sizeof *keys, vb = vals ? (size_t)h->raw_bytes : 0;
+    void *z = deflate_rows(w, h, vals, &vb);
+    int rc = zmq_send(sock, h, sizeof *h, ZMQ_SNDMORE) < 0 ? -1 : 0;
+    if (rc == 0) rc = send_borrowed(sock, (void *)keys, kb, vals != NULL);
+    if (vals && rc == 0) rc = z ? cr_send_owned(sock, z, vb, 0) : send_borrowed(sock, (void *)vals, vb, 0);
+    else free(z);
+    return sent(w, node, rc, h, vb, e);
+}
+
+/* Send every node its part (w->k[i], w->v[i] for a push; owned, set to
+ * NULL). After a failed send the remaining parts are freed. */
+static int send_parts(cr_wclient *w, cr_shard *s, wreq *r, cr_err *e) {
+    int rc = 0;
+    for (int i = 0; i < w->n->nodes; i++) {
+        if (!w->k[i]) continue;
+        cr_dhdr h = req_hdr(w, s, r, w->cnt[i]);
+        if (rc == 0 && (rc = send_owned(w, i, &h, &w->k[i], r->kind == CR_D_PUSH ? &w->v[i] : NULL, e)) == 0)
+            r->outstanding++;
+        free(w->k[i]);
+        free(w->v[i]);
+        w->k[i] = NULL;
+        w->v[i] = NULL;
+    }
+    return rc;
+}
+
+/* Send one node the whole request: keys (and rows) taken (owned) or lent. */
+static int send_whole(cr_wclient *w, cr_shard *s, wreq *r, int node, int64_t n, int64_t **own_k, float **own_v,
+                      const int64_t *keys, const float *vals, cr_err *e) {
+    cr_dhdr h = req_hdr(w, s, r, n);
+    int rc = own_k ? send_owned(w, node, &h, own_k, own_v, e) : send_lent(w, node, &h, keys, vals, e);
+    if (rc == 0) r->outstanding++;
+    return rc;
+}
+
+/* ---------- pull ---------- */
+
+/* Check the keys and serve the local ones from shared memory. 0: all were
+ * local, done; 1: *rp is a new request for the rest (rows of other nodes). */
+static int pull_begin(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out, wreq **rp,
+                      cr_err *e) {
     cr_node *nd = w->n;
-    *req = 0;
     if (check_keys(w, s, keys, n, "pull", e) < 0) return -1;
-    int dim = s->def.dim;
     atomic_fetch_add(&nd->pulls, 1);
     nd->ws[w->lw].pulls++;
     int64_t nlocal = w->cnt[nd->id];
     if (nlocal == n) { /* all local: shared memory, done */
         cr_shard_pull(s, keys, n, out);
-        atomic_fetch_add(&nd->keys_local, n);
-        atomic_fetch_add(&nd->bytes_local, n * dim * (long long)sizeof(float));
-        atomic_fetch_add(&nd->msgs_local, 1);
+        count_local(nd, n, s->def.dim);
         return 0;
     }
     wreq *r = new_req(w, CR_D_PULL);
     r->out = out;
-    r->dim = dim;
-    r->pos = calloc((size_t)nd->nodes, sizeof *r->pos);
-    int64_t **k = calloc((size_t)nd->nodes, sizeof *k), *fill = calloc((size_t)nd->nodes, sizeof *fill);
-    int single = -1; /* every key on one other node: keys go as they are, rows come back in order */
-    for (int i = 0; i < nd->nodes; i++)
-        if (w->cnt[i] == n && i != nd->id) single = i;
-    for (int i = 0; i < nd->nodes; i++)
-        if (w->cnt[i] && i != nd->id) {
-            if (i == single && sync) continue; /* borrowed below */
-            k[i] = malloc((size_t)w->cnt[i] * sizeof(int64_t));
-            if (i != single) r->pos[i] = malloc((size_t)w->cnt[i] * sizeof(int64_t));
-        }
-    if (single >= 0) {
-        if (sync) k[single] = (int64_t *)keys;
-        else memcpy(k[single], keys, (size_t)n * sizeof *keys);
-        r->whole = 1;
-    } else
-        for (int64_t i = 0; i < n; i++) {
-            int o = w->own[i];
-            if (o == nd->id) {
-                cr_shard_pull(s, keys + i, 1, out + (size_t)i * dim);
-                continue;
-            }
-            k[o][fill[o]] = keys[i];
-            r->pos[o][fill[o]++] = i;
-        }
-    if (nlocal) {
-        atomic_fetch_add(&nd->keys_local, nlocal);
-        atomic_fetch_add(&nd->bytes_local, nlocal * dim * (long long)sizeof(float));
-        atomic_fetch_add(&nd->msgs_local, 1);
-    }
-    int rc = 0, tid = table_id(nd, s);
-    *req = r->id;
+    r->dim = s->def.dim;
+    r->pos = cr_xcalloc((size_t)nd->nodes, sizeof *r->pos);
+    r->want = cr_xcalloc((size_t)nd->nodes, sizeof *r->want);
+    for (int i = 0; i < nd->nodes; i++) r->want[i] = i == nd->id ? 0 : w->cnt[i];
+    if (nlocal) count_local(nd, nlocal, s->def.dim);
+    *rp = r;
+    return 1;
+}
+
+/* Keys on several nodes: local rows now, each other node an owned list of
+ * its keys (w->k) and the positions its rows go to (r->pos). */
+static int pull_split(cr_wclient *w, cr_shard *s, wreq *r, const int64_t *keys, int64_t n, float *out,
+                      cr_err *e) {
+    cr_node *nd = w->n;
+    int dim = s->def.dim;
     for (int i = 0; i < nd->nodes; i++) {
-        if (!k[i]) continue;
-        cr_dhdr h = {.type = CR_D_PULL, .table = (uint16_t)tid, .req = r->id, .worker = w->gw, .dim = dim,
-                     .nkeys = w->cnt[i]};
-        int borrowed = sync && i == single;
-        if (rc == 0 && send_req_ex(w, i, &h, k[i], w->cnt[i], NULL, borrowed, e) == 0) r->outstanding++;
-        else if (rc == 0) rc = -1;
-        else if (!borrowed) free(k[i]);
+        w->fill[i] = 0;
+        if (!w->cnt[i] || i == nd->id) continue;
+        w->k[i] = cr_xmalloc((size_t)w->cnt[i] * sizeof **w->k);
+        r->pos[i] = cr_xmalloc((size_t)w->cnt[i] * sizeof **r->pos);
     }
-    free(k);
-    free(fill);
+    for (int64_t i = 0; i < n; i++) {
+        int o = w->own[i];
+        if (o == nd->id) {
+            cr_shard_pull(s, keys + i, 1, out + (size_t)i * dim);
+            continue;
+        }
+        w->k[o][w->fill[o]] = keys[i];
+        r->pos[o][w->fill[o]++] = i;
+    }
+    return send_parts(w, s, r, e);
+}
+
+int cr_wclient_pull_borrow(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out, cr_err *e) {
+    wreq *r;
+    int rc = pull_begin(w, s, keys, n, out, &r, e);
+    if (rc <= 0) return rc;
+    uint32_t id = r->id;
+    int one = sole_owner(w, n);
+    r->whole = one >= 0; /* keys go as they are, rows come back in order */
+    rc = one >= 0 ? send_whole(w, s, r, one, n, NULL, NULL, keys, NULL, e) : pull_split(w, s, r, keys, n, out, e);
+    /* even after a failed send, what was sent may still read the borrowed keys */
+    if (cr_wclient_wait(w, id, rc < 0 ? NULL : e) < 0 && rc == 0) rc = -1;
     return rc;
 }
 
-static int push_start(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, const float *vals,
-                      uint32_t *req, int sync, cr_err *e) {
-    cr_node *nd = w->n;
+int cr_wclient_pull_copy(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out, uint32_t *req,
+                         cr_err *e) {
+    wreq *r;
     *req = 0;
+    int rc = pull_begin(w, s, keys, n, out, &r, e);
+    if (rc <= 0) return rc;
+    *req = r->id;
+    int one = sole_owner(w, n);
+    if (one < 0) return pull_split(w, s, r, keys, n, out, e);
+    int64_t *k = cr_xmalloc((size_t)n * sizeof *k);
+    memcpy(k, keys, (size_t)n * sizeof *k);
+    r->whole = 1;
+    return send_whole(w, s, r, one, n, &k, NULL, NULL, NULL, e);
+}
+
+/* ---------- push ---------- */
+
+/* Check the keys and apply the local rows through shared memory. 0: all
+ * were local, done; 1: *rp is a new request for the rest. */
+static int push_begin(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, const float *vals, wreq **rp,
+                      cr_err *e) {
+    cr_node *nd = w->n;
     if (check_keys(w, s, keys, n, "push", e) < 0) return -1;
     int dim = s->def.dim;
     atomic_fetch_add(&nd->pushes, 1);
@@ -250,63 +340,78 @@ static int push_start(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n
     else if (nlocal)
         for (int64_t i = 0; i < n; i++)
             if (w->own[i] == nd->id) cr_shard_push(s, keys + i, 1, vals + (size_t)i * dim);
-    if (nlocal) {
-        atomic_fetch_add(&nd->keys_local, nlocal);
-        atomic_fetch_add(&nd->bytes_local, nlocal * dim * (long long)sizeof(float));
-        atomic_fetch_add(&nd->msgs_local, 1);
-    }
+    if (nlocal) count_local(nd, nlocal, dim);
     if (nlocal == n) return 0;
-    wreq *r = new_req(w, CR_D_PUSH);
-    r->dim = dim;
-    int rc = 0, tid = table_id(nd, s);
-    *req = r->id;
-    size_t rowb = (size_t)dim * sizeof(float);
-    int64_t **k = calloc((size_t)nd->nodes, sizeof *k), *fill = calloc((size_t)nd->nodes, sizeof *fill);
-    float **v = calloc((size_t)nd->nodes, sizeof *v);
-    int single = 0;
-    for (int o = 0; o < nd->nodes; o++)
-        if (o != nd->id && w->cnt[o]) {
-            if (w->cnt[o] == n) { /* one destination: no per-row work; no copy if the caller waits */
-                single = 1;
-                fill[o] = n;
-                if (sync) {
-                    k[o] = (int64_t *)keys;
-                    v[o] = (float *)vals;
-                    continue;
-                }
-                k[o] = malloc((size_t)n * sizeof **k);
-                v[o] = malloc((size_t)n * rowb);
-                memcpy(k[o], keys, (size_t)n * sizeof *keys);
-                memcpy(v[o], vals, (size_t)n * rowb);
-                continue;
-            }
-            k[o] = malloc((size_t)w->cnt[o] * sizeof **k);
-            v[o] = malloc((size_t)w->cnt[o] * rowb);
-        }
-    for (int64_t i = 0; i < n && !single; i++) {
+    *rp = new_req(w, CR_D_PUSH);
+    (*rp)->dim = dim;
+    return 1;
+}
+
+/* Keys on several nodes: each other node gets owned copies of its keys and
+ * rows (w->k, w->v), then its request. */
+static int push_split(cr_wclient *w, cr_shard *s, wreq *r, const int64_t *keys, int64_t n, const float *vals,
+                      cr_err *e) {
+    cr_node *nd = w->n;
+    size_t dim = (size_t)s->def.dim, rowb = dim * sizeof(float);
+    for (int o = 0; o < nd->nodes; o++) {
+        w->fill[o] = 0;
+        if (!w->cnt[o] || o == nd->id) continue;
+        w->k[o] = cr_xmalloc((size_t)w->cnt[o] * sizeof **w->k);
+        w->v[o] = cr_xmalloc((size_t)w->cnt[o] * rowb);
+    }
+    for (int64_t i = 0; i < n; i++) {
         int o = w->own[i];
         if (o == nd->id) continue;
-        k[o][fill[o]] = keys[i];
-        memcpy(v[o] + (size_t)fill[o] * dim, vals + (size_t)i * dim, rowb);
-        fill[o]++;
+        w->k[o][w->fill[o]] = keys[i];
+        memcpy(w->v[o] + (size_t)w->fill[o] * dim, vals + (size_t)i * dim, rowb);
+        w->fill[o]++;
     }
-    for (int o = 0; o < nd->nodes; o++) {
-        if (!k[o]) continue;
-        cr_dhdr h = {.type = CR_D_PUSH, .table = (uint16_t)tid, .req = r->id, .worker = w->gw, .dim = dim,
-                     .nkeys = fill[o], .raw_bytes = fill[o] * dim * (int64_t)sizeof(float)};
-        int borrowed = sync && single;
-        if (rc == 0 && send_req_ex(w, o, &h, k[o], fill[o], v[o], borrowed, e) == 0) r->outstanding++;
-        else {
-            if (rc == 0) rc = -1;
-            else if (!borrowed) {
-                free(k[o]);
-                free(v[o]);
-            }
-        }
-    }
+    return send_parts(w, s, r, e);
+}
+
+int cr_wclient_push_borrow(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, const float *vals,
+                           cr_err *e) {
+    wreq *r;
+    int rc = push_begin(w, s, keys, n, vals, &r, e);
+    if (rc <= 0) return rc;
+    uint32_t id = r->id;
+    int one = sole_owner(w, n);
+    rc = one >= 0 ? send_whole(w, s, r, one, n, NULL, NULL, keys, vals, e) : push_split(w, s, r, keys, n, vals, e);
+    if (cr_wclient_wait(w, id, rc < 0 ? NULL : e) < 0 && rc == 0) rc = -1;
+    return rc;
+}
+
+int cr_wclient_push_copy(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, const float *vals,
+                         uint32_t *req, cr_err *e) {
+    wreq *r;
+    *req = 0;
+    int rc = push_begin(w, s, keys, n, vals, &r, e);
+    if (rc <= 0) return rc;
+    *req = r->id;
+    int one = sole_owner(w, n);
+    if (one < 0) return push_split(w, s, r, keys, n, vals, e);
+    size_t vb = (size_t)n * (size_t)s->def.dim * sizeof(float);
+    int64_t *k = cr_xmalloc((size_t)n * sizeof *k);
+    float *v = cr_xmalloc(vb);
+    memcpy(k, keys, (size_t)n * sizeof *k);
+    memcpy(v, vals, vb);
+    return send_whole(w, s, r, one, n, &k, &v, NULL, NULL, e);
+}
+
+int cr_wclient_push_take(cr_wclient *w, cr_shard *s, int64_t **keys, int64_t n, float **vals, uint32_t *req,
+                         cr_err *e) {
+    int64_t *k = *keys;
+    float *v = *vals;
+    *keys = NULL;
+    *vals = NULL;
+    *req = 0;
+    wreq *r;
+    int rc = push_begin(w, s, k, n, v, &r, e), one = rc > 0 ? sole_owner(w, n) : -1;
+    if (rc > 0) *req = r->id;
+    if (rc > 0 && one >= 0) return send_whole(w, s, r, one, n, &k, &v, NULL, NULL, e); /* no copy */
+    if (rc > 0) rc = push_split(w, s, r, k, n, v, e);
     free(k);
     free(v);
-    free(fill);
     return rc;
 }
 
@@ -340,10 +445,11 @@ static int take_reply(cr_wclient *w, int node, cr_parts *p, cr_err *e) {
         size_t vb = (size_t)h.raw_bytes;
         const float *v = p->n > 1 ? cr_parts_data(p, 1) : NULL;
         float *buf = NULL;
-        if (p->n < 2 || vb != (size_t)h.nkeys * (size_t)r->dim * sizeof(float))
+        if (p->n < 2 || h.nkeys != r->want[node] || vb != (size_t)h.nkeys * (size_t)r->dim * sizeof(float) ||
+            (!(h.flags & CR_D_ZLIB) && cr_parts_size(p, 1) != vb))
             return cr_errf(e, "malformed pull reply from node %d", node);
         if ((h.flags & CR_D_ZLIB) || (uintptr_t)v % sizeof(float)) {
-            buf = malloc(vb + 1);
+            buf = cr_xmalloc(vb + 1); /* vb: the rows we asked for, checked above */
             if (h.flags & CR_D_ZLIB) {
                 if (cr_wire_inflate(v, cr_parts_size(p, 1), buf, vb, e) < 0) {
                     free(buf);
@@ -352,8 +458,7 @@ static int take_reply(cr_wclient *w, int node, cr_parts *p, cr_err *e) {
             } else
                 memcpy(buf, v, vb);
             v = buf;
-        } else if (cr_parts_size(p, 1) != vb)
-            return cr_errf(e, "malformed pull reply from node %d", node);
+        }
         size_t rowb = (size_t)r->dim * sizeof(float);
         if (r->whole) memcpy(r->out, v, vb);
         else
@@ -400,29 +505,4 @@ int cr_wclient_drain(cr_wclient *w, cr_err *e) {
     }
     drop_done(w);
     return 0;
-}
-
-int cr_wclient_pull(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out, uint32_t *req,
-                    cr_err *e) {
-    return pull_start(w, s, keys, n, out, req, 0, e);
-}
-
-int cr_wclient_push(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, const float *vals,
-                    uint32_t *req, cr_err *e) {
-    return push_start(w, s, keys, n, vals, req, 0, e);
-}
-
-int cr_wclient_pull_sync(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out, cr_err *e) {
-    uint32_t req;
-    int rc = pull_start(w, s, keys, n, out, &req, 1, e);
-    /* even after a failed send, what was sent may still read the borrowed keys */
-    if (cr_wclient_wait(w, req, rc < 0 ? NULL : e) < 0 && rc == 0) rc = -1;
-    return rc;
-}
-
-int cr_wclient_push_sync(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, const float *vals, cr_err *e) {
-    uint32_t req;
-    int rc = push_start(w, s, keys, n, vals, &req, 1, e);
-    if (cr_wclient_wait(w, req, rc < 0 ? NULL : e) < 0 && rc == 0) rc = -1;
-    return rc;
 }

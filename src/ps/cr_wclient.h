@@ -5,10 +5,21 @@
  * Keys on this node are read and written through shared memory (the shard,
  * under its striped locks); keys on other nodes are grouped per destination
  * into ONE request message each, sent on this worker's own DEALER socket to
- * that node. Requests are asynchronous: *_start returns a request id (0 if
- * everything was local and is already complete), cr_wclient_wait completes
- * it. Per destination, requests are served in order, so a pull issued after a
- * push from the same worker sees that push. */
+ * that node. Per destination, requests are served in order, so a pull issued
+ * after a push from the same worker sees that push.
+ *
+ * Who owns the buffers is said by the function's name:
+ *   *_borrow  blocking: the caller's keys, rows and out are borrowed for the
+ *             call only (sent without copying; the reply proves ZeroMQ is
+ *             done reading them) and stay the caller's.
+ *   *_copy    asynchronous: keys and rows are copied before return and stay
+ *             the caller's; a pull's out must stay valid until the request
+ *             completes (cr_wclient_wait / cr_wclient_drain).
+ *   *_take    asynchronous: the client takes the malloc'd keys and rows
+ *             (also on failure) and sets the caller's pointers to NULL, as a
+ *             CZMQ `**` argument does; no copy when one node gets them all.
+ * Asynchronous calls store a request id in *req (0 if everything was local
+ * and is already complete); a request id is valid until it is waited on. */
 
 #include <stdint.h>
 
@@ -17,22 +28,37 @@
 
 typedef struct cr_wclient cr_wclient;
 
-/* New client for local worker lw of node n (connects to every peer). */
+/* New client for local worker lw of node n (connects to every peer); owned
+ * by the caller, end it with cr_wclient_destroy. NULL with e set when a peer
+ * cannot be reached. */
 cr_wclient *cr_wclient_new(cr_node *n, int lw, cr_err *e);
+/* Close the sockets and free; sets *w to NULL, accepts NULL. Destroy the
+ * client before freeing buffers of requests that failed: until then a
+ * queued frame may still point at them. */
 void cr_wclient_destroy(cr_wclient **w);
 
-/* Start a pull of n keys of table s into out (n * dim floats, which must stay
- * valid until the request completes). Keys out of range: -1 with a message
- * naming the key and its position (nothing sent). */
-int cr_wclient_pull(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out,
-                    uint32_t *req, cr_err *e);
-/* Start a push of n rows (vals: n * dim floats, copied before return). */
-int cr_wclient_push(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, const float *vals,
-                    uint32_t *req, cr_err *e);
-/* Pull / push and wait for completion. The caller's keys and rows are sent
- * without copying (the reply proves ZeroMQ is done reading them). */
-int cr_wclient_pull_sync(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out, cr_err *e);
-int cr_wclient_push_sync(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, const float *vals, cr_err *e);
+/* Pull n keys of table s into out (n * dim floats, rows in key order) and
+ * wait. keys and out are borrowed for the call. Keys out of range: -1 with a
+ * message naming the key and its position (nothing sent). */
+int cr_wclient_pull_borrow(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out, cr_err *e);
+/* Start a pull of n keys into out. keys are copied; out (n * dim floats)
+ * must stay valid until *req completes. Errors as for the borrowing pull. */
+int cr_wclient_pull_copy(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out,
+                         uint32_t *req, cr_err *e);
+
+/* Push n rows (vals: n * dim floats) and wait until every node has applied
+ * them. keys and vals are borrowed for the call. */
+int cr_wclient_push_borrow(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, const float *vals,
+                           cr_err *e);
+/* Start a push of n rows; keys and vals are copied before return. */
+int cr_wclient_push_copy(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, const float *vals,
+                         uint32_t *req, cr_err *e);
+/* Start a push of n rows, taking *keys (n int64) and *vals (n * dim floats),
+ * both from malloc: the client frees them whatever the outcome and sets
+ * *keys and *vals to NULL. */
+int cr_wclient_push_take(cr_wclient *w, cr_shard *s, int64_t **keys, int64_t n, float **vals, uint32_t *req,
+                         cr_err *e);
+
 /* Wait for request req (0 or already complete: returns at once). */
 int cr_wclient_wait(cr_wclient *w, uint32_t req, cr_err *e);
 /* Wait for every outstanding request of this worker. */

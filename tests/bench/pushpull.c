@@ -77,8 +77,8 @@ static double ps_round(cr_wclient *w, cr_shard *s, int64_t *keys, float *vals) {
     double t0 = cr_now();
     cr_err e;
     for (int r = 0; r < ROUNDS; r++) { /* what T:pull / T:push do */
-        if (cr_wclient_pull_sync(w, s, keys, NKEYS, vals, &e) < 0 ||
-            cr_wclient_push_sync(w, s, keys, NKEYS, vals, &e) < 0) {
+        if (cr_wclient_pull_borrow(w, s, keys, NKEYS, vals, &e) < 0 ||
+            cr_wclient_push_borrow(w, s, keys, NKEYS, vals, &e) < 0) {
             fprintf(stderr, "pushpull: %s\n", e.msg);
             exit(1);
         }

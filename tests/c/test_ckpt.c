@@ -302,6 +302,102 @@ static void test_misuse(void) {
     CR_CHECK(strstr(e.msg, "/nonexistent-dir/x.ckpt.tmp: cannot create") != NULL);
 }
 
+/* ---- probe defect 3: only a missing PATH or a regular file is replaced */
+
+static int is_mode(const char *path, mode_t type) {
+    struct stat st;
+    return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == type;
+}
+
+static int has_text(const char *path, const char *text) {
+    char buf[64] = "";
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strcmp(buf, text) == 0;
+}
+
+static void put_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+/* Writer open refuses PATH with exactly the message a user sees, and writes
+ * nothing (no PATH.tmp either). */
+static int refuses(const char *path, const char *kind) {
+    cr_err e;
+    char want[512], tmp[300];
+    snprintf(want, sizeof want, "%s: not a regular file (%s); refusing to replace it", path, kind);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    cr_ckpt_writer *w = cr_ckpt_writer_open(path, &e);
+    if (w) {
+        cr_ckpt_writer_abort(&w);
+        return 0;
+    }
+    if (strcmp(e.msg, want) != 0) printf("  got \"%s\"\n", e.msg);
+    return strcmp(e.msg, want) == 0 && !exists(tmp);
+}
+
+static void test_refuse_special_targets(void) {
+    CR_CHECK(refuses("/dev/null", "character device"));
+    CR_CHECK(is_mode("/dev/null", S_IFCHR));
+    const char *target = tmp_path("victim"), *link = tmp_path("link.ckpt");
+    put_text(target, "keep");
+    CR_CHECK(symlink(target, link) == 0);
+    CR_CHECK(refuses(link, "symbolic link"));
+    CR_CHECK(is_mode(link, S_IFLNK) && has_text(target, "keep"));
+    const char *dangling = tmp_path("dangling.ckpt");
+    CR_CHECK(symlink(tmp_path("nowhere"), dangling) == 0);
+    CR_CHECK(refuses(dangling, "symbolic link"));
+    CR_CHECK(is_mode(dangling, S_IFLNK) && !exists(tmp_path("nowhere")));
+    const char *fifo = tmp_path("fifo.ckpt");
+    CR_CHECK(mkfifo(fifo, 0600) == 0);
+    CR_CHECK(refuses(fifo, "fifo"));
+    CR_CHECK(is_mode(fifo, S_IFIFO));
+    const char *sub = tmp_path("sub.ckpt");
+    CR_CHECK(mkdir(sub, 0700) == 0);
+    CR_CHECK(refuses(sub, "directory"));
+    CR_CHECK(is_mode(sub, S_IFDIR));
+}
+
+/* PATH.tmp is never written through: a symlink there is refused (its target
+ * untouched), a hard link to another file is replaced by a new file. */
+static void test_tmp_not_followed(void) {
+    cr_err e;
+    char victim[256], p[256], tmp[256]; /* tmp_path's buffers rotate */
+    snprintf(victim, sizeof victim, "%s", tmp_path("victim2"));
+    snprintf(p, sizeof p, "%s", tmp_path("t.ckpt"));
+    snprintf(tmp, sizeof tmp, "%s", tmp_path("t.ckpt.tmp"));
+    put_text(victim, "keep");
+    CR_CHECK(symlink(victim, tmp) == 0);
+    CR_CHECK(cr_ckpt_writer_open(p, &e) == NULL);
+    CR_CHECK(strstr(e.msg, "t.ckpt.tmp: not a regular file (symbolic link); refusing") != NULL);
+    CR_CHECK(has_text(victim, "keep") && is_mode(tmp, S_IFLNK) && !exists(p));
+    unlink(tmp);
+    CR_CHECK(link(victim, tmp) == 0);
+    CR_CHECK(write_file(p, 1, 10, &e) == 0);
+    CR_CHECK(has_text(victim, "keep") && check_file(p, 1, 1000) && !exists(tmp));
+}
+
+/* PATH turning into a symlink while the checkpoint is written: the commit
+ * checks again and refuses; the symlink and its target stay as they were. */
+static void test_target_swapped_before_commit(void) {
+    cr_err e;
+    const char *victim = tmp_path("victim3"), *p = tmp_path("swap.ckpt");
+    put_text(victim, "keep");
+    cr_ckpt_writer *w = cr_ckpt_writer_open(p, &e);
+    CR_CHECK(w != NULL);
+    CR_CHECK(symlink(victim, p) == 0);
+    CR_CHECK(cr_ckpt_writer_commit(&w, &e) == -1 && w == NULL);
+    CR_CHECK(strstr(e.msg, "swap.ckpt: not a regular file (symbolic link); refusing to replace it") != NULL);
+    CR_CHECK(is_mode(p, S_IFLNK) && has_text(victim, "keep") && !exists(tmp_path("swap.ckpt.tmp")));
+}
+
 /* ---- hand-made files: correct crcs, bad structure (what a careless or
  * hostile writer could produce); each must be refused, never crash. */
 
@@ -410,6 +506,32 @@ static void test_crafted_files(void) {
     CR_CHECK(refused_with(p, "corrupt block header")); /* unknown block type */
     c_start(&c); c_table(&c, "T", 2, 2, 0); c_rows(&c, 1, 2, 2); c_finish(&c, p);
     CR_CHECK(refused_anywhere(p)); /* rows that start at the wrong key */
+    /* a block claiming 200 MiB from a few bytes: more than zlib can inflate
+     * them to, refused from the header before anything is allocated */
+    c_start(&c); c_table(&c, "T", 1, 2, 0); c_block(&c, 3, "", 0, 200L << 20); c_finish(&c, p);
+    CR_CHECK(refused_with(p, "corrupt block header"));
+}
+
+/* The inflation bound holds for what the writer makes of the most
+ * compressible data there is: 1 MiB blocks of zeros. */
+static void test_zero_rows_round_trip(void) {
+    cr_err e;
+    const char *p = tmp_path("zeros.ckpt");
+    const int64_t keys = 20000;
+    const int dim = 64;
+    float *v = calloc((size_t)keys * dim, sizeof *v);
+    cr_ckpt_writer *w = cr_ckpt_writer_open(p, &e);
+    CR_CHECK(w && cr_ckpt_put_table(w, "Z", keys, dim, "", 0, &e) == 0 && cr_ckpt_put_rows(w, keys, v, NULL, &e) == 0);
+    CR_CHECK(cr_ckpt_writer_commit(&w, &e) == 0);
+    cr_ckpt_reader *r = cr_ckpt_reader_open(p, &e);
+    if (!r) printf("  %s\n", e.msg);
+    cr_ckpt_table_info info;
+    v[5] = 1;
+    int ok = r && cr_ckpt_next_table(r, &info, &e) == 1 && cr_ckpt_get_rows(r, keys, v, NULL, &e) == 0 && v[5] == 0;
+    cr_ckpt_reader_close(&r);
+    free(v);
+    unlink(p);
+    CR_CHECK(ok);
 }
 
 /* Files of version 1 (tables and a few metadata, written before the resume
@@ -573,7 +695,11 @@ int main(void) {
     CR_RUN(test_wrong_magic_version_missing);
     CR_RUN(test_commit_and_abort);
     CR_RUN(test_misuse);
+    CR_RUN(test_refuse_special_targets);
+    CR_RUN(test_tmp_not_followed);
+    CR_RUN(test_target_swapped_before_commit);
     CR_RUN(test_crafted_files);
+    CR_RUN(test_zero_rows_round_trip);
     CR_RUN(test_versions);
     CR_RUN(test_corrupt_meta);
     CR_RUN(test_random_damage);

@@ -34,8 +34,8 @@ static const char *work(cr_node *n, cr_wclient *w, int lw, char *msg, size_t msg
     int W = cr_node_count(n) * cr_node_workers_per_node(n);
     for (int r = 1; r <= 3 && !err; r++) {
         uint32_t q;
-        if (cr_wclient_push(w, s, keys, K, ones, &q, &e) < 0 || cr_wclient_wait(w, q, &e) < 0) err = "push";
-        if (!err && (cr_wclient_pull(w, s, keys, K + 1, out, &q, &e) < 0 || cr_wclient_wait(w, q, &e) < 0))
+        if (cr_wclient_push_copy(w, s, keys, K, ones, &q, &e) < 0 || cr_wclient_wait(w, q, &e) < 0) err = "push";
+        if (!err && (cr_wclient_pull_copy(w, s, keys, K + 1, out, &q, &e) < 0 || cr_wclient_wait(w, q, &e) < 0))
             err = "pull";
         /* our own push is visible at once; others' not necessarily */
         for (int64_t i = 0; !err && i <= K; i++)
@@ -43,7 +43,7 @@ static const char *work(cr_node *n, cr_wclient *w, int lw, char *msg, size_t msg
         if (!err && out[(K - 1) * dim] != out[K * dim]) err = "duplicate key";
         if (!err && cr_node_clock(n, lw, bsp, NULL, &e) < 0) err = "clock";
         /* after a BSP clock every worker's push of this round is in */
-        if (!err && (cr_wclient_pull(w, s, keys, K, out, &q, &e) < 0 || cr_wclient_wait(w, q, &e) < 0)) err = "pull2";
+        if (!err && (cr_wclient_pull_copy(w, s, keys, K, out, &q, &e) < 0 || cr_wclient_wait(w, q, &e) < 0)) err = "pull2";
         for (int64_t i = 0; !err && i < K; i++)
             if (out[i * dim] < (float)(r * W)) {
                 snprintf(msg, msgn, "bsp: key %lld = %g after round %d", (long long)keys[i], out[i * dim], r);
@@ -56,16 +56,30 @@ static const char *work(cr_node *n, cr_wclient *w, int lw, char *msg, size_t msg
         int64_t lo = other * s->block, cnt = (other == 0 ? s->block : K - s->block);
         float *before = malloc((size_t)(cnt * dim) * sizeof *before);
         for (int64_t i = 0; i < cnt; i++) keys[i] = lo + i;
-        if (cr_wclient_pull_sync(w, s, keys, cnt, before, &e) < 0 || cr_wclient_push_sync(w, s, keys, cnt, ones, &e) < 0 ||
-            cr_wclient_pull_sync(w, s, keys, cnt, out, &e) < 0)
+        if (cr_wclient_pull_borrow(w, s, keys, cnt, before, &e) < 0 || cr_wclient_push_borrow(w, s, keys, cnt, ones, &e) < 0 ||
+            cr_wclient_pull_borrow(w, s, keys, cnt, out, &e) < 0)
             err = "sync forms";
         for (int64_t i = 0; !err && i < cnt * dim; i++)
             if (out[i] < before[i] + 1) err = "sync push not seen by sync pull";
+        /* owning push (the client takes and NULLs our buffers): one node, no copy; then all K keys (mixed) */
+        for (int part = 0; part < 2 && !err; part++) {
+            int64_t m = part ? K : cnt;
+            int64_t *tk = malloc((size_t)m * sizeof *tk);
+            float *tv = malloc((size_t)(m * dim) * sizeof *tv);
+            for (int64_t i = 0; i < m; i++) tk[i] = part ? i : lo + i;
+            for (int64_t i = 0; i < m * dim; i++) tv[i] = 1;
+            uint32_t q;
+            if (cr_wclient_push_take(w, s, &tk, m, &tv, &q, &e) < 0 || tk || tv || cr_wclient_wait(w, q, &e) < 0)
+                err = "push_take";
+        }
+        if (!err && cr_wclient_pull_borrow(w, s, keys, cnt, out, &e) < 0) err = "pull after push_take";
+        for (int64_t i = 0; !err && i < cnt * dim; i++)
+            if (out[i] < before[i] + 3) err = "push_take not seen";
         free(before);
     }
     int64_t bad = K;
     uint32_t q;
-    if (!err && cr_wclient_pull(w, s, &bad, 1, out, &q, &e) == 0) err = "key out of range accepted";
+    if (!err && cr_wclient_pull_copy(w, s, &bad, 1, out, &q, &e) == 0) err = "key out of range accepted";
     if (!err && !strstr(e.msg, "out of range")) err = "range message";
     free(keys);
     free(ones);
@@ -160,7 +174,9 @@ static void test_two_nodes(void) {
     if (rows_ok) memcpy(v, p1, sizeof v);
     cr_parts_close(&p);
     CR_CHECK(rows_ok);
-    CR_CHECK_NEAR(v[0], 3 * 4 + 2, 0); /* 3 rounds x 4 workers + one sync push from each worker of node 0 */
+    /* 3 rounds x 4 workers + one sync push and one owning push from each worker of node 0 + one owning push
+     * of every key from each of the 4 workers */
+    CR_CHECK_NEAR(v[0], 3 * 4 + 2 + 2 + 4, 0);
     cr_sched_close(&s);
     CR_CHECK(s == NULL);
     for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);

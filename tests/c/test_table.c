@@ -1,5 +1,6 @@
 /* Tables and shards: placement, deterministic initialisation independent of
  * the node count, local pull/push with the table's rule, bulk rows. */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "cr_test.h"
@@ -168,6 +169,20 @@ static void test_def_check(void) {
     CR_CHECK(cr_table_def_check(&d, &e) == -1);
 }
 
+/* A shard too large for memory is an error with a message, never a crash:
+ * keys * dim * 4 that wraps size_t used to allocate a few bytes and then
+ * initialise a huge table into them. (A representable size the machine
+ * cannot hold gets "out of memory"; not tested: sanitizers abort on it.) */
+static void test_huge_shard(void) {
+    cr_table_def d = def(CR_INIT_ZEROS);
+    cr_err e;
+    d.keys = INT64_MAX / 2;
+    d.dim = 1 << 20;
+    cr_shard *s = cr_shard_new(&d, 0, 1, &e);
+    CR_CHECK(s == NULL);
+    CR_CHECK(strstr(e.msg, "table 'W': ") && strstr(e.msg, "do not fit in memory"));
+}
+
 int main(void) {
     CR_RUN(test_placement);
     CR_RUN(test_init_independent_of_nodes);
@@ -175,5 +190,6 @@ int main(void) {
     CR_RUN(test_batch_path);
     CR_RUN(test_rows);
     CR_RUN(test_def_check);
+    CR_RUN(test_huge_shard);
     return cr_test_done();
 }

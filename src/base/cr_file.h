@@ -1,0 +1,32 @@
+#ifndef CR_FILE_H
+#define CR_FILE_H
+/* Safe replacement of files written as "temp file, then rename over PATH".
+ *
+ * rename(2) replaces whatever sits at PATH: a device node, a fifo, a socket
+ * or a symbolic link becomes a regular file, and the caller reports success.
+ * Every writer that replaces a file the user named checks the target first
+ * with cr_file_check_replace, and creates its temp file with
+ * cr_file_create_tmp, which never writes through an existing name. */
+
+#include "base/cr_err.h"
+
+/* May PATH be replaced by a new regular file? 0 if PATH does not exist or is
+ * a regular file. Otherwise -1 with e set to
+ *   "PATH: not a regular file (KIND); refusing to replace it"
+ * where KIND is "symbolic link", "character device", "block device", "fifo",
+ * "socket" or "directory" (lstat: a symlink is refused whatever it points
+ * to), or "PATH: cannot check: REASON" when lstat fails for another reason
+ * than a missing file. Nothing is created, opened or changed. Writers call it
+ * before writing anything and again just before the rename. */
+int cr_file_check_replace(const char *path, cr_err *e);
+
+/* Create TMP for writing (the temp name of a writer, e.g. "PATH.tmp") with
+ * open(O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, mode): a symlink at TMP
+ * is never followed, a hard link never written through. A regular file left
+ * at TMP (a crashed earlier write) is unlinked first; anything else at TMP is
+ * refused as by cr_file_check_replace. Returns the new file descriptor (the
+ * caller's to close), or -1 with e set ("TMP: cannot create: REASON", errno
+ * kept from open). */
+int cr_file_create_tmp(const char *tmp, int mode, cr_err *e);
+
+#endif
