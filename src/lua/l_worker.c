@@ -15,7 +15,6 @@
 #include "lua/l_modules.h"
 #include "lua/l_util.h"
 #include "lua/l_worker_serial.h"
-#include "net/cr_wire.h"
 #include "ps/cr_wclient.h"
 
 #define WTABLE_MT "crescent.WorkerTable"
@@ -496,7 +495,7 @@ static void worker_main(cr_node *n, int lw) {
         if (msg[0]) reply_error(&w, msg);
         else {
             refresh_tables(w.L, &w);
-            if (c.type == CR_M_MODEL) run_model(&w, &c);
+            if (c.type == CR_CMD_MODEL) run_model(&w, &c);
             else run_call(&w, &c);
         }
     }

@@ -1,6 +1,6 @@
 #ifndef CR_NODE_IMPL_H
 #define CR_NODE_IMPL_H
-/* Internals of cr_node shared by cr_node.c and cr_wclient.c only. */
+/* Internals of cr_node shared by cr_node.c, cr_node_ctl.c and cr_wclient.c only. */
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -59,5 +59,10 @@ struct cr_node {
     atomic_llong msgs_remote, bytes_remote, msgs_local, bytes_local;
     atomic_llong keys_local, keys_remote, pulls, pushes, served;
 };
+
+/* Handle one message from the scheduler (src/ps/cr_node_ctl.c): answer it,
+ * or answer an ERROR if it is malformed or unknown. Main thread only.
+ * Returns 1 when the node must shut down, else 0. */
+int cr_node_ctl_handle(cr_node *n, cr_parts *p);
 
 #endif
