@@ -12,11 +12,13 @@ wait_for() { for _ in $(seq 300); do [ "$(clean | grep -c -- "$1")" -ge "${2:-1}
 feed() {
     wait_for '^crescent ('
     printf 'job:epoch{ steps = 400, sleep = 0.05 }\n'
-    sleep 1.5; printf '\003'; wait_for 'interrupted!'
+    sleep 1.5; t0=$(date +%s%N); printf '\003'; wait_for 'interrupted!'
+    echo $(( ($(date +%s%N) - t0) / 1000000 )) >"$TMP/ms1"
     printf 't0 = os.time(); r = job:epoch{ steps = 1 }; print("next", r.sum.steps, os.time() - t0)\n'
     wait_for '^next'
     printf 'job:epoch{ steps = 400, sleep = 0.05 }\n'
-    sleep 1.5; printf '\003'; wait_for 'interrupted!' 2
+    sleep 1.5; t0=$(date +%s%N); printf '\003'; wait_for 'interrupted!' 2
+    echo $(( ($(date +%s%N) - t0) / 1000000 )) >"$TMP/ms2"
     printf 'print("again", job:epoch{ steps = 1 }.sum.steps, #job:stats().nodes)\n'; wait_for '^again'
     printf 'quit()\n'; wait_for 'status='
 }
@@ -25,6 +27,9 @@ feed | SHELL=$(command -v bash) timeout 90 script -qfec \
     "$CRESCENT_BIN run tests/integration/jobs/repl_quiet.lua --repl; echo status=\$?" /dev/null >"$TMP/out" 2>&1
 clean | tail -n 14
 [ "$(clean | grep -c 'interrupted!')" -ge 2 ] || fail "Ctrl-C did not interrupt both epochs"
+echo "interrupts took $(cat "$TMP/ms1") ms and $(cat "$TMP/ms2") ms"
+[ "$(cat "$TMP/ms1")" -lt 3000 ] && [ "$(cat "$TMP/ms2")" -lt 3000 ] \
+    || fail "Ctrl-C took effect only after seconds (the wait did not notice it)"
 clean | grep -q 'died' && fail "a node died from the Ctrl-C"
 line=$(clean | grep '^next')
 [ -n "$line" ] || fail "no epoch after the interrupt"
