@@ -188,7 +188,6 @@ static int idle(wait_t *w, cr_err *e) {
  * dead node, or a callback's interrupt. */
 static int wait_answers(wait_t *w, cr_err *e) {
     cr_job *j = w->j;
-    j->interrupted = 0;
     while (j->owed > 0) {
         cr_parts p;
         cr_proto_msg m;
@@ -211,19 +210,33 @@ static int wait_answers(wait_t *w, cr_err *e) {
 }
 
 /* Before a request: the job must be usable, and the answers of an
- * interrupted command are taken first (within the grace period). */
+ * interrupted command are taken first (within the grace period); its own
+ * failures are not this request's. */
 static int ready(cr_job *j, const cr_job_cb *cb, cr_err *e) {
-    if (cr_job_failed(j)) return cr_errf(e, "the job has failed: %s", j->error ? j->error : "a node died");
+    if (cr_job_failed(j)) return cr_errf(e, "the job cannot go on (a node died, or its nodes were ended)");
     if (j->owed <= 0) return 0;
     cr_job_cancel(j, NULL);
     cr_job_cb quiet = {.tick = cb ? cb->tick : NULL, .arg = cb ? cb->arg : NULL};
     wait_t w = {.j = j, .cb = &quiet, .failed = 1, .shown = 1, .failed_at = cr_now()};
-    char *keep = j->error;
-    j->error = NULL;
     int rc = wait_answers(&w, e);
-    if (rc < 0 && !j->interrupted && !cr_job_failed(j)) rc = 0; /* the interrupted command's own failures */
-    if (!j->error) j->error = keep;
-    else free(keep);
+    if (rc < 0 && !j->interrupted && !cr_job_failed(j)) {
+        free(j->error);
+        j->error = NULL;
+        rc = 0;
+    }
+    return rc;
+}
+
+/* Every public request starts with begin and returns through done, so that
+ * cr_job_error is the whole message of this request's failure. */
+static void begin(cr_job *j) {
+    free(j->error);
+    j->error = NULL;
+    j->interrupted = 0;
+}
+
+static int done(cr_job *j, int rc, cr_err *e) {
+    if (rc < 0 && !j->error) fail_with(j, e->msg, strlen(e->msg), NULL);
     return rc;
 }
 
@@ -254,54 +267,61 @@ static int has_workers(cr_job *j, const char *what, cr_err *e) {
 }
 
 int cr_job_table(cr_job *j, int id, const cr_table_def *d, cr_err *e) {
+    begin(j);
     cr_proto_msg m;
     cr_msg_table t = {.id = id, .def = *d};
-    if (cr_proto_encode_table(&t, &m, e) < 0) return -1;
-    return request(j, -1, &m, cr_job_nodes(j), NULL, NULL, NULL, e);
+    if (cr_proto_encode_table(&t, &m, e) < 0) return done(j, -1, e);
+    return done(j, request(j, -1, &m, cr_job_nodes(j), NULL, NULL, NULL, e), e);
 }
 
 int cr_job_model(cr_job *j, const char *src, size_t srcn, const char *chunk, size_t chunkn, const char *opts,
                  size_t optsn, const cr_job_cb *cb, cr_err *e) {
+    begin(j);
     cr_proto_msg m;
     cr_msg_script s = {.src = src, .srcn = srcn, .chunk = chunk, .chunkn = chunkn, .opts = opts, .optsn = optsn};
-    if (has_workers(j, "model", e) < 0 || cr_proto_encode_script(CR_M_MODEL, &s, &m, e) < 0) return -1;
-    return request(j, -1, &m, cr_job_nodes(j) * cr_job_workers(j), cb, deliver, (void *)cb, e);
+    if (has_workers(j, "model", e) < 0 || cr_proto_encode_script(CR_M_MODEL, &s, &m, e) < 0) return done(j, -1, e);
+    return done(j, request(j, -1, &m, cr_job_nodes(j) * cr_job_workers(j), cb, deliver, (void *)cb, e), e);
 }
 
 int cr_job_policy(cr_job *j, const char *src, size_t srcn, const char *chunk, size_t chunkn, const char *opts,
                   size_t optsn, cr_err *e) {
+    begin(j);
     cr_proto_msg m;
     cr_msg_script s = {.src = src, .srcn = srcn, .chunk = chunk, .chunkn = chunkn, .opts = opts, .optsn = optsn};
-    if (ready(j, NULL, e) < 0 || cr_proto_encode_script(CR_M_POLICY, &s, &m, e) < 0) return -1;
-    return send_all(j, -1, &m, e);
+    if (ready(j, NULL, e) < 0 || cr_proto_encode_script(CR_M_POLICY, &s, &m, e) < 0) return done(j, -1, e);
+    return done(j, send_all(j, -1, &m, e), e);
 }
 
 int cr_job_call(cr_job *j, const char *fn, size_t fnn, const char *args, size_t argsn, const cr_job_cb *cb,
                 cr_err *e) {
+    begin(j);
     cr_proto_msg m;
     cr_msg_call c = {.fn = fn, .fnn = fnn, .args = args, .argsn = argsn};
-    if (has_workers(j, "call", e) < 0 || cr_proto_encode_call(&c, &m, e) < 0) return -1;
-    return request(j, -1, &m, cr_job_nodes(j) * cr_job_workers(j), cb, deliver, (void *)cb, e);
+    if (has_workers(j, "call", e) < 0 || cr_proto_encode_call(&c, &m, e) < 0) return done(j, -1, e);
+    return done(j, request(j, -1, &m, cr_job_nodes(j) * cr_job_workers(j), cb, deliver, (void *)cb, e), e);
 }
 
 int cr_job_set_lr(cr_job *j, int table, double lr, cr_err *e) {
+    begin(j);
     cr_proto_msg m;
     cr_msg_setlr s = {.table = table, .lr = lr};
-    if (cr_proto_encode_setlr(&s, &m, e) < 0) return -1;
-    return request(j, -1, &m, cr_job_nodes(j), NULL, NULL, NULL, e);
+    if (cr_proto_encode_setlr(&s, &m, e) < 0) return done(j, -1, e);
+    return done(j, request(j, -1, &m, cr_job_nodes(j), NULL, NULL, NULL, e), e);
 }
 
 int cr_job_set_clocks(cr_job *j, const int64_t *clocks, const int64_t *barriers, cr_err *e) {
+    begin(j);
     cr_proto_msg m;
     cr_msg_clocks c = {.W = cr_job_nodes(j) * cr_job_workers(j), .clocks = clocks, .barriers = barriers};
-    if (cr_proto_encode_clocks(CR_M_SETCLOCKS, &c, &m, e) < 0) return -1;
-    return request(j, -1, &m, cr_job_nodes(j), NULL, NULL, NULL, e);
+    if (cr_proto_encode_clocks(CR_M_SETCLOCKS, &c, &m, e) < 0) return done(j, -1, e);
+    return done(j, request(j, -1, &m, cr_job_nodes(j), NULL, NULL, NULL, e), e);
 }
 
 int cr_job_stats(cr_job *j, const cr_job_cb *cb, cr_err *e) {
+    begin(j);
     cr_proto_msg m;
     cr_proto_encode_empty(CR_M_STATS, &m, NULL);
-    return request(j, -1, &m, cr_job_nodes(j), cb, deliver, (void *)cb, e);
+    return done(j, request(j, -1, &m, cr_job_nodes(j), cb, deliver, (void *)cb, e), e);
 }
 
 typedef struct rows_sink {
@@ -328,19 +348,21 @@ static int check_node(cr_job *j, int node, cr_err *e) {
 
 int cr_job_get_rows(cr_job *j, int table, int node, int64_t lo, int64_t count, int32_t dim, int32_t sdim,
                     float *values, float *state, cr_err *e) {
+    begin(j);
     cr_proto_msg m;
     cr_msg_rows r = {.table = table, .lo = lo, .count = count};
-    if (check_node(j, node, e) < 0 || cr_proto_encode_rows(CR_M_GETROWS, &r, &m, e) < 0) return -1;
+    if (check_node(j, node, e) < 0 || cr_proto_encode_rows(CR_M_GETROWS, &r, &m, e) < 0) return done(j, -1, e);
     rows_sink k = {.dim = dim, .sdim = sdim, .count = count, .values = values, .state = state};
-    return request(j, node, &m, 1, NULL, take_rows, &k, e);
+    return done(j, request(j, node, &m, 1, NULL, take_rows, &k, e), e);
 }
 
 int cr_job_set_rows(cr_job *j, int table, int node, int64_t lo, int64_t count, int32_t dim, int32_t sdim,
                     const float *values, const float *state, cr_err *e) {
+    begin(j);
     cr_proto_msg m;
     cr_msg_rows r = {.table = table, .lo = lo, .count = count, .values = values, .state = state};
     r.valuesn = (size_t)(count * dim) * sizeof(float);
     r.staten = state ? (size_t)(count * sdim) * sizeof(float) : 0;
-    if (check_node(j, node, e) < 0 || cr_proto_encode_rows(CR_M_SETROWS, &r, &m, e) < 0) return -1;
-    return request(j, node, &m, 1, NULL, NULL, NULL, e);
+    if (check_node(j, node, e) < 0 || cr_proto_encode_rows(CR_M_SETROWS, &r, &m, e) < 0) return done(j, -1, e);
+    return done(j, request(j, node, &m, 1, NULL, NULL, NULL, e), e);
 }
