@@ -101,9 +101,17 @@ static int give_up(cr_job *j, int owed, cr_err *e) {
     char msg[CR_ERR_MAX];
     snprintf(msg, sizeof msg, "%d worker(s) did not stop within %.0f s of the cancel; the job's nodes were ended",
              owed, j->grace);
-    cr_sched_send(j->s, -1, &(cr_proto_msg){.h = {.type = CR_M_SHUTDOWN, .worker = -1}}, NULL);
+    cr_proto_msg m;
+    cr_proto_encode_empty(CR_M_SHUTDOWN, &m, NULL);
+    cr_sched_send(j->s, -1, &m, NULL);
     if (!j->error) return fail_with(j, msg, strlen(msg), e);
-    return cr_errf(e, "%s", j->error); /* the worker error that started it stays the message */
+    /* the worker error that started it comes first */
+    size_t n = strlen(j->error), k = strlen(msg);
+    char *both = cr_xmalloc(n + k + 4);
+    snprintf(both, n + k + 4, "%s\n(%s)", j->error, msg);
+    free(j->error);
+    j->error = both;
+    return cr_errf(e, "%s", j->error);
 }
 
 /* ---------- waiting for answers ---------- */
