@@ -173,46 +173,40 @@ static int take(wait_t *w, const cr_proto_msg *m, cr_err *e) {
     return 0;
 }
 
-/* Nothing arrived for a tick: show a lingering first error, enforce the
- * grace period, let the caller interrupt. Returns 1 to go on waiting, 0 if
- * the job was given up, -1 if interrupted. */
-static int idle(wait_t *w, cr_err *e) {
-    double now = cr_now();
-    if (w->failed && !w->shown && now - w->failed_at >= SHOW_ERROR_AFTER) {
+/* Time passes while a failed command winds down: show a lingering first
+ * error, and give the job up when the grace period is over. Returns 0 to
+ * go on waiting, -1 once given up. */
+static int lapse(wait_t *w, cr_err *e) {
+    if (!w->failed || w->j->owed <= 0) return 0;
+    double waited = cr_now() - w->failed_at;
+    if (!w->shown && waited >= SHOW_ERROR_AFTER) {
         w->shown = 1;
-        if (w->cb && w->cb->first_error) w->cb->first_error(w->cb->arg, w->j->error);
+        if (w->cb && w->cb->first_error) w->cb->first_error(w->cb->arg, cr_job_error(w->j));
     }
-    if (w->failed && now - w->failed_at >= w->j->grace) {
-        give_up(w->j, w->j->owed, e);
-        return 0;
-    }
-    cr_err ce;
-    if (w->cb && w->cb->tick && w->cb->tick(w->cb->arg, &ce) < 0) return interrupt(w, &ce, e);
-    return 1;
+    return waited >= w->j->grace ? give_up(w->j, w->j->owed, e) : 0;
 }
 
 /* Wait until j->owed answers are in. Returns 0, or -1 with a message: the
  * first worker error (after every answer, or after the grace period), a
- * dead node, or a callback's interrupt. */
+ * dead node, or a callback's interrupt (tick on every quiet 100 ms). */
 static int wait_answers(wait_t *w, cr_err *e) {
     cr_job *j = w->j;
     while (j->owed > 0) {
         cr_parts p;
         cr_proto_msg m;
+        cr_err ce;
         int rc = cr_sched_recv(j->s, &p, &m, TICK_MS, e);
         if (rc < 0) {
             j->owed = 0;
             return fail_with(j, e->msg, strlen(e->msg), e);
         }
-        if (rc == 0) {
-            int go = idle(w, e);
-            if (go <= 0) return -1;
-            continue;
+        if (rc == 0 && w->cb && w->cb->tick && w->cb->tick(w->cb->arg, &ce) < 0) return interrupt(w, &ce, e);
+        if (rc > 0) {
+            int r = take(w, &m, e);
+            cr_parts_close(&p);
+            if (r < 0) return -1;
         }
-        int r = take(w, &m, e);
-        cr_parts_close(&p);
-        if (r < 0) return -1;
-        if (w->failed && cr_now() - w->failed_at >= j->grace && j->owed > 0) return give_up(j, j->owed, e);
+        if (lapse(w, e) < 0) return -1;
     }
     return w->failed ? cr_errf(e, "%s", cr_job_error(j)) : 0;
 }
