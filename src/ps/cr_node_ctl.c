@@ -104,8 +104,7 @@ static void refuse_cmd(cr_node *n, const cr_err *e) {
 
 static int on_model(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_script s;
-    if (cr_proto_decode_script(m, &s, e) < 0 || m->h.type != CR_M_MODEL) {
-        if (m->h.type != CR_M_MODEL) cr_errf(e, "MODEL handler got %s", cr_proto_name(m->h.type));
+    if (cr_proto_decode_script(m, &s, e) < 0) {
         refuse_cmd(n, e);
         return 0;
     }
