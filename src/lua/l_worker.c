@@ -16,7 +16,6 @@
 #include "lua/l_sandbox_core.h"
 #include "lua/l_util.h"
 #include "lua/l_worker_serial.h"
-#include "net/cr_wire.h"
 #include "ps/cr_wclient.h"
 
 #define WTABLE_MT "crescent.WorkerTable"
@@ -574,7 +573,7 @@ static void run_cmd(lworker *w, const cr_cmd *c) {
     lua_State *L = w->L;
     cr_sandbox_reset(L);
     lua_settop(L, 0);
-    lua_pushcfunction(L, c->type == CR_M_MODEL ? model_main : call_main);
+    lua_pushcfunction(L, c->type == CR_CMD_MODEL ? model_main : call_main);
     lua_pushlightuserdata(L, w);
     lua_pushlightuserdata(L, (void *)c);
     w->named = 0;

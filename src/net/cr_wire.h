@@ -4,6 +4,7 @@
  *
  * Control plane (scheduler ROUTER <-> node DEALER, node-internal inproc):
  *   [routing id (ROUTER side only)] [cr_ctl] [payload 1]? [payload 2]?
+ *   (typed messages and their codecs: src/ps/cr_proto.h)
  * Data plane (worker DEALER -> node ROUTER):
  *   request  [cr_dhdr] [keys: int64 * nkeys] [values: float32 * nkeys * dim (push only)]
  *   reply    [cr_dhdr] [values (pull only)]
@@ -19,32 +20,36 @@
 
 #include "base/cr_err.h"
 
+/* Control message types. What each carries, and its codec, is in
+ * src/ps/cr_proto.h: nothing else packs or unpacks a control message.
+ * The values are part of the wire format (append, never renumber). */
 enum {
-    CR_M_REGISTER = 1, /* node -> sched: a = pid; p1 = advertised data address */
-    CR_M_WELCOME,      /* sched -> node: node = id, a = nodes, b = workers/node, f = seed; p1 = addresses */
-    CR_M_HB,           /* both ways */
-    CR_M_TABLE,        /* sched -> node: table = id; p1 = cr_table_def */
-    CR_M_MODEL,        /* sched -> node: p1 = source, p2 = chunkname NUL serialized opts */
-    CR_M_CALL,         /* sched -> node: p1 = function name, p2 = serialized args */
-    CR_M_POLICY,       /* sched -> node: p1 = source, p2 = chunkname NUL serialized opts */
-    CR_M_CLOCKS,       /* sched -> node: p1 = int64 clocks[W], p2 = int64 barriers[W] + active[W] */
-    CR_M_SETLR,        /* sched -> node: table, f = lr */
-    CR_M_GETROWS,      /* sched -> node: table, a = lo, b = count -> ROWS p1 = values, p2 = state */
-    CR_M_SETROWS,      /* sched -> node: table, a = lo, b = count, p1 = values, p2 = state -> ACK */
-    CR_M_STATS,        /* sched -> node -> REPLY p1 = serialized Lua table */
-    CR_M_SHUTDOWN,     /* sched -> node */
-    CR_M_REPLY,        /* node -> sched: worker (or -1), p1 = serialized result */
-    CR_M_ERROR,        /* node -> sched: worker (or -1), p1 = message */
-    CR_M_STATE,        /* worker -> node -> sched: worker, a = clock, b = barrier count */
-    CR_M_PROGRESS,     /* node -> sched: a = items */
-    CR_M_DEAD,         /* sched thread -> api: p1 = message */
-    CR_M_ACK,          /* node -> sched */
-    CR_M_ROWS,         /* node -> sched */
-    CR_M_SETCLOCKS,    /* sched -> node: p1 = int64 clocks[W], p2 = int64 barriers[W] -> ACK (job:load) */
-    CR_M_CANCEL,       /* sched -> node: end the running command at each worker's next clock, barrier,
-                          progress or sleep (its answer is then an ERROR); no answer of its own */
+    CR_M_REGISTER = 1,
+    CR_M_WELCOME,
+    CR_M_HB,
+    CR_M_TABLE,
+    CR_M_MODEL,
+    CR_M_CALL,
+    CR_M_POLICY,
+    CR_M_CLOCKS,
+    CR_M_SETLR,
+    CR_M_GETROWS,
+    CR_M_SETROWS,
+    CR_M_STATS,
+    CR_M_SHUTDOWN,
+    CR_M_REPLY,
+    CR_M_ERROR,
+    CR_M_STATE,
+    CR_M_PROGRESS,
+    CR_M_DEAD,
+    CR_M_ACK,
+    CR_M_ROWS,
+    CR_M_SETCLOCKS,
+    CR_M_CANCEL,
 };
 
+/* The fixed header of every control message; the meaning of node, worker,
+ * table, a, b and f depends on the type (src/ps/cr_proto.h). */
 typedef struct cr_ctl {
     int32_t type, node, worker, table;
     int64_t a, b;

@@ -9,6 +9,7 @@
 #include "base/cr_alloc.h"
 #include "base/cr_time.h"
 #include "ps/cr_node_impl.h"
+#include "ps/cr_proto.h"
 
 #define HB_INTERVAL 0.5
 #define PROGRESS_INTERVAL 0.1 /* seconds between progress reports while there is progress */
@@ -70,15 +71,22 @@ int cr_node_next_cmd(cr_node *n, int lw, cr_cmd *c) {
     return stop ? -1 : 0;
 }
 
-static void send_up(cr_node *n, int lw, const cr_ctl *h, const void *p, size_t len) {
-    cr_ctl c = *h;
-    c.node = n->id;
-    cr_ctl_send(n->wup[lw], NULL, 0, &c, p, len, NULL, 0);
+/* Worker lw's message to the scheduler, through the node's main thread. */
+static void send_up(cr_node *n, int lw, cr_proto_msg *m) {
+    m->h.node = n->id;
+    cr_proto_send(n->wup[lw], NULL, 0, m);
 }
 
 void cr_node_reply(cr_node *n, int lw, int ok, const char *payload, size_t len) {
-    cr_ctl h = {.type = ok ? CR_M_REPLY : CR_M_ERROR, .worker = n->id * n->wpn + lw};
-    send_up(n, lw, &h, payload ? payload : "", payload ? len : 0);
+    cr_msg_reply r = {.worker = n->id * n->wpn + lw, .data = payload ? payload : "", .n = payload ? len : 0};
+    cr_proto_msg m;
+    cr_err e;
+    if (cr_proto_encode_reply(ok ? CR_M_REPLY : CR_M_ERROR, &r, &m, &e) < 0) { /* a reply too large */
+        r.data = e.msg;
+        r.n = strlen(e.msg);
+        cr_proto_encode_reply(CR_M_ERROR, &r, &m, NULL);
+    }
+    send_up(n, lw, &m);
 }
 
 int cr_node_policy_refresh(cr_node *n, uint64_t *gen, cr_policy_load_fn load, void *arg) {
@@ -123,9 +131,11 @@ static int64_t announce(cr_node *n, int lw, int barrier) {
     int64_t mine = barrier ? ++n->ws[lw].barrier : ++n->ws[lw].clock;
     int64_t *vec = barrier ? n->barriers : n->clocks;
     if (vec[gw] < mine) vec[gw] = mine;
-    cr_ctl h = {.type = CR_M_STATE, .worker = gw, .a = n->ws[lw].clock, .b = n->ws[lw].barrier};
+    cr_msg_state st = {.worker = gw, .clock = n->ws[lw].clock, .barrier = n->ws[lw].barrier};
     pthread_mutex_unlock(&n->mu);
-    send_up(n, lw, &h, NULL, 0);
+    cr_proto_msg m;
+    cr_proto_encode_state(&st, &m, NULL);
+    send_up(n, lw, &m);
     return mine;
 }
 
@@ -230,198 +240,6 @@ static char *dupn(const void *p, size_t n) {
     if (n) memcpy(s, p, n);
     s[n] = '\0';
     return s;
-}
-
-static void stats_reply(cr_node *n) {
-    size_t cap = 512 + (size_t)n->wpn * 200, len = 0;
-    char *b = malloc(cap);
-    len += (size_t)snprintf(b + len, cap - len,
-                            "{node=%d,messages_remote=%lld,bytes_remote=%lld,messages_local=%lld,"
-                            "bytes_local=%lld,keys_local=%lld,keys_remote=%lld,pulls=%lld,pushes=%lld,"
-                            "served=%lld,workers={",
-                            n->id, (long long)n->msgs_remote, (long long)n->bytes_remote,
-                            (long long)n->msgs_local, (long long)n->bytes_local, (long long)n->keys_local,
-                            (long long)n->keys_remote, (long long)n->pulls, (long long)n->pushes,
-                            (long long)n->served);
-    pthread_mutex_lock(&n->mu);
-    for (int i = 0; i < n->wpn; i++) {
-        cr_wstat *w = &n->ws[i];
-        len += (size_t)snprintf(b + len, cap - len,
-                                "{worker=%d,node=%d,clock=%lld,barriers=%lld,wait=%.6f,max_gap=%lld,"
-                                "pulls=%lld,pushes=%lld},",
-                                n->id * n->wpn + i, n->id, (long long)w->clock, (long long)w->barrier,
-                                w->wait_s, (long long)w->max_gap, (long long)w->pulls, (long long)w->pushes);
-    }
-    pthread_mutex_unlock(&n->mu);
-    len += (size_t)snprintf(b + len, cap - len, "}}");
-    cr_ctl h = {.type = CR_M_REPLY, .worker = -1};
-    send_sched(n, &h, b, len, NULL, 0);
-    free(b);
-}
-
-static cr_shard *ctl_table(cr_node *n, const cr_ctl *h) {
-    return h->table >= 0 && h->table < atomic_load(&n->ntables) ? n->tables[h->table] : NULL;
-}
-
-static void rows_op(cr_node *n, const cr_ctl *h, const void *p1, size_t n1, const void *p2, size_t n2) {
-    cr_shard *s = ctl_table(n, h);
-    cr_ctl r = {.type = CR_M_ERROR, .worker = -1};
-    const char *bad = "bad rows request";
-    if (!s || h->a < s->lo || h->b < 0 || h->a + h->b > s->hi) {
-        send_sched(n, &r, bad, strlen(bad), NULL, 0);
-        return;
-    }
-    size_t vb = (size_t)h->b * (size_t)s->def.dim * sizeof(float), sb = (size_t)h->b * (size_t)s->sdim * sizeof(float);
-    if (h->type == CR_M_GETROWS) {
-        float *v = malloc(vb + 1), *st = malloc(sb + 1);
-        cr_shard_get_rows(s, h->a, h->b, v, st);
-        r.type = CR_M_ROWS;
-        r.table = h->table;
-        r.a = h->a;
-        r.b = h->b;
-        send_sched(n, &r, v, vb, st, sb);
-        free(v);
-        free(st);
-        return;
-    }
-    if (n1 != vb || (n2 != sb && n2 != 0)) {
-        send_sched(n, &r, bad, strlen(bad), NULL, 0);
-        return;
-    }
-    float *v = malloc(vb + 1), *st = malloc(sb + 1); /* aligned copies */
-    memcpy(v, p1, vb);
-    if (n2) memcpy(st, p2, sb);
-    cr_shard_set_rows(s, h->a, h->b, v, n2 ? st : NULL);
-    free(v);
-    free(st);
-    r.type = CR_M_ACK;
-    send_sched(n, &r, NULL, 0, NULL, 0);
-}
-
-/* Handle one message from the scheduler. Returns 1 on shutdown. */
-static int handle_sched(cr_node *n, cr_parts *p) {
-    cr_ctl h;
-    const void *p1, *p2;
-    size_t n1, n2;
-    if (cr_ctl_parse(p, 0, &h, &p1, &n1, &p2, &n2) < 0) return 0;
-    int W = n->nodes * n->wpn;
-    switch (h.type) {
-    case CR_M_SHUTDOWN:
-        return 1;
-    case CR_M_TABLE: {
-        cr_ctl r = {.type = CR_M_ACK, .worker = -1};
-        cr_err e;
-        cr_table_def d;
-        cr_shard *s = NULL;
-        if (n1 == sizeof d) {
-            memcpy(&d, p1, sizeof d);
-            if (h.table != atomic_load(&n->ntables)) cr_errf(&e, "table id out of sequence");
-            else if (h.table >= CR_NODE_MAX_TABLES) cr_errf(&e, "too many tables (at most %d)", CR_NODE_MAX_TABLES);
-            else if (cr_table_def_check(&d, &e) == 0) s = cr_shard_new(&d, n->id, n->nodes, &e);
-        } else
-            cr_errf(&e, "bad table message");
-        if (s) {
-            n->tables[h.table] = s;
-            atomic_fetch_add(&n->ntables, 1);
-            send_sched(n, &r, NULL, 0, NULL, 0);
-        } else {
-            r.type = CR_M_ERROR;
-            send_sched(n, &r, e.msg, strlen(e.msg), NULL, 0);
-        }
-        return 0;
-    }
-    case CR_M_MODEL:
-    case CR_M_CALL:
-        pthread_mutex_lock(&n->mu);
-        free(n->cmd_buf1);
-        free(n->cmd_buf2);
-        n->cmd_buf1 = dupn(p1, n1);
-        n->cmd_buf2 = dupn(p2, n2);
-        n->cmd = (cr_cmd){h.type, n->cmd_buf1, n->cmd_buf2, n1, n2};
-        n->cmd_gen++;
-        for (int i = 0; i < W; i++) n->active[i] = 1;
-        n->clk_gen++;
-        pthread_cond_broadcast(&n->cmd_cv);
-        pthread_cond_broadcast(&n->clk_cv);
-        pthread_mutex_unlock(&n->mu);
-        return 0;
-    case CR_M_CANCEL: /* wake every waiting worker: they see the cancel and return */
-        pthread_mutex_lock(&n->mu);
-        atomic_store(&n->cancel_gen, n->cmd_gen);
-        n->clk_gen++;
-        pthread_cond_broadcast(&n->clk_cv);
-        pthread_mutex_unlock(&n->mu);
-        return 0;
-    case CR_M_POLICY: {
-        pthread_mutex_lock(&n->mu);
-        free(n->pol_src);
-        free(n->pol_chunk);
-        free(n->pol_opts);
-        n->pol_src = dupn(p1, n1);
-        n->pol_srcn = n1;
-        size_t cl = p2 ? strnlen(p2, n2) : 0;
-        n->pol_chunk = dupn(p2, cl);
-        n->pol_opts = cl < n2 ? dupn((const char *)p2 + cl + 1, n2 - cl - 1) : dupn("", 0);
-        n->pol_optsn = cl < n2 ? n2 - cl - 1 : 0;
-        n->pol_gen++;
-        n->clk_gen++;
-        pthread_cond_broadcast(&n->clk_cv);
-        pthread_mutex_unlock(&n->mu);
-        return 0;
-    }
-    case CR_M_CLOCKS:
-        if (n1 == (size_t)W * 8 && n2 == (size_t)W * 16) {
-            pthread_mutex_lock(&n->mu);
-            const int64_t *c = p1, *b = p2;
-            for (int i = 0; i < W; i++) {
-                int64_t ci, bi, ai;
-                memcpy(&ci, c + i, 8);
-                memcpy(&bi, b + i, 8);
-                memcpy(&ai, b + W + i, 8);
-                if (ci > n->clocks[i]) n->clocks[i] = ci;
-                if (bi > n->barriers[i]) n->barriers[i] = bi;
-                n->active[i] = ai;
-            }
-            n->clk_gen++;
-            pthread_cond_broadcast(&n->clk_cv);
-            pthread_mutex_unlock(&n->mu);
-        }
-        return 0;
-    case CR_M_SETCLOCKS: /* between commands (job:load): set, not raised */
-        if (n1 == (size_t)W * 8 && n2 == (size_t)W * 8) {
-            pthread_mutex_lock(&n->mu);
-            memcpy(n->clocks, p1, n1);
-            memcpy(n->barriers, p2, n2);
-            for (int lw = 0; lw < n->wpn; lw++) {
-                n->ws[lw].clock = n->clocks[n->id * n->wpn + lw];
-                n->ws[lw].barrier = n->barriers[n->id * n->wpn + lw];
-            }
-            n->clk_gen++;
-            pthread_cond_broadcast(&n->clk_cv);
-            pthread_mutex_unlock(&n->mu);
-        }
-        {
-            cr_ctl r = {.type = CR_M_ACK, .worker = -1};
-            send_sched(n, &r, NULL, 0, NULL, 0);
-        }
-        return 0;
-    case CR_M_SETLR: {
-        cr_shard *s = ctl_table(n, &h);
-        if (s) cr_shard_set_lr(s, (float)h.f);
-        cr_ctl r = {.type = CR_M_ACK, .worker = -1};
-        send_sched(n, &r, NULL, 0, NULL, 0);
-        return 0;
-    }
-    case CR_M_GETROWS:
-    case CR_M_SETROWS:
-        rows_op(n, &h, p1, n1, p2, n2);
-        return 0;
-    case CR_M_STATS:
-        stats_reply(n);
-        return 0;
-    default:
-        return 0;
-    }
 }
 
 static int join_sched(cr_node *n, cr_err *e) {
@@ -573,7 +391,7 @@ static int loop(cr_node *n, cr_err *e) {
         cr_parts p;
         while (cr_parts_recv(n->sched, &p, ZMQ_DONTWAIT) > 0) {
             heard = now;
-            int quit = handle_sched(n, &p);
+            int quit = cr_node_ctl_handle(n, &p);
             cr_parts_close(&p);
             if (quit) return 0;
         }

@@ -44,7 +44,11 @@ typedef struct cr_node_opts {
 int cr_node_run(const cr_node_opts *o, cr_err *e);
 
 /* A command for the workers (payloads owned by the node, valid until the
- * worker replies). type is CR_M_MODEL or CR_M_CALL (see net/cr_wire.h). */
+ * worker replies). type is CR_CMD_MODEL (p1 = source, p2 = chunk name, NUL,
+ * serialized options) or CR_CMD_CALL (p1 = function name, p2 = serialized
+ * arguments); the values are those of the protocol (ps/cr_proto.c checks). */
+#define CR_CMD_MODEL 5
+#define CR_CMD_CALL 6
 typedef struct cr_cmd {
     int type;
     const char *p1, *p2;

@@ -1,6 +1,6 @@
 #ifndef CR_NODE_IMPL_H
 #define CR_NODE_IMPL_H
-/* Internals of cr_node shared by cr_node.c and cr_wclient.c only. */
+/* Internals of cr_node shared by cr_node.c, cr_node_ctl.c and cr_wclient.c only. */
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -66,5 +66,10 @@ struct cr_node {
  * arrives on n->srv_stop. Every request gets a reply (an error reply when it
  * is refused). */
 void *cr_serve_main(void *arg);
+
+/* Handle one message from the scheduler (src/ps/cr_node_ctl.c): answer it,
+ * or answer an ERROR if it is malformed or unknown. Main thread only.
+ * Returns 1 when the node must shut down, else 0. */
+int cr_node_ctl_handle(cr_node *n, cr_parts *p);
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "base/cr_alloc.h"
 #include "base/cr_time.h"
+#include "ps/cr_proto.h"
 
 extern char **environ;
 
@@ -70,10 +71,18 @@ static void to_node(cr_sched *s, int i, const cr_ctl *h, const void *p1, size_t 
     cr_ctl_send(s->router, s->nodes[i].rid, s->nodes[i].ridlen, &c, p1, n1, p2, n2);
 }
 
+/* Send m to node i (not if it is dead), as addressed to it. */
+static void send_node(cr_sched *s, int i, cr_proto_msg *m) {
+    if (s->nodes[i].dead) return;
+    m->h.node = i;
+    cr_proto_send(s->router, s->nodes[i].rid, s->nodes[i].ridlen, m);
+}
+
 static void broadcast_clocks(cr_sched *s) {
-    cr_ctl h = {.type = CR_M_CLOCKS, .worker = -1};
-    for (int i = 0; i < s->o.nodes; i++)
-        to_node(s, i, &h, s->clocks, (size_t)s->W * 8, s->bar, (size_t)s->W * 16);
+    cr_msg_clocks c = {.W = s->W, .clocks = s->clocks, .barriers = s->bar, .active = s->bar + s->W};
+    cr_proto_msg m;
+    cr_proto_encode_clocks(CR_M_CLOCKS, &c, &m, NULL);
+    for (int i = 0; i < s->o.nodes; i++) send_node(s, i, &m);
 }
 
 /* Child process: become `crescent node --scheduler EP`; dies with us. It
@@ -257,60 +266,103 @@ static void check_health(cr_sched *s, double now) {
         }
 }
 
-/* Handle a message from a node; returns 0. */
+/* The ERROR answer to a message the scheduler will not take. */
+static void refuse(cr_sched *s, cr_parts *p, const char *why) {
+    cr_proto_send_error(s->router, cr_parts_data(p, 0), cr_parts_size(p, 0), -1, why);
+}
+
+/* Check what a member node i sent: its own workers only, well-formed, of a
+ * type that goes from nodes to the scheduler. Returns 0 or -1 with e. */
+static int check_from_node(cr_sched *s, int i, const cr_proto_msg *m, cr_err *e) {
+    int mine_lo = i * s->o.workers, mine_hi = mine_lo + s->o.workers;
+    switch (m->h.type) {
+    case CR_M_HB:
+    case CR_M_ACK:
+        return cr_proto_decode_empty(m, e);
+    case CR_M_STATE: {
+        cr_msg_state st;
+        if (cr_proto_decode_state(m, &st, e) < 0) return -1;
+        if (st.worker < mine_lo || st.worker >= mine_hi) return cr_errf(e, "STATE: worker %d is not on node %d", st.worker, i);
+        return 0;
+    }
+    case CR_M_REPLY:
+    case CR_M_ERROR: {
+        cr_msg_reply r;
+        if (cr_proto_decode_reply(m, &r, e) < 0) return -1;
+        if (r.worker != -1 && (r.worker < mine_lo || r.worker >= mine_hi))
+            return cr_errf(e, "%s: worker %d is not on node %d", cr_proto_name(m->h.type), r.worker, i);
+        return 0;
+    }
+    case CR_M_PROGRESS: {
+        cr_msg_progress pr;
+        return cr_proto_decode_progress(m, &pr, e);
+    }
+    case CR_M_ROWS: /* sizes checked by the job client, which knows the table */
+        return m->np == 2 ? 0 : cr_errf(e, "ROWS: %d payload frames (expected 2)", m->np);
+    default:
+        return cr_errf(e, "the scheduler does not take %s messages from nodes", cr_proto_name(m->h.type));
+    }
+}
+
+/* A worker's clock or barrier went up: record it, tell every node. */
+static void on_state(cr_sched *s, const cr_proto_msg *m) {
+    cr_msg_state st;
+    cr_proto_decode_state(m, &st, NULL);
+    if (st.clock > s->clocks[st.worker]) s->clocks[st.worker] = st.clock;
+    if (st.barrier > s->bar[st.worker]) s->bar[st.worker] = st.barrier;
+    broadcast_clocks(s);
+}
+
+/* Handle a message from a node. A message that is not from a member, is
+ * malformed, or is not one a node sends is answered with an ERROR (and not
+ * passed on); the job carries on. Answers go to the caller as they are. */
 static void from_node(cr_sched *s, cr_parts *p, double now) {
     int i = find_node(s, cr_parts_data(p, 0), cr_parts_size(p, 0));
-    cr_ctl h;
-    const void *p1, *p2;
-    size_t n1, n2;
-    if (i < 0 || cr_ctl_parse(p, 1, &h, &p1, &n1, &p2, &n2) < 0) return;
-    s->nodes[i].heard = now;
-    switch (h.type) {
-    case CR_M_HB:
+    cr_proto_msg m;
+    cr_err e;
+    if (i < 0) {
+        int reg = cr_proto_view(p, 1, &m, &e) == 0 && m.h.type == CR_M_REGISTER;
+        refuse(s, p, reg ? "the job has all its nodes" : "not a node of this job");
         return;
-    case CR_M_STATE:
-        if (h.worker >= 0 && h.worker < s->W) {
-            if (h.a > s->clocks[h.worker]) s->clocks[h.worker] = h.a;
-            if (h.b > s->bar[h.worker]) s->bar[h.worker] = h.b;
-            broadcast_clocks(s);
-        }
-        return;
-    case CR_M_REPLY:
-    case CR_M_ERROR:
-        if (h.worker >= 0 && h.worker < s->W) {
-            s->bar[s->W + h.worker] = 0; /* idle */
-            broadcast_clocks(s);
-        }
-        break;
-    default:
-        break;
     }
-    /* Forward the rest to the caller, header and payloads as they are. */
+    if (cr_proto_view(p, 1, &m, &e) < 0 || check_from_node(s, i, &m, &e) < 0) {
+        refuse(s, p, e.msg);
+        return;
+    }
+    s->nodes[i].heard = now;
+    if (m.h.type == CR_M_HB) return;
+    if (m.h.type == CR_M_STATE) {
+        on_state(s, &m);
+        return;
+    }
+    if ((m.h.type == CR_M_REPLY || m.h.type == CR_M_ERROR) && m.h.worker >= 0) {
+        s->bar[s->W + m.h.worker] = 0; /* idle */
+        broadcast_clocks(s);
+    }
     for (int k = 1; k < p->n; k++)
         zmq_send(s->api_t, cr_parts_data(p, k), cr_parts_size(p, k), k + 1 < p->n ? ZMQ_SNDMORE : 0);
 }
 
-/* Handle a command from the caller: [int32 target][ctl][p1][p2]. Returns 1 on shutdown. */
+/* Handle a command from the caller: [int32 target][message]. Returns 1 on
+ * shutdown. The caller (cr_sched_send) sends only encoded messages. */
 static int from_api(cr_sched *s, cr_parts *p) {
     int32_t target;
-    cr_ctl h;
-    const void *p1, *p2;
-    size_t n1, n2;
-    if (p->n < 2 || cr_parts_size(p, 0) != sizeof target || cr_ctl_parse(p, 1, &h, &p1, &n1, &p2, &n2) < 0)
-        return 0;
+    cr_proto_msg m;
+    if (p->n < 2 || cr_parts_size(p, 0) != sizeof target || cr_proto_view(p, 1, &m, NULL) < 0) return 0;
     memcpy(&target, cr_parts_data(p, 0), sizeof target);
-    if (h.type == CR_M_SETCLOCKS && n1 == (size_t)s->W * 8 && n2 == (size_t)s->W * 8) {
+    cr_msg_clocks c;
+    if (m.h.type == CR_M_SETCLOCKS && cr_proto_decode_clocks(&m, s->W, &c, NULL) == 0) {
         /* set, not raised: a checkpoint may hold smaller clocks than the job's */
-        memcpy(s->clocks, p1, n1);
-        memcpy(s->bar, p2, n2);
+        memcpy(s->clocks, c.clocks, (size_t)s->W * 8);
+        memcpy(s->bar, c.barriers, (size_t)s->W * 8);
     }
-    if (h.type == CR_M_CALL || h.type == CR_M_MODEL) {
+    if (m.h.type == CR_M_CALL || m.h.type == CR_M_MODEL) {
         for (int w = 0; w < s->W; w++) s->bar[s->W + w] = 1;
         broadcast_clocks(s);
     }
     for (int i = 0; i < s->o.nodes; i++)
-        if (target < 0 || target == i) to_node(s, i, &h, p1, n1, p2, n2);
-    return h.type == CR_M_SHUTDOWN;
+        if (target < 0 || target == i) send_node(s, i, &m);
+    return m.h.type == CR_M_SHUTDOWN;
 }
 
 /* -1 with a message if a spawned node exited before joining. */
@@ -582,35 +634,38 @@ cr_sched *cr_sched_start(const cr_sched_opts *o, cr_err *e) {
     return NULL;
 }
 
-int cr_sched_send(cr_sched *s, int node, const cr_ctl *h, const void *p1, size_t n1, const void *p2, size_t n2,
-                  cr_err *e) {
+int cr_sched_send(cr_sched *s, int node, const cr_proto_msg *m, cr_err *e) {
     int32_t target = node;
-    if (zmq_send(s->api, &target, sizeof target, ZMQ_SNDMORE) < 0 ||
-        cr_ctl_send(s->api, NULL, 0, h, p1, n1, p2, n2) < 0)
+    if (zmq_send(s->api, &target, sizeof target, ZMQ_SNDMORE) < 0 || cr_proto_send(s->api, NULL, 0, m) < 0)
         return cr_errf(e, "scheduler: send failed: %s", zmq_strerror(errno));
     return 0;
 }
 
-int cr_sched_recv(cr_sched *s, cr_parts *p, long timeout_ms, cr_err *e) {
+int cr_sched_recv(cr_sched *s, cr_parts *p, cr_proto_msg *m, long timeout_ms, cr_err *e) {
     zmq_pollitem_t it = {.socket = s->api, .events = ZMQ_POLLIN};
-    if (zmq_poll(&it, 1, timeout_ms) <= 0) return 0;
-    if (cr_parts_recv(s->api, p, 0) < 0) return cr_errf(e, "scheduler: receive failed: %s", zmq_strerror(errno));
-    cr_ctl h;
-    const void *p1, *p2;
-    size_t n1, n2;
-    if (cr_ctl_parse(p, 0, &h, &p1, &n1, &p2, &n2) == 0 && h.type == CR_M_DEAD) {
-        cr_errf(e, "%.*s", (int)n1, (const char *)p1);
-        cr_parts_close(p);
-        return -1;
+    for (;;) {
+        if (zmq_poll(&it, 1, timeout_ms) <= 0) return 0;
+        if (cr_parts_recv(s->api, p, 0) < 0) return cr_errf(e, "scheduler: receive failed: %s", zmq_strerror(errno));
+        if (cr_proto_view(p, 0, m, e) < 0) { /* checked by the scheduler thread: cannot happen */
+            cr_parts_close(p);
+            continue;
+        }
+        cr_msg_dead d;
+        if (m->h.type == CR_M_DEAD && cr_proto_decode_dead(m, &d, NULL) == 0) {
+            cr_errf(e, "%.*s", (int)d.whyn, d.why);
+            cr_parts_close(p);
+            return -1;
+        }
+        return 1;
     }
-    return 1;
 }
 
 void cr_sched_close(cr_sched **sp) {
     cr_sched *s = sp ? *sp : NULL;
     if (!s) return;
-    cr_ctl h = {.type = CR_M_SHUTDOWN};
-    cr_sched_send(s, -1, &h, NULL, 0, NULL, 0, NULL);
+    cr_proto_msg m;
+    cr_proto_encode_empty(CR_M_SHUTDOWN, &m, NULL);
+    cr_sched_send(s, -1, &m, NULL);
     destroy(s);
     *sp = NULL;
 }

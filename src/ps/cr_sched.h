@@ -17,6 +17,7 @@
 #include "net/cr_auth.h"
 #include "net/cr_wire.h"
 #include "ps/cr_node.h"
+#include "ps/cr_proto.h"
 
 typedef struct cr_sched cr_sched;
 
@@ -67,16 +68,17 @@ const char *cr_sched_endpoint(const cr_sched *s);
 int cr_sched_nodes(const cr_sched *s);
 int cr_sched_workers(const cr_sched *s); /* per node */
 
-/* Send a command to node `node` (-1: every node). Payloads are copied.
- * A CR_M_CALL/CR_M_MODEL marks every worker active. */
-int cr_sched_send(cr_sched *s, int node, const cr_ctl *h, const void *p1, size_t n1, const void *p2,
-                  size_t n2, cr_err *e);
+/* Send an encoded message (src/ps/cr_proto.h) to node `node` (-1: every
+ * node). Payloads are copied: m may be freed after. A CALL or MODEL marks
+ * every worker active. Returns 0 or -1 with a message. */
+int cr_sched_send(cr_sched *s, int node, const cr_proto_msg *m, cr_err *e);
 
 /* Next answer from a node (REPLY, ERROR, ACK, ROWS, PROGRESS). Blocks up to
- * timeout_ms (-1: forever); returns 1 with the message in p (caller closes
- * it; parse with cr_ctl_parse(p, 0, ...)), 0 on timeout, -1 if a node died
- * (message in e; the job cannot continue). */
-int cr_sched_recv(cr_sched *s, cr_parts *p, long timeout_ms, cr_err *e);
+ * timeout_ms (-1: forever); returns 1 with the frames in p (caller closes
+ * them) and m viewing them (decode with the cr_proto_decode_* of its type),
+ * 0 on timeout, -1 if a node died (message in e; the job cannot continue).
+ * Messages reach the caller only after the scheduler thread checked them. */
+int cr_sched_recv(cr_sched *s, cr_parts *p, cr_proto_msg *m, long timeout_ms, cr_err *e);
 
 /* 1 once a node has died (the job cannot continue). Any thread. */
 int cr_sched_failed(const cr_sched *s);

@@ -10,7 +10,7 @@
 
 #include "base/cr_time.h"
 #include "net/cr_wire.h"
-#include "ps/cr_sched.h"
+#include "ps/cr_job.h"
 #include "ps/cr_wclient.h"
 
 #define NKEYS 10000
@@ -147,6 +147,13 @@ static void bind_any(void *s, char *ep, size_t n) {
     zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, ep, &n);
 }
 
+/* A worker's report (not the idle one's) goes to stdout. */
+static int print_result(void *arg, int worker, const char *data, size_t n, cr_err *e) {
+    (void)arg, (void)worker, (void)e;
+    if (n > 4 && memcmp(data, "idle", 4)) printf("%.*s\n", (int)n, data);
+    return 0;
+}
+
 int main(void) {
     bare_ctx = zmq_ctx_new();
     void *bs = cr_socket(bare_ctx, ZMQ_ROUTER);
@@ -154,11 +161,11 @@ int main(void) {
     pthread_t bt;
     pthread_create(&bt, NULL, bare_server, bs);
     pthread_t t[2];
-    cr_sched_opts o = {.nodes = 2, .workers = 1, .seed = 1, .spawn = 0, .on_listen = start_nodes, .on_listen_arg = t, .join_timeout = 10,
-                       .timeout = 30};
+    cr_job_opts o = {.nodes = 2, .workers = 1, .seed = 1, .spawn = 0, .on_listen = start_nodes, .on_listen_arg = t,
+                     .join_timeout = 10, .timeout = 30};
     cr_err e;
-    cr_sched *s = cr_sched_start(&o, &e);
-    if (!s) {
+    cr_job *j = cr_job_start(&o, &e);
+    if (!j) {
         fprintf(stderr, "pushpull: %s\n", e.msg);
         return 1;
     }
@@ -168,38 +175,13 @@ int main(void) {
     d.keys = 2 * NKEYS;
     d.dim = DIM;
     d.optim = (cr_optim){.kind = CR_OPTIM_SGD, .lr = 0.0f};
-    cr_ctl h = {.type = CR_M_TABLE};
-    cr_sched_send(s, -1, &h, &d, sizeof d, NULL, 0, &e);
-    h = (cr_ctl){.type = CR_M_CALL};
-    int rc = 0, got = 0;
-    for (int step = 0; step < 2; step++) {
-        if (step == 1) cr_sched_send(s, -1, &h, "bench", 5, "", 0, &e);
-        int want = step == 0 ? 2 : 2;
-        for (got = 0; got < want;) {
-            cr_parts p;
-            int r = cr_sched_recv(s, &p, 120000, &e);
-            if (r <= 0) {
-                fprintf(stderr, "pushpull: %s\n", r < 0 ? e.msg : "timeout");
-                rc = 1;
-                break;
-            }
-            cr_ctl c;
-            const void *p1, *p2;
-            size_t n1, n2;
-            cr_ctl_parse(&p, 0, &c, &p1, &n1, &p2, &n2);
-            if (c.type == CR_M_REPLY || c.type == CR_M_ACK) {
-                got++;
-                if (c.type == CR_M_REPLY && n1 > 4 && memcmp(p1, "idle", 4)) printf("%.*s\n", (int)n1, (const char *)p1);
-            } else if (c.type == CR_M_ERROR) {
-                fprintf(stderr, "pushpull: %.*s\n", (int)n1, (const char *)p1);
-                got++;
-                rc = 1;
-            }
-            cr_parts_close(&p);
-        }
-        if (rc) break;
+    cr_job_cb cb = {.result = print_result};
+    int rc = 0;
+    if (cr_job_table(j, 0, &d, &e) < 0 || cr_job_call(j, "bench", 5, "", 0, &cb, &e) < 0) {
+        fprintf(stderr, "pushpull: %s\n", cr_job_error(j));
+        rc = 1;
     }
-    cr_sched_close(&s);
+    cr_job_close(&j);
     for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
     bare_stop = 1;
     pthread_join(bt, NULL);

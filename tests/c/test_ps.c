@@ -1,13 +1,15 @@
 /* The node runtime without Lua: a scheduler and two node threads on
  * loopback tcp, workers written in C (cr_node_hooks). Checks remote and
  * local pull/push, duplicates, ordering (pull after push), async requests,
- * key errors, BSP clocks, and rows/stats over the control plane. */
+ * key errors, BSP clocks, rows over the control plane through the job
+ * client (src/ps/cr_job.h), and malformed frames sent to the scheduler's
+ * control socket while a job runs. */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "cr_test.h"
-#include "net/cr_wire.h"
-#include "ps/cr_sched.h"
+#include "ps/cr_job.h"
+#include "ps/cr_proto.h"
 #include "ps/cr_wclient.h"
 
 static char endpoint[256];
@@ -114,75 +116,135 @@ static void start_nodes(const char *ep, void *arg) {
     for (int i = 0; i < 2; i++) pthread_create(&((pthread_t *)arg)[i], NULL, node_thread, NULL);
 }
 
-static int wait_replies(cr_sched *s, int want, char *first_err, size_t n) {
-    int ok = 0;
-    first_err[0] = 0;
-    for (int got = 0; got < want;) {
-        cr_parts p;
-        cr_err e;
-        int rc = cr_sched_recv(s, &p, 10000, &e);
-        if (rc <= 0) {
-            snprintf(first_err, n, "%s", rc < 0 ? e.msg : "timeout");
-            return ok;
-        }
-        cr_ctl h;
-        const void *p1, *p2;
-        size_t n1, n2;
-        cr_ctl_parse(&p, 0, &h, &p1, &n1, &p2, &n2);
-        if (h.type == CR_M_REPLY || h.type == CR_M_ACK) ok++, got++;
-        else if (h.type == CR_M_ERROR) {
-            got++;
-            if (!first_err[0]) snprintf(first_err, n, "%.*s", (int)n1, (const char *)p1);
-        }
-        cr_parts_close(&p);
+/* ---------- a stranger on the control socket ----------
+ * A process that connects to the scheduler's endpoint the way a hand-started
+ * node does (a DEALER; CURVE keys from CRESCENT_CURVE_* if the job uses
+ * them) and sends malformed frames while the job runs. Each must be answered
+ * with an ERROR, and the job must not notice. */
+
+typedef struct stranger {
+    char ep[256];
+    int sent, refused;
+    char last[256];
+} stranger;
+
+/* Send frames (n of them: data/len pairs), then wait up to 5 s for an ERROR. */
+static void probe(void *sock, stranger *st, int n, const void *const *data, const size_t *len) {
+    for (int i = 0; i < n; i++) zmq_send(sock, data[i], len[i], i + 1 < n ? ZMQ_SNDMORE : 0);
+    st->sent++;
+    zmq_pollitem_t it = {.socket = sock, .events = ZMQ_POLLIN};
+    if (zmq_poll(&it, 1, 5000) <= 0) return;
+    cr_parts p;
+    cr_proto_msg m;
+    cr_msg_reply r;
+    if (cr_parts_recv(sock, &p, 0) < 0) return;
+    if (cr_proto_view(&p, 0, &m, NULL) == 0 && cr_proto_decode_reply(&m, &r, NULL) == 0 && m.h.type == CR_M_ERROR) {
+        st->refused++;
+        snprintf(st->last, sizeof st->last, "%.*s", (int)r.n, r.data);
     }
-    return ok;
+    cr_parts_close(&p);
+}
+
+static void *stranger_main(void *arg) {
+    stranger *st = arg;
+    void *ctx = zmq_ctx_new(), *sock = cr_socket(ctx, ZMQ_DEALER);
+    cr_curve c;
+    if (cr_curve_from_env(&c, NULL) == 0) cr_curve_client(sock, &c);
+    zmq_connect(sock, st->ep);
+    char garbage[300];
+    for (size_t i = 0; i < sizeof garbage; i++) garbage[i] = (char)(i * 131 + 7);
+    cr_ctl h = {.type = CR_M_REGISTER, .a = 1234};
+    char big[4096];
+    memset(big, 'a', sizeof big);
+    /* short frame */
+    probe(sock, st, 1, (const void *[]){"abc"}, (size_t[]){3});
+    /* oversized count: a REGISTER whose address is 4 KB */
+    probe(sock, st, 2, (const void *[]){&h, big}, (size_t[]){sizeof h, sizeof big});
+    /* wrong type */
+    h.type = 99;
+    probe(sock, st, 1, (const void *[]){&h}, (size_t[]){sizeof h});
+    /* garbage bytes, three frames of them */
+    probe(sock, st, 3, (const void *[]){garbage, garbage + 100, garbage + 200}, (size_t[]){100, 100, 100});
+    /* a valid CALL header with its payloads cut off */
+    h.type = CR_M_CALL;
+    probe(sock, st, 1, (const void *[]){&h}, (size_t[]){sizeof h});
+    /* a well-formed REGISTER: the job has all its nodes */
+    h.type = CR_M_REGISTER;
+    probe(sock, st, 2, (const void *[]){&h, "tcp://127.0.0.1:1"}, (size_t[]){sizeof h, 17});
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
+    return NULL;
+}
+
+static int on_result(void *arg, int worker, const char *data, size_t n, cr_err *e) {
+    (void)worker, (void)e;
+    if (n == 2 && !memcmp(data, "ok", 2)) (*(int *)arg)++;
+    return 0;
 }
 
 static void test_two_nodes(void) {
     pthread_t t[2];
-    cr_sched_opts o = {.nodes = 2, .workers = 2, .seed = 1, .spawn = 0, .on_listen = start_nodes, .on_listen_arg = t, .join_timeout = 10};
+    cr_job_opts o = {.nodes = 2, .workers = 2, .seed = 1, .spawn = 0, .on_listen = start_nodes, .on_listen_arg = t,
+                     .join_timeout = 10};
     cr_err e;
-    cr_sched *s = cr_sched_start(&o, &e);
-    CR_CHECK(s != NULL);
+    cr_job *j = cr_job_start(&o, &e);
+    CR_CHECK(j != NULL);
     cr_table_def d;
     memset(&d, 0, sizeof d);
     snprintf(d.name, sizeof d.name, "T");
     d.keys = 101;
     d.dim = 4;
     d.optim.kind = CR_OPTIM_ADD;
-    cr_ctl h = {.type = CR_M_TABLE, .table = 0};
-    char err[512];
-    CR_CHECK(cr_sched_send(s, -1, &h, &d, sizeof d, NULL, 0, &e) == 0);
-    CR_CHECK(wait_replies(s, 2, err, sizeof err) == 2);
-    h = (cr_ctl){.type = CR_M_CALL};
-    CR_CHECK(cr_sched_send(s, -1, &h, "work", 4, "", 0, &e) == 0);
-    int ok = wait_replies(s, 4, err, sizeof err);
-    if (err[0]) printf("  worker error: %s\n", err);
+    CR_CHECK(cr_job_table(j, 0, &d, &e) == 0);
+    stranger st = {0};
+    snprintf(st.ep, sizeof st.ep, "%s", cr_job_endpoint(j));
+    pthread_t sth;
+    pthread_create(&sth, NULL, stranger_main, &st);
+    int ok = 0;
+    cr_job_cb cb = {.result = on_result, .arg = &ok};
+    int rc = cr_job_call(j, "work", 4, "", 0, &cb, &e);
+    if (rc < 0) printf("  worker error: %s\n", cr_job_error(j));
+    CR_CHECK(rc == 0);
     CR_CHECK(ok == 4);
+    pthread_join(sth, NULL);
+    printf("  stranger: %d of %d malformed messages refused (last: %s)\n", st.refused, st.sent, st.last);
+    CR_CHECK(st.sent == 6 && st.refused == 6);
+    CR_CHECK_STR(st.last, "the job has all its nodes");
     /* rows over the control plane: key 100 lives on node 1 (block 51) */
-    h = (cr_ctl){.type = CR_M_GETROWS, .table = 0, .a = 100, .b = 1};
-    CR_CHECK(cr_sched_send(s, 1, &h, NULL, 0, NULL, 0, &e) == 0);
-    cr_parts p;
-    CR_CHECK(cr_sched_recv(s, &p, 10000, &e) == 1);
-    cr_ctl r;
-    const void *p1, *p2;
-    size_t n1, n2;
-    cr_ctl_parse(&p, 0, &r, &p1, &n1, &p2, &n2);
     float v[4];
-    int rows_ok = r.type == CR_M_ROWS && n1 == sizeof v;
-    if (rows_ok) memcpy(v, p1, sizeof v);
-    cr_parts_close(&p);
-    CR_CHECK(rows_ok);
+    CR_CHECK(cr_job_get_rows(j, 0, 1, 100, 1, 4, 0, v, NULL, &e) == 0);
     /* 3 rounds x 4 workers + one sync push and one owning push from each worker of node 0 + one owning push
      * of every key from each of the 4 workers */
     CR_CHECK_NEAR(v[0], 3 * 4 + 2 + 2 + 4, 0);
-    cr_sched_close(&s);
-    CR_CHECK(s == NULL);
+    /* a range that is not on the node is an error answer, not silence */
+    CR_CHECK(cr_job_get_rows(j, 0, 0, 100, 1, 4, 0, v, NULL, &e) < 0);
+    CR_CHECK(strstr(e.msg, "not on node 0") != NULL);
+    /* set rows, read them back; the job is still usable after the error */
+    float w[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    CR_CHECK(cr_job_set_rows(j, 0, 1, 99, 2, 4, 0, w, NULL, &e) == 0);
+    float back[8];
+    CR_CHECK(cr_job_get_rows(j, 0, 1, 99, 2, 4, 0, back, NULL, &e) == 0);
+    CR_CHECK(!memcmp(w, back, sizeof w));
+    CR_CHECK(cr_job_set_lr(j, 0, 0.5, &e) == 0);
+    CR_CHECK(cr_job_set_lr(j, 7, 0.5, &e) < 0); /* no table 7: an ERROR answer */
+    cr_job_close(&j);
+    CR_CHECK(j == NULL);
     for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+}
+
+/* The size limits live in one place and name the limit. */
+static void test_check_size(void) {
+    cr_err e;
+    CR_CHECK(cr_job_check_size(4, 2, &e) == 0);
+    CR_CHECK(cr_job_check_size(2, 0, &e) == 0); /* tables only */
+    CR_CHECK(cr_job_check_size(0, 1, &e) < 0);
+    CR_CHECK(cr_job_check_size(1, -1, &e) < 0);
+    CR_CHECK(cr_job_check_size(1000, 1, &e) < 0);
+    CR_CHECK(strstr(e.msg, "at most") != NULL);
 }
 
 int main(void) {
     CR_RUN(test_two_nodes);
+    CR_RUN(test_check_size);
     return cr_test_done();
 }

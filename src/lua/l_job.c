@@ -1,0 +1,378 @@
+/* crescent.core.ps.start and the Job userdata: a thin binding over the job
+ * client (src/ps/cr_job.h). lua/crescent builds the user's Job on top.
+ *
+ * ps.start{nodes=, workers=, seed=, listen=, spawn=, exe=, exit_on_death=,
+ *          timeout=, join_timeout=} -> J ("crescent.Job"); raises on failure
+ * J:table(id, def)              create a table on every node (def: see j_table)
+ * J:model(src, chunk, optsstr)  load the model script on every worker
+ * J:call(fn, argsstr, onprog)   -> {results by worker+1}; onprog(n) on progress
+ * J:policy(src, chunk, optsstr) switch the consistency policy (next clock boundary)
+ * J:set_lr(id, lr); J:stats() -> {node tables}
+ * J:set_clocks({clock per worker}, {barriers per worker}) (job:load)
+ * J:get_rows(id, node, lo, count, dim, sdim) -> values Matrix, state Matrix
+ * J:set_rows(id, node, lo, values, state|nil)
+ * J:close() (also __gc/__close); J:endpoint(); J:nodes(); J:workers();
+ * J:closed(); J:failed()
+ *
+ * A failed request raises its whole message as is (a worker's names worker,
+ * script and line). While a request waits, a Ctrl-C at the REPL (which sets
+ * a hook on this state) interrupts it: the wait calls into Lua every 100 ms,
+ * and the command is cancelled on every node. */
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lua/l_ps_impl.h"
+#include "lua/l_util.h"
+#include "lua/l_worker.h"
+#include "lua/l_worker_serial.h"
+#include "optim/cr_optim.h"
+#include "ps/cr_job.h"
+
+#define JOB_MT "crescent.Job"
+
+typedef struct {
+    cr_job *j;
+} ljob;
+
+static cr_job *check_job(lua_State *L) {
+    ljob *j = luaL_checkudata(L, 1, JOB_MT);
+    if (!j->j) luaL_error(L, "the job is closed");
+    return j->j;
+}
+
+/* Raise the whole message of the job's last failure (as is: no position). */
+static int raise_job(lua_State *L, cr_job *j) {
+    lua_pushstring(L, cr_job_error(j)[0] ? cr_job_error(j) : "job request failed");
+    return lua_error(L);
+}
+
+static lua_Integer opt_int(lua_State *L, int t, const char *k, lua_Integer dflt) {
+    lua_getfield(L, t, k);
+    lua_Integer v = dflt;
+    if (!lua_isnil(L, -1)) {
+        int ok;
+        v = lua_tointegerx(L, -1, &ok);
+        if (!ok) luaL_error(L, "option '%s' must be an integer", k);
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
+/* The scheduler's death handler for `crescent run` (exit_on_death): the
+ * other nodes are already stopped; name the dead node and end the process,
+ * even while the job script or the REPL is not waiting on the job. */
+static void die_on_death(const char *msg, void *arg) {
+    (void)arg;
+    fprintf(stderr, "crescent: %s\n", msg);
+    fflush(NULL);
+    _exit(1);
+}
+
+static void tell_waiting(const char *endpoint, int nodes, void *arg) {
+    (void)arg;
+    fprintf(stderr, "crescent: scheduler waiting for %d node(s) on %s\n", nodes, endpoint);
+}
+
+/* ps.start{...} -> J */
+int cr_ljob_start(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_Integer nodes = opt_int(L, 1, "nodes", 1), workers = opt_int(L, 1, "workers", 1);
+    cr_job_opts o = {0};
+    o.nodes = nodes < 0 || nodes > 1 << 30 ? -1 : (int)nodes;
+    o.workers = workers < 0 || workers > 1 << 30 ? -1 : (int)workers;
+    o.seed = (uint64_t)opt_int(L, 1, "seed", 1);
+    o.spawn = (int)opt_int(L, 1, "spawn", 1);
+    o.exit_on_death = (int)opt_int(L, 1, "exit_on_death", 0);
+    if (o.exit_on_death) o.on_death = die_on_death;
+    o.on_wait = tell_waiting;
+    o.timeout = (double)opt_int(L, 1, "timeout", 3);
+    o.join_timeout = (double)opt_int(L, 1, "join_timeout", 30);
+    o.hooks = &cr_lworker_hooks;
+    cr_err e;
+    if (cr_job_check_size(o.nodes, o.workers, &e) < 0) return luaL_error(L, "%s", e.msg);
+    lua_getfield(L, 1, "listen");
+    o.listen = lua_tostring(L, -1);
+    lua_getfield(L, 1, "exe");
+    o.exe = lua_tostring(L, -1);
+    if (cr_curve_from_env(&o.curve, &e) < 0) return luaL_error(L, "%s", e.msg);
+    ljob *j = lua_newuserdatauv(L, sizeof *j, 0);
+    j->j = NULL;
+    luaL_setmetatable(L, JOB_MT);
+    j->j = cr_job_start(&o, &e);
+    if (!j->j) return luaL_error(L, "%s", e.msg);
+    return 1;
+}
+
+/* ---------- callbacks of a waiting request ---------- */
+
+typedef struct lwait {
+    lua_State *L;
+    int results; /* stack index of the results table, 0: none */
+    int prog;    /* stack index of the progress function, 0: none */
+} lwait;
+
+static int noop(lua_State *L) {
+    (void)L;
+    return 0;
+}
+
+/* Run the function on top of the stack (with nargs arguments below it)
+ * protected; on error its message goes to e and -1 is returned. */
+static int pcall_into(lua_State *L, int nargs, cr_err *e) {
+    if (lua_pcall(L, nargs, 0, 0) == LUA_OK) return 0;
+    const char *m = lua_tostring(L, -1);
+    cr_errf(e, "%s", m ? m : "interrupted");
+    lua_pop(L, 1);
+    return -1;
+}
+
+/* A call into Lua gives a pending REPL hook (Ctrl-C) its chance to fire. */
+static int on_tick(void *arg, cr_err *e) {
+    lwait *w = arg;
+    lua_pushcfunction(w->L, noop);
+    return pcall_into(w->L, 0, e);
+}
+
+static int on_progress(void *arg, int64_t items, cr_err *e) {
+    lwait *w = arg;
+    if (!w->prog || !lua_isfunction(w->L, w->prog)) return on_tick(arg, e);
+    lua_pushvalue(w->L, w->prog);
+    lua_pushinteger(w->L, items);
+    return pcall_into(w->L, 1, e);
+}
+
+/* A REPLY: deserialized into the results table, by worker+1 (or appended
+ * for a node's answer). */
+static int on_result(void *arg, int worker, const char *data, size_t n, cr_err *e) {
+    lwait *w = arg;
+    if (!w->results) return 0;
+    if (cr_lser_load(w->L, n ? data : "nil", n ? n : 3) < 0) {
+        cr_errf(e, "bad reply from worker %d: %s", worker, lua_tostring(w->L, -1));
+        lua_pop(w->L, 1);
+        return -1;
+    }
+    lua_Integer at = worker >= 0 ? worker + 1 : (lua_Integer)luaL_len(w->L, w->results) + 1;
+    lua_rawseti(w->L, w->results, at);
+    return 0;
+}
+
+/* Shown while the other workers still have time to stop (defect: a worker's
+ * error hidden behind a worker that never reaches a clock). */
+static void on_first_error(void *arg, const char *msg) {
+    (void)arg;
+    fprintf(stderr, "crescent: %s\n(waiting for the other workers to stop)\n", msg);
+    fflush(stderr);
+}
+
+static cr_job_cb callbacks(lwait *w) {
+    return (cr_job_cb){.result = on_result, .progress = on_progress, .tick = on_tick,
+                       .first_error = on_first_error, .arg = w};
+}
+
+/* ---------- requests ---------- */
+
+static double num_field(lua_State *L, int t, const char *k, double dflt) {
+    lua_getfield(L, t, k);
+    double v = luaL_optnumber(L, -1, dflt);
+    lua_pop(L, 1);
+    return v;
+}
+
+/* J:table(id, {name=, keys=, dim=, init=kind, a=, b=, optimizer=, lr=, eps=, init_acc=, seed=, compress=}) */
+static int j_table(lua_State *L) {
+    cr_job *j = check_job(L);
+    int id = (int)luaL_checkinteger(L, 2);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    cr_table_def d;
+    memset(&d, 0, sizeof d);
+    lua_getfield(L, 3, "name");
+    snprintf(d.name, sizeof d.name, "%s", luaL_checkstring(L, -1));
+    lua_pop(L, 1);
+    d.keys = (int64_t)opt_int(L, 3, "keys", 0);
+    d.dim = (int32_t)opt_int(L, 3, "dim", 0);
+    d.init = (int32_t)opt_int(L, 3, "init", 0);
+    d.init_a = num_field(L, 3, "a", 0);
+    d.init_b = num_field(L, 3, "b", 0);
+    d.seed = (uint64_t)opt_int(L, 3, "seed", 1);
+    d.compress = (int32_t)opt_int(L, 3, "compress", 0);
+    lua_getfield(L, 3, "optimizer");
+    cr_err e;
+    if (cr_optim_parse(&d.optim, luaL_optstring(L, -1, "sgd"), &e) < 0) return luaL_error(L, "%s", e.msg);
+    lua_pop(L, 1);
+    d.optim.lr = (float)num_field(L, 3, "lr", 0.01);
+    d.optim.eps = (float)num_field(L, 3, "eps", 1e-8);
+    d.optim.init = (float)num_field(L, 3, "init_acc", 0);
+    if (cr_table_def_check(&d, &e) < 0) return luaL_error(L, "%s", e.msg);
+    if (cr_job_table(j, id, &d, &e) < 0) return raise_job(L, j);
+    return 0;
+}
+
+static int j_model(lua_State *L) {
+    cr_job *j = check_job(L);
+    size_t sn, cn, on;
+    const char *src = luaL_checklstring(L, 2, &sn), *chunk = luaL_checklstring(L, 3, &cn),
+               *opts = luaL_optlstring(L, 4, "nil", &on);
+    lua_settop(L, 4);
+    lwait w = {.L = L};
+    cr_job_cb cb = callbacks(&w);
+    cr_err e;
+    if (cr_job_model(j, src, sn, chunk, cn, opts, on, &cb, &e) < 0) return raise_job(L, j);
+    return 0;
+}
+
+static int j_policy(lua_State *L) {
+    cr_job *j = check_job(L);
+    size_t sn, cn, on;
+    const char *src = luaL_checklstring(L, 2, &sn), *chunk = luaL_checklstring(L, 3, &cn),
+               *opts = luaL_optlstring(L, 4, "nil", &on);
+    cr_err e;
+    if (cr_job_policy(j, src, sn, chunk, cn, opts, on, &e) < 0) return raise_job(L, j);
+    return 0;
+}
+
+/* J:call(fn, argsstr, onprog) -> {results by worker+1} */
+static int j_call(lua_State *L) {
+    cr_job *j = check_job(L);
+    size_t fn, an;
+    const char *f = luaL_checklstring(L, 2, &fn), *a = luaL_optlstring(L, 3, "nil", &an);
+    lua_settop(L, 4);
+    lua_newtable(L); /* 5: results */
+    lwait w = {.L = L, .results = 5, .prog = lua_isfunction(L, 4) ? 4 : 0};
+    cr_job_cb cb = callbacks(&w);
+    cr_err e;
+    if (cr_job_call(j, f, fn, a, an, &cb, &e) < 0) return raise_job(L, j);
+    lua_settop(L, 5);
+    return 1;
+}
+
+static int j_set_lr(lua_State *L) {
+    cr_job *j = check_job(L);
+    cr_err e;
+    if (cr_job_set_lr(j, (int)luaL_checkinteger(L, 2), luaL_checknumber(L, 3), &e) < 0) return raise_job(L, j);
+    return 0;
+}
+
+/* Fill v[0..W) from the integer list at idx (W entries). */
+static void int_list(lua_State *L, int idx, int64_t *v, int W) {
+    luaL_checktype(L, idx, LUA_TTABLE);
+    if (luaL_len(L, idx) != W) luaL_error(L, "bad argument #%d to 'set_clocks' (%d integers expected)", idx - 1, W);
+    for (int i = 0; i < W; i++) {
+        int ok;
+        lua_rawgeti(L, idx, i + 1);
+        v[i] = (int64_t)lua_tointegerx(L, -1, &ok);
+        lua_pop(L, 1);
+        if (!ok || v[i] < 0)
+            luaL_error(L, "bad argument #%d to 'set_clocks' (entry %d: non-negative integer expected)", idx - 1, i + 1);
+    }
+}
+
+/* J:set_clocks({clock per worker}, {barrier count per worker}): between
+ * commands only (job:load); sets the clocks everywhere, also backwards. */
+static int j_set_clocks(lua_State *L) {
+    cr_job *j = check_job(L);
+    int W = cr_job_nodes(j) * cr_job_workers(j);
+    int64_t *v = lua_newuserdatauv(L, 2 * (size_t)W * sizeof *v + 1, 0); /* freed by the GC, even on error */
+    int_list(L, 2, v, W);
+    int_list(L, 3, v + W, W);
+    cr_err e;
+    if (cr_job_set_clocks(j, v, v + W, &e) < 0) return raise_job(L, j);
+    return 0;
+}
+
+static int j_stats(lua_State *L) {
+    cr_job *j = check_job(L);
+    lua_settop(L, 1);
+    lua_newtable(L); /* 2: one table per node */
+    lwait w = {.L = L, .results = 2};
+    cr_job_cb cb = callbacks(&w);
+    cr_err e;
+    if (cr_job_stats(j, &cb, &e) < 0) return raise_job(L, j);
+    lua_settop(L, 2);
+    return 1;
+}
+
+/* J:get_rows(id, node, lo, count, dim, sdim) -> values, state */
+static int j_get_rows(lua_State *L) {
+    cr_job *j = check_job(L);
+    int table = (int)luaL_checkinteger(L, 2), node = (int)luaL_checkinteger(L, 3);
+    lua_Integer lo = luaL_checkinteger(L, 4), count = luaL_checkinteger(L, 5);
+    lua_settop(L, 7);
+    cr_mat *v = cr_lmat_new(L, count, luaL_checkinteger(L, 6));
+    cr_mat *st = cr_lmat_new(L, count, luaL_checkinteger(L, 7));
+    cr_err e;
+    if (cr_job_get_rows(j, table, node, lo, count, (int32_t)v->cols, (int32_t)st->cols, v->data, st->data, &e) < 0)
+        return raise_job(L, j);
+    return 2;
+}
+
+/* J:set_rows(id, node, lo, values, state|nil) */
+static int j_set_rows(lua_State *L) {
+    cr_job *j = check_job(L);
+    int table = (int)luaL_checkinteger(L, 2), node = (int)luaL_checkinteger(L, 3);
+    lua_Integer lo = luaL_checkinteger(L, 4);
+    cr_mat *v = cr_lmat_check(L, 5), *st = cr_lmat_test(L, 6);
+    if (st && st->rows != v->rows && st->rows * st->cols != 0)
+        return luaL_error(L, "bad argument #5 to 'set_rows' (%lld state rows for %lld value rows)",
+                          (long long)st->rows, (long long)v->rows);
+    int has_state = st && st->rows * st->cols != 0;
+    cr_err e;
+    if (cr_job_set_rows(j, table, node, lo, v->rows, (int32_t)v->cols, has_state ? (int32_t)st->cols : 0, v->data,
+                        has_state ? st->data : NULL, &e) < 0)
+        return raise_job(L, j);
+    return 0;
+}
+
+static int j_close(lua_State *L) {
+    ljob *j = luaL_checkudata(L, 1, JOB_MT);
+    cr_job_close(&j->j);
+    return 0;
+}
+
+static int j_endpoint(lua_State *L) {
+    lua_pushstring(L, cr_job_endpoint(check_job(L)));
+    return 1;
+}
+
+static int j_nodes(lua_State *L) {
+    lua_pushinteger(L, cr_job_nodes(check_job(L)));
+    return 1;
+}
+
+static int j_workers(lua_State *L) {
+    lua_pushinteger(L, cr_job_workers(check_job(L)));
+    return 1;
+}
+
+/* J:failed() -> true once the job cannot go on (a node died, or it was ended) */
+static int j_failed(lua_State *L) {
+    ljob *j = luaL_checkudata(L, 1, JOB_MT);
+    lua_pushboolean(L, j->j && cr_job_failed(j->j));
+    return 1;
+}
+
+static int j_closed(lua_State *L) {
+    ljob *j = luaL_checkudata(L, 1, JOB_MT);
+    lua_pushboolean(L, j->j == NULL);
+    return 1;
+}
+
+void cr_ljob_register(lua_State *L) {
+    static const luaL_Reg methods[] = {
+        {"table", j_table},       {"model", j_model},           {"call", j_call},     {"policy", j_policy},
+        {"set_lr", j_set_lr},     {"set_clocks", j_set_clocks}, {"stats", j_stats},   {"get_rows", j_get_rows},
+        {"set_rows", j_set_rows}, {"close", j_close},           {"endpoint", j_endpoint}, {"nodes", j_nodes},
+        {"workers", j_workers},   {"closed", j_closed},         {"failed", j_failed}, {NULL, NULL}};
+    if (luaL_newmetatable(L, JOB_MT)) {
+        luaL_newlib(L, methods);
+        lua_setfield(L, -2, "__index");
+        lua_pushcfunction(L, j_close);
+        lua_setfield(L, -2, "__gc");
+        lua_pushcfunction(L, j_close);
+        lua_setfield(L, -2, "__close");
+    }
+    lua_pop(L, 1);
+}

@@ -1,0 +1,48 @@
+/* `crescent run`: a job script in a scheduler Lua state, then the REPL. */
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdio.h>
+
+#include "lua/l_host.h"
+#include "lua/l_ps.h"
+#include "lua/l_repl.h"
+
+
+static void set_overrides(lua_State *L, const cr_run_overrides *ov) {
+    lua_newtable(L);
+    if (ov->nodes >= 0) lua_pushinteger(L, ov->nodes), lua_setfield(L, -2, "nodes");
+    if (ov->workers >= 0) lua_pushinteger(L, ov->workers), lua_setfield(L, -2, "workers");
+    if (ov->seed >= 0) lua_pushinteger(L, ov->seed), lua_setfield(L, -2, "seed");
+    if (ov->policy) lua_pushstring(L, ov->policy), lua_setfield(L, -2, "policy");
+    if (ov->metrics) lua_pushstring(L, ov->metrics), lua_setfield(L, -2, "metrics");
+    lua_setfield(L, LUA_REGISTRYINDEX, "crescent.overrides");
+}
+
+int cr_lps_run(const char *home, const char *path, const cr_run_overrides *ov, int repl, int argc, char **argv) {
+    lua_State *L = cr_lhost_new(home);
+    if (!L) {
+        fprintf(stderr, "crescent: out of memory\n");
+        return 1;
+    }
+    set_overrides(L, ov);
+    lua_createtable(L, argc, 1);
+    lua_pushstring(L, path);
+    lua_rawseti(L, -2, 0);
+    for (int i = 0; i < argc; i++) {
+        lua_pushstring(L, argv[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setglobal(L, "arg");
+    int status = cr_lhost_dofile(L, path, argc, argv) == 0 ? 0 : 1;
+    if (status == 0 && repl) {
+        int q = cr_repl_run(L);
+        if (q) status = q;
+    }
+    if (luaL_dostring(L, "local ok, ps = pcall(require, 'crescent.ps') if ok then ps.close_all() end") != LUA_OK) {
+        fprintf(stderr, "crescent: %s\n", lua_tostring(L, -1));
+        status = 1;
+    }
+    lua_close(L);
+    fflush(stdout);
+    return status;
+}

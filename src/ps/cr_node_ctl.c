@@ -1,0 +1,292 @@
+/* The node's answers to the scheduler: one small handler per control
+ * message, found in a table by type. Every request gets exactly one answer:
+ * its result, or an ERROR naming what was wrong (a malformed message, an
+ * unknown type, a bad table or row range). CALL and MODEL are answered by
+ * the workers, one answer each; a malformed one is answered with one ERROR
+ * per local worker so that the caller's count of answers stays right.
+ * CLOCKS, POLICY, CANCEL and HB need no answer; a malformed one still gets
+ * an ERROR (it can only come from a broken scheduler). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cr_alloc.h"
+#include "ps/cr_node_impl.h"
+#include "ps/cr_proto.h"
+
+/* Send m to the scheduler as this node. */
+static void up(cr_node *n, cr_proto_msg *m) {
+    m->h.node = n->id;
+    cr_proto_send(n->sched, NULL, 0, m);
+}
+
+static void ack(cr_node *n) { cr_proto_send_ack(n->sched, NULL, 0, n->id); }
+
+static char *dupn(const void *p, size_t len) {
+    char *s = cr_xmalloc(len + 1);
+    if (len) memcpy(s, p, len);
+    s[len] = '\0';
+    return s;
+}
+
+static cr_shard *table_of(cr_node *n, int id, cr_err *e) {
+    if (id >= 0 && id < atomic_load(&n->ntables)) return n->tables[id];
+    cr_errf(e, "no table %d on node %d", id, n->id);
+    return NULL;
+}
+
+/* Wake every worker waiting at a clock or barrier (caller holds n->mu). */
+static void clocks_changed(cr_node *n) {
+    n->clk_gen++;
+    pthread_cond_broadcast(&n->clk_cv);
+}
+
+/* ---------- handlers: 0 done, 1 shut down, -1 answer ERROR with e ---------- */
+
+typedef int (*handler_fn)(cr_node *n, const cr_proto_msg *m, cr_err *e);
+
+static int on_hb(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+    (void)n;
+    return cr_proto_decode_empty(m, e);
+}
+
+/* The scheduler refused something this node sent (a bug, not the user's):
+ * answering would start a loop of errors, so it is only taken. */
+static int on_error(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+    (void)n, (void)m, (void)e;
+    return 0;
+}
+
+static int on_shutdown(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+    (void)n, (void)m, (void)e;
+    return 1; /* whatever it carries: the scheduler wants us gone */
+}
+
+static int on_table(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+    cr_msg_table t;
+    if (cr_proto_decode_table(m, &t, e) < 0) return -1;
+    if (t.id != atomic_load(&n->ntables)) return cr_errf(e, "table id %d out of sequence", t.id);
+    if (t.id >= CR_NODE_MAX_TABLES) return cr_errf(e, "too many tables (at most %d)", CR_NODE_MAX_TABLES);
+    cr_shard *s = cr_shard_new(&t.def, n->id, n->nodes, e);
+    if (!s) return -1;
+    n->tables[t.id] = s;
+    atomic_fetch_add(&n->ntables, 1);
+    ack(n);
+    return 0;
+}
+
+/* A new command for every worker: the payloads are kept as sent (the
+ * worker binding reads them), every worker becomes active. */
+static void post_cmd(cr_node *n, const cr_proto_msg *m) {
+    int W = n->nodes * n->wpn;
+    pthread_mutex_lock(&n->mu);
+    free(n->cmd_buf1);
+    free(n->cmd_buf2);
+    n->cmd_buf1 = dupn(m->p[0], m->n[0]);
+    n->cmd_buf2 = dupn(m->p[1], m->n[1]);
+    n->cmd = (cr_cmd){m->h.type, n->cmd_buf1, n->cmd_buf2, m->n[0], m->n[1]};
+    n->cmd_gen++;
+    for (int i = 0; i < W; i++) n->active[i] = 1;
+    pthread_cond_broadcast(&n->cmd_cv);
+    clocks_changed(n);
+    pthread_mutex_unlock(&n->mu);
+}
+
+/* A command no worker can run: each worker's answer is this error. */
+static void refuse_cmd(cr_node *n, const cr_err *e) {
+    for (int lw = 0; lw < n->wpn; lw++) {
+        cr_proto_msg m;
+        cr_msg_reply r = {.worker = n->id * n->wpn + lw, .data = e->msg, .n = strlen(e->msg)};
+        cr_proto_encode_reply(CR_M_ERROR, &r, &m, NULL);
+        up(n, &m);
+    }
+}
+
+static int on_model(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+    cr_msg_script s;
+    if (cr_proto_decode_script(m, &s, e) < 0) {
+        refuse_cmd(n, e);
+        return 0;
+    }
+    post_cmd(n, m);
+    return 0;
+}
+
+static int on_call(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+    cr_msg_call c;
+    if (cr_proto_decode_call(m, &c, e) < 0) {
+        refuse_cmd(n, e);
+        return 0;
+    }
+    post_cmd(n, m);
+    return 0;
+}
+
+/* Wake every waiting worker: they see the cancel and return. */
+static int on_cancel(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+    if (cr_proto_decode_empty(m, e) < 0) return -1;
+    pthread_mutex_lock(&n->mu);
+    atomic_store(&n->cancel_gen, n->cmd_gen);
+    clocks_changed(n);
+    pthread_mutex_unlock(&n->mu);
+    return 0;
+}
+
+static int on_policy(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+    cr_msg_script s;
+    if (cr_proto_decode_script(m, &s, e) < 0) return -1;
+    pthread_mutex_lock(&n->mu);
+    free(n->pol_src);
+    free(n->pol_chunk);
+    free(n->pol_opts);
+    n->pol_src = dupn(s.src, s.srcn);
+    n->pol_srcn = s.srcn;
+    n->pol_chunk = dupn(s.chunk, s.chunkn);
+    n->pol_opts = dupn(s.opts, s.optsn);
+    n->pol_optsn = s.optsn;
+    n->pol_gen++;
+    clocks_changed(n);
+    pthread_mutex_unlock(&n->mu);
+    return 0;
+}
+
+/* Clocks only go up here: a late vector must not undo a newer one. */
+static int on_clocks(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+    cr_msg_clocks c;
+    if (cr_proto_decode_clocks(m, n->nodes * n->wpn, &c, e) < 0) return -1;
+    pthread_mutex_lock(&n->mu);
+    for (int i = 0; i < c.W; i++) {
+        int64_t ci = cr_proto_i64(c.clocks, (size_t)i), bi = cr_proto_i64(c.barriers, (size_t)i);
+        if (ci > n->clocks[i]) n->clocks[i] = ci;
+        if (bi > n->barriers[i]) n->barriers[i] = bi;
+        n->active[i] = cr_proto_i64(c.active, (size_t)i);
+    }
+    clocks_changed(n);
+    pthread_mutex_unlock(&n->mu);
+    return 0;
+}
+
+/* Between commands (job:load): set, not raised. */
+static int on_setclocks(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+    cr_msg_clocks c;
+    if (cr_proto_decode_clocks(m, n->nodes * n->wpn, &c, e) < 0) return -1;
+    pthread_mutex_lock(&n->mu);
+    memcpy(n->clocks, c.clocks, (size_t)c.W * 8);
+    memcpy(n->barriers, c.barriers, (size_t)c.W * 8);
+    for (int lw = 0; lw < n->wpn; lw++) {
+        n->ws[lw].clock = n->clocks[n->id * n->wpn + lw];
+        n->ws[lw].barrier = n->barriers[n->id * n->wpn + lw];
+    }
+    clocks_changed(n);
+    pthread_mutex_unlock(&n->mu);
+    ack(n);
+    return 0;
+}
+
+static int on_setlr(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+    cr_msg_setlr s;
+    if (cr_proto_decode_setlr(m, &s, e) < 0) return -1;
+    cr_shard *sh = table_of(n, s.table, e);
+    if (!sh) return -1;
+    cr_shard_set_lr(sh, (float)s.lr);
+    ack(n);
+    return 0;
+}
+
+/* The rows [lo, lo + count) must all live on this node. */
+static cr_shard *rows_shard(cr_node *n, const cr_msg_rows *r, cr_err *e) {
+    cr_shard *s = table_of(n, r->table, e);
+    if (s && (r->lo < s->lo || r->count > s->hi - r->lo)) {
+        cr_errf(e, "rows [%lld, +%lld) of table %d are not on node %d (it holds [%lld, %lld))", (long long)r->lo,
+                (long long)r->count, r->table, n->id, (long long)s->lo, (long long)s->hi);
+        return NULL;
+    }
+    return s;
+}
+
+static int on_getrows(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+    cr_msg_rows r;
+    cr_shard *s = cr_proto_decode_rows(m, 0, 0, &r, e) < 0 ? NULL : rows_shard(n, &r, e);
+    if (!s) return -1;
+    r.valuesn = (size_t)r.count * (size_t)s->def.dim * sizeof(float);
+    r.staten = (size_t)r.count * (size_t)s->sdim * sizeof(float);
+    float *v = cr_xmalloc(r.valuesn + 1), *st = cr_xmalloc(r.staten + 1);
+    cr_shard_get_rows(s, r.lo, r.count, v, st);
+    r.values = v;
+    r.state = st;
+    cr_proto_msg out;
+    cr_proto_encode_rows(CR_M_ROWS, &r, &out, NULL);
+    up(n, &out);
+    free(v);
+    free(st);
+    return 0;
+}
+
+static int on_setrows(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+    cr_msg_rows r;
+    cr_shard *s = table_of(n, m->h.table, e);
+    if (!s || cr_proto_decode_rows(m, s->def.dim, s->sdim, &r, e) < 0 || !rows_shard(n, &r, e)) return -1;
+    float *v = cr_xmalloc(r.valuesn + 1), *st = cr_xmalloc(r.staten + 1); /* aligned copies */
+    memcpy(v, r.values, r.valuesn);
+    if (r.staten) memcpy(st, r.state, r.staten);
+    cr_shard_set_rows(s, r.lo, r.count, v, r.staten ? st : NULL);
+    free(v);
+    free(st);
+    ack(n);
+    return 0;
+}
+
+/* The node's counters and each local worker's, as a serialized Lua table. */
+static int on_stats(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+    if (cr_proto_decode_empty(m, e) < 0) return -1;
+    size_t cap = 512 + (size_t)n->wpn * 200, len = 0;
+    char *b = cr_xmalloc(cap);
+    len += (size_t)snprintf(b + len, cap - len,
+                            "{node=%d,messages_remote=%lld,bytes_remote=%lld,messages_local=%lld,"
+                            "bytes_local=%lld,keys_local=%lld,keys_remote=%lld,pulls=%lld,pushes=%lld,"
+                            "served=%lld,workers={",
+                            n->id, (long long)n->msgs_remote, (long long)n->bytes_remote, (long long)n->msgs_local,
+                            (long long)n->bytes_local, (long long)n->keys_local, (long long)n->keys_remote,
+                            (long long)n->pulls, (long long)n->pushes, (long long)n->served);
+    pthread_mutex_lock(&n->mu);
+    for (int i = 0; i < n->wpn; i++) {
+        cr_wstat *w = &n->ws[i];
+        len += (size_t)snprintf(b + len, cap - len,
+                                "{worker=%d,node=%d,clock=%lld,barriers=%lld,wait=%.6f,max_gap=%lld,"
+                                "pulls=%lld,pushes=%lld},",
+                                n->id * n->wpn + i, n->id, (long long)w->clock, (long long)w->barrier, w->wait_s,
+                                (long long)w->max_gap, (long long)w->pulls, (long long)w->pushes);
+    }
+    pthread_mutex_unlock(&n->mu);
+    len += (size_t)snprintf(b + len, cap - len, "}}");
+    cr_proto_msg out;
+    cr_msg_reply r = {.worker = -1, .data = b, .n = len};
+    cr_proto_encode_reply(CR_M_REPLY, &r, &out, NULL);
+    up(n, &out);
+    free(b);
+    return 0;
+}
+
+static const handler_fn handlers[] = {
+    [CR_M_HB] = on_hb,           [CR_M_SHUTDOWN] = on_shutdown, [CR_M_TABLE] = on_table,
+    [CR_M_MODEL] = on_model,     [CR_M_CALL] = on_call,         [CR_M_CANCEL] = on_cancel,
+    [CR_M_POLICY] = on_policy,   [CR_M_CLOCKS] = on_clocks,     [CR_M_SETCLOCKS] = on_setclocks,
+    [CR_M_SETLR] = on_setlr,     [CR_M_GETROWS] = on_getrows,   [CR_M_SETROWS] = on_setrows,
+    [CR_M_STATS] = on_stats,     [CR_M_ERROR] = on_error,
+};
+#define NHANDLERS ((int)(sizeof handlers / sizeof handlers[0]))
+
+int cr_node_ctl_handle(cr_node *n, cr_parts *p) {
+    cr_proto_msg m;
+    cr_err e;
+    int rc;
+    if (cr_proto_view(p, 0, &m, &e) < 0) {
+        rc = -1;
+    } else if (m.h.type <= 0 || m.h.type >= NHANDLERS || !handlers[m.h.type]) {
+        rc = cr_errf(&e, "node %d does not take %s messages", n->id, cr_proto_name(m.h.type));
+    } else {
+        rc = handlers[m.h.type](n, &m, &e);
+    }
+    if (rc < 0) cr_proto_send_error(n->sched, NULL, 0, n->id, e.msg);
+    return rc == 1;
+}

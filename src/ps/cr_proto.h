@@ -1,0 +1,216 @@
+#ifndef CR_PROTO_H
+#define CR_PROTO_H
+/* The control protocol: one typed struct per message between the scheduler,
+ * its caller (the job client) and the nodes, each with an encoder and a
+ * decoder. Nothing else packs or unpacks a control message.
+ *
+ * On the wire a message is a fixed header (cr_ctl, net/cr_wire.h) followed by
+ * zero, one or two payload frames. What the header fields and payloads mean
+ * depends on the type; that meaning lives here only, in the comment above
+ * each struct. Every decoder checks the frame count, every payload size
+ * against the header and against the caps below before the caller allocates
+ * anything, and fails with a one-line message (never crashes) on a short,
+ * oversized, truncated or garbage message.
+ *
+ * Decoded structs point into the received frames (no copy): they are valid
+ * while the cr_proto_msg (and the cr_parts it views) is. Payload pointers
+ * may be unaligned; numeric arrays are read with memcpy (cr_proto_i64). */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base/cr_err.h"
+#include "net/cr_wire.h"
+#include "ps/cr_table.h"
+
+/* Caps on sizes read off the wire (checked before anything is allocated). */
+#define CR_PROTO_MAX_NODES 4096
+#define CR_PROTO_MAX_WPN 1024           /* workers per node */
+#define CR_PROTO_MAX_ADDR 255           /* one data address */
+#define CR_PROTO_MAX_SCRIPT (64u << 20) /* model or policy source, options, call args */
+#define CR_PROTO_MAX_NAME 255           /* chunk name, function name */
+#define CR_PROTO_MAX_ERROR (1u << 20)   /* an error message (with its traceback) */
+#define CR_PROTO_MAX_REPLY (1u << 30)   /* a serialized reply */
+
+/* A message as frames: the header and up to two payloads. Encoders fill it
+ * pointing at the caller's data (no copy) or at `owned`, a buffer the encoder
+ * allocated (cr_proto_msg_free releases it; the struct itself is the
+ * caller's). cr_proto_view fills it from received frames. */
+typedef struct cr_proto_msg {
+    cr_ctl h;
+    int np;              /* payload frames present: 0, 1 or 2 */
+    const void *p[2];
+    size_t n[2];
+    void *owned;
+} cr_proto_msg;
+
+void cr_proto_msg_free(cr_proto_msg *m);
+
+/* Name of a message type ("CALL"), or "?" for an unknown one. */
+const char *cr_proto_name(int type);
+
+/* View frames [first..] of p as a message: checks the header frame's size,
+ * that the type is known and that at most two payloads follow. Returns 0 or
+ * -1 with a message (the message is then garbage). */
+int cr_proto_view(cr_parts *p, int first, cr_proto_msg *m, cr_err *e);
+
+/* Send m on sock, after a routing id frame when id != NULL. Payloads are
+ * copied by ZeroMQ. Returns 0 or -1 (errno from zmq). */
+int cr_proto_send(void *sock, const void *id, size_t idlen, const cr_proto_msg *m);
+
+/* Read int64 i of an unaligned array. */
+static inline int64_t cr_proto_i64(const void *base, size_t i) {
+    int64_t v;
+    memcpy(&v, (const char *)base + i * 8, 8);
+    return v;
+}
+
+/* ---- the messages ----
+ * Direction, then meaning. `node` in a header is the sender's node id on
+ * messages from nodes and the target's on messages to them; codecs set it
+ * from the struct where the struct has it, else the sender fills m->h.node. */
+
+/* REGISTER, node -> scheduler: "I am process pid, peers reach me at addr". */
+typedef struct cr_msg_register {
+    int64_t pid;
+    const char *addr; /* not NUL-terminated; addrn <= CR_PROTO_MAX_ADDR */
+    size_t addrn;
+} cr_msg_register;
+
+/* WELCOME, scheduler -> node: your id, the job's size and seed, and the
+ * data address of every node (book: nodes NUL-terminated strings). */
+typedef struct cr_msg_welcome {
+    int node, nodes, workers; /* workers per node */
+    uint64_t seed;
+    const char *book;
+    size_t bookn;
+} cr_msg_welcome;
+
+/* TABLE, scheduler -> node: create table `id` (ids come in sequence). */
+typedef struct cr_msg_table {
+    int id;
+    cr_table_def def;
+} cr_msg_table;
+
+/* MODEL or POLICY, scheduler -> node: a script to load (a model on every
+ * worker, answered by each; a policy stored for the next clock boundary,
+ * not answered). opts is a serialized Lua value. */
+typedef struct cr_msg_script {
+    const char *src, *chunk, *opts;
+    size_t srcn, chunkn, optsn;
+} cr_msg_script;
+
+/* CALL, scheduler -> node: every worker runs model function fn(args),
+ * answering with REPLY or ERROR. args is a serialized Lua value. */
+typedef struct cr_msg_call {
+    const char *fn, *args;
+    size_t fnn, argsn;
+} cr_msg_call;
+
+/* CLOCKS, scheduler -> node: every worker's clock, barrier count and
+ * active flag (W = nodes * workers). SETCLOCKS, scheduler -> node, answered
+ * with ACK: set clocks and barriers (job:load), active is unused.
+ * Arrays are unaligned views: read with cr_proto_i64. */
+typedef struct cr_msg_clocks {
+    int W;
+    const void *clocks, *barriers, *active;
+} cr_msg_clocks;
+
+/* SETLR, scheduler -> node, answered with ACK: table's learning rate. */
+typedef struct cr_msg_setlr {
+    int table;
+    double lr;
+} cr_msg_setlr;
+
+/* GETROWS (scheduler -> node, answered with ROWS), ROWS (node -> scheduler),
+ * SETROWS (scheduler -> node, answered with ACK): rows [lo, lo + count) of a
+ * table, values count * dim floats, state count * sdim floats (or none on
+ * SETROWS: statesn = 0 keeps the state). GETROWS carries no data. */
+typedef struct cr_msg_rows {
+    int table;
+    int64_t lo, count;
+    const void *values, *state;
+    size_t valuesn, staten;
+} cr_msg_rows;
+
+/* REPLY or ERROR, node -> scheduler: the answer of a worker (worker >= 0:
+ * its global id) or of the node itself (-1). REPLY data is a serialized Lua
+ * value; ERROR data is a one-line message. */
+typedef struct cr_msg_reply {
+    int worker;
+    const char *data;
+    size_t n;
+} cr_msg_reply;
+
+/* STATE, node -> scheduler: worker's clock and barrier count went up. */
+typedef struct cr_msg_state {
+    int worker;
+    int64_t clock, barrier;
+} cr_msg_state;
+
+/* PROGRESS, node -> scheduler: items processed since the last one. */
+typedef struct cr_msg_progress {
+    int64_t items;
+} cr_msg_progress;
+
+/* DEAD, scheduler thread -> its caller: node died, with why. */
+typedef struct cr_msg_dead {
+    int node;
+    const char *why;
+    size_t whyn;
+} cr_msg_dead;
+
+/* HB (both ways), STATS (scheduler -> node, answered with a REPLY of worker
+ * -1 holding a serialized table), ACK (node -> scheduler), CANCEL (scheduler
+ * -> node: end the running command at each worker's next clock, barrier,
+ * progress or sleep; no answer), SHUTDOWN (scheduler -> node) carry nothing:
+ * cr_proto_encode_empty / cr_proto_decode_empty. */
+
+/* Encoders: fill m (any previous content is overwritten, not freed) from the
+ * struct. Pointers in the struct must stay valid until m is sent. Only the
+ * script encoder allocates (m->owned). Encoders check the caps too and
+ * return -1 with a message when a value would not decode on the other side. */
+int cr_proto_encode_register(const cr_msg_register *r, cr_proto_msg *m, cr_err *e);
+int cr_proto_encode_welcome(const cr_msg_welcome *w, cr_proto_msg *m, cr_err *e);
+int cr_proto_encode_table(const cr_msg_table *t, cr_proto_msg *m, cr_err *e);
+int cr_proto_encode_script(int type, const cr_msg_script *s, cr_proto_msg *m, cr_err *e);
+int cr_proto_encode_call(const cr_msg_call *c, cr_proto_msg *m, cr_err *e);
+int cr_proto_encode_clocks(int type, const cr_msg_clocks *c, cr_proto_msg *m, cr_err *e);
+int cr_proto_encode_setlr(const cr_msg_setlr *s, cr_proto_msg *m, cr_err *e);
+int cr_proto_encode_rows(int type, const cr_msg_rows *r, cr_proto_msg *m, cr_err *e);
+int cr_proto_encode_reply(int type, const cr_msg_reply *r, cr_proto_msg *m, cr_err *e);
+int cr_proto_encode_state(const cr_msg_state *s, cr_proto_msg *m, cr_err *e);
+int cr_proto_encode_progress(const cr_msg_progress *p, cr_proto_msg *m, cr_err *e);
+int cr_proto_encode_dead(const cr_msg_dead *d, cr_proto_msg *m, cr_err *e);
+int cr_proto_encode_empty(int type, cr_proto_msg *m, cr_err *e);
+
+/* Decoders: check that m has the right type and shape, then fill the
+ * struct. Returns 0, or -1 with a message naming the message and what is
+ * wrong. Where the receiver knows a size (W for clocks), it passes it. */
+int cr_proto_decode_register(const cr_proto_msg *m, cr_msg_register *r, cr_err *e);
+int cr_proto_decode_welcome(const cr_proto_msg *m, cr_msg_welcome *w, cr_err *e);
+int cr_proto_decode_table(const cr_proto_msg *m, cr_msg_table *t, cr_err *e);
+int cr_proto_decode_script(const cr_proto_msg *m, cr_msg_script *s, cr_err *e);
+int cr_proto_decode_call(const cr_proto_msg *m, cr_msg_call *c, cr_err *e);
+int cr_proto_decode_clocks(const cr_proto_msg *m, int W, cr_msg_clocks *c, cr_err *e);
+int cr_proto_decode_setlr(const cr_proto_msg *m, cr_msg_setlr *s, cr_err *e);
+/* dim, sdim: the table's row widths, which the receiver knows (ROWS, SETROWS). */
+int cr_proto_decode_rows(const cr_proto_msg *m, int32_t dim, int32_t sdim, cr_msg_rows *r, cr_err *e);
+int cr_proto_decode_reply(const cr_proto_msg *m, cr_msg_reply *r, cr_err *e);
+int cr_proto_decode_state(const cr_proto_msg *m, cr_msg_state *s, cr_err *e);
+int cr_proto_decode_progress(const cr_proto_msg *m, cr_msg_progress *p, cr_err *e);
+int cr_proto_decode_dead(const cr_proto_msg *m, cr_msg_dead *d, cr_err *e);
+int cr_proto_decode_empty(const cr_proto_msg *m, cr_err *e);
+
+/* Address i of a decoded WELCOME book (NUL-terminated inside the frame,
+ * checked by the decoder), or NULL past the end. */
+const char *cr_proto_welcome_addr(const cr_msg_welcome *w, int i);
+
+/* Convenience for the common answers, sent straight to sock (with routing
+ * id when id != NULL): an ERROR with a formatted-once message (worker -1),
+ * an ACK. node is the sender's node id. Return 0 or -1 (errno). */
+int cr_proto_send_error(void *sock, const void *id, size_t idlen, int node, const char *msg);
+int cr_proto_send_ack(void *sock, const void *id, size_t idlen, int node);
+
+#endif
