@@ -30,7 +30,8 @@ local open_jobs = setmetatable({}, { __mode = "k" })
 local latest, opened = nil, 0
 
 local job_keys = { nodes = true, workers = true, seed = true, policy = true, consistency = true,
-                   metrics = true, listen = true, spawn = true, timeout = true, join_timeout = true }
+                   metrics = true, listen = true, spawn = true, timeout = true, join_timeout = true,
+                   memory_mb = true }
 
 -- Refuse an unwritable metrics file now, not after the first epoch's work.
 local function check_metrics(path)
@@ -47,7 +48,7 @@ local function check_options(o)
     end
 end
 
--- cr.job{nodes=, workers=, seed=, policy= | consistency=, metrics=, listen=, spawn=}
+-- cr.job{nodes=, workers=, seed=, policy= | consistency=, metrics=, listen=, spawn=, memory_mb=}
 -- Command-line values (crescent run --nodes ...) override the script's.
 function M.new(o)
     o = o or {}
@@ -66,6 +67,10 @@ function M.new(o)
     local pname, popts = policy.describe(pick("policy", o.consistency), 2)
     local ppath, psrc = policy.source(pname)
     policy.check(ppath, psrc, popts)
+    local mem = o.memory_mb
+    if mem ~= nil and (math.type(mem) ~= "integer" or mem < 1 or mem > 1048576) then
+        error("cr.job{}: memory_mb must be an integer in [1, 1048576] (MB per worker Lua state)", 2)
+    end
     local mpath = pick("metrics", nil)
     if mpath ~= nil then check_metrics(mpath) end
     local spawn = pick("spawn", true)
@@ -80,7 +85,7 @@ function M.new(o)
     if not ok then error(rt, 2) end
     local job = setmetatable({
         rt = rt, nodes = nodes, workers = workers, seed = seed, tables = {}, ntables = 0,
-        metrics = mpath, epochs = 0,
+        metrics = mpath, epochs = 0, memory_mb = mem,
         curve = {}, -- one record per finished epoch (job:epoch, then job:log merges into it)
         state = {}, -- the script's own resume state (plain data), saved and restored with the job
     }, Job)
@@ -194,7 +199,13 @@ function Job:model(name, opts)
     local path = home.resolve(name, "lua/models")
     local src, err = home.read_file(path)
     if not src then error(("job:model: cannot read model '%s': %s"):format(name, err), 2) end
-    local ok, s = pcall(cps.serialize, opts or {})
+    opts = opts or {}
+    if self.memory_mb and type(opts) == "table" and opts.memory_mb == nil then
+        local o = { memory_mb = self.memory_mb } -- the job's cap for every worker's state
+        for k, v in pairs(opts) do o[k] = v end
+        opts = o
+    end
+    local ok, s = pcall(cps.serialize, opts)
     if not ok then error("job:model: options " .. s, 2) end
     self.model_name = home.display(path)
     self:_guard(self.rt.model, src, home.display(path), s)
