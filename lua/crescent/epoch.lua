@@ -35,6 +35,7 @@ end
 -- job:call(name, args) -> {results = {per worker}, sum = {...}}
 local function call(self, name, args)
     self:_check()
+    self:_need_workers("call", 2)
     local ok, s = pcall(cps.serialize, args or {})
     if not ok then error("job:call: arguments " .. s, 2) end
     local results = self:_guard(self.rt.call, name, s)

@@ -132,6 +132,15 @@ function Job:_guard(f, ...)
     return a, b
 end
 
+-- A job with workers = 0 holds tables only: running a model on it is the
+-- script's mistake, reported at the script's line (level: for error()).
+function Job:_need_workers(what, level)
+    if self.workers == 0 then
+        error(("job:%s: this job has no workers (workers = 0): it holds tables but runs no model"):format(what),
+              (level or 1) + 1)
+    end
+end
+
 function Job:_send_policy(name, opts, path, src)
     self.rt:policy(src, home.display(path), cps.serialize(opts))
     self.policy_name, self.policy_opts = name, opts
@@ -196,6 +205,7 @@ end
 function Job:model(name, opts)
     self:_check()
     if type(name) ~= "string" then error("job:model(name, opts): name expected", 2) end
+    self:_need_workers("model", 2)
     local path = home.resolve(name, "lua/models")
     local src, err = home.read_file(path)
     if not src then error(("job:model: cannot read model '%s': %s"):format(name, err), 2) end

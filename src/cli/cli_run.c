@@ -3,10 +3,12 @@
  * Run options are recognised anywhere; after JOB.lua, anything else (and
  * everything after "--") is the script's (global `arg`). */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cli/cli.h"
 #include "lua/l_ps.h"
+#include "ps/cr_job.h"
 
 typedef struct run_opts {
     int64_t nodes, workers, seed; /* -1 = not given: the script's cr.job{} value */
@@ -38,6 +40,23 @@ static const cr_opt_cmd run_cmd = {
     "  script's (global `arg`, and `...`).\n",
     cr_cli_run_opts, 1, -1, CR_OPT_POS_STOPS};
 
+/* Refuse --nodes/--workers the machine cannot run before the script starts
+ * (the job client's one limit, cr_job_check_size; a value not given counts
+ * as 1). From the command line, --workers 0 leaves no worker for the model. */
+static int check_size(const run_opts *o) {
+    if (o->nodes < 0 && o->workers < 0) return 0;
+    if (o->workers == 0) {
+        fprintf(stderr, "crescent run: --workers 0 leaves no worker thread to run the job's model (give at least 1)\n");
+        return -1;
+    }
+    cr_err e;
+    if (cr_job_check_size(o->nodes >= 0 ? (int)o->nodes : 1, o->workers >= 0 ? (int)o->workers : 1, &e) < 0) {
+        fprintf(stderr, "crescent run: %s\n", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
 int cr_cli_run(int argc, char **argv) {
     run_opts o = {-1, -1, -1, NULL, NULL, 0};
     cr_opt_res r;
@@ -46,6 +65,10 @@ int cr_cli_run(int argc, char **argv) {
     const char *empty = o.policy && !o.policy[0] ? "--policy" : o.metrics && !o.metrics[0] ? "--metrics" : NULL;
     if (empty) {
         fprintf(stderr, "crescent run: %s needs a value\n", empty);
+        cr_opt_res_free(&r);
+        return 2;
+    }
+    if (check_size(&o) < 0) {
         cr_opt_res_free(&r);
         return 2;
     }

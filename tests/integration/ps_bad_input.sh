@@ -11,6 +11,18 @@ check() { # expected-status pattern command...
 }
 check 2 "--nodes: 'abc' is not an integer" "$CRESCENT_BIN" run "$JOBS/count.lua" --nodes abc
 check 2 "--workers: '-1' is not an integer" "$CRESCENT_BIN" run "$JOBS/count.lua" --workers -1
+# probe defect 9: what the machine cannot run is refused at once, by name
+check 2 "--workers 0 leaves no worker thread" "$CRESCENT_BIN" run "$JOBS/count.lua" --workers 0
+check 2 "1000 nodes x 1 workers = 1000 worker threads: this machine runs at most" \
+    "$CRESCENT_BIN" run "$JOBS/count.lua" --nodes 1000
+check 2 "worker threads: this machine runs at most" "$CRESCENT_BIN" run "$JOBS/count.lua" --nodes 4 --workers 256
+cat >"$TMP/noworkers.lua" <<'LUA'
+local cr = require "crescent"
+local job = cr.job{ nodes = 1, workers = 0 }
+job:table{ name = "C", keys = 10, dim = 3, optimizer = cr.optim.add() }
+job:model(os.getenv("CRESCENT_ROOT") .. "/tests/models/count.lua", {})
+LUA
+check 1 "noworkers.lua:4: .*this job has no workers (workers = 0)" "$CRESCENT_BIN" run "$TMP/noworkers.lua"
 check 2 "unknown option '--frobnicate'" "$CRESCENT_BIN" run --frobnicate "$JOBS/count.lua"
 check 2 "usage: crescent node" "$CRESCENT_BIN" node
 check 1 "unknown consistency policy 'nosuch'" "$CRESCENT_BIN" run "$JOBS/count.lua" --policy nosuch
