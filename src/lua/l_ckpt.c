@@ -34,11 +34,7 @@ int cr_lckpt_writer(lua_State *L) {
     *w = NULL;
     luaL_setmetatable(L, CKW_MT);
     cr_err e;
-    if (!(*w = cr_ckpt_writer_open(path, &e))) {
-        luaL_pushfail(L);
-        lua_pushstring(L, e.msg);
-        return 2;
-    }
+    if (!(*w = cr_ckpt_writer_open(path, &e))) return cr_lfail(L, e.msg);
     return 1;
 }
 
@@ -89,11 +85,7 @@ int cr_lckpt_reader(lua_State *L) {
     *r = NULL;
     luaL_setmetatable(L, CKR_MT);
     cr_err e;
-    if (!(*r = cr_ckpt_reader_open(path, &e))) {
-        luaL_pushfail(L);
-        lua_pushstring(L, e.msg);
-        return 2;
-    }
+    if (!(*r = cr_ckpt_reader_open(path, &e))) return cr_lfail(L, e.msg);
     return 1;
 }
 
