@@ -34,11 +34,7 @@ int cr_lckpt_writer(lua_State *L) {
     *w = NULL;
     luaL_setmetatable(L, CKW_MT);
     cr_err e;
-    if (!(*w = cr_ckpt_writer_open(path, &e))) {
-        luaL_pushfail(L);
-        lua_pushstring(L, e.msg);
-        return 2;
-    }
+    if (!(*w = cr_ckpt_writer_open(path, &e))) return cr_lfail(L, e.msg);
     return 1;
 }
 
@@ -89,11 +85,7 @@ int cr_lckpt_reader(lua_State *L) {
     *r = NULL;
     luaL_setmetatable(L, CKR_MT);
     cr_err e;
-    if (!(*r = cr_ckpt_reader_open(path, &e))) {
-        luaL_pushfail(L);
-        lua_pushstring(L, e.msg);
-        return 2;
-    }
+    if (!(*r = cr_ckpt_reader_open(path, &e))) return cr_lfail(L, e.msg);
     return 1;
 }
 
@@ -145,28 +137,27 @@ static int ckr_close(lua_State *L) {
     return 0;
 }
 
+/* [-0, +0] Metatable `name` (once): methods as __index, release as __gc
+ * and __close. */
+static void register_mt(lua_State *L, const char *name, const luaL_Reg *methods, lua_CFunction release) {
+    if (luaL_newmetatable(L, name)) {
+        lua_newtable(L);
+        luaL_setfuncs(L, methods, 0);
+        lua_setfield(L, -2, "__index");
+        lua_pushcfunction(L, release);
+        lua_setfield(L, -2, "__gc");
+        lua_pushcfunction(L, release);
+        lua_setfield(L, -2, "__close");
+    }
+    lua_pop(L, 1);
+}
+
 void cr_lckpt_register(lua_State *L) {
     static const luaL_Reg wm[] = {{"meta", ckw_meta}, {"table", ckw_table}, {"rows", ckw_rows},
                                   {"commit", ckw_commit}, {"abort", ckw_gc}, {NULL, NULL}};
     static const luaL_Reg rm[] = {{"next_table", ckr_next}, {"rows", ckr_rows}, {"meta", ckr_meta},
                                   {"version", ckr_version}, {"close", ckr_close}, {NULL, NULL}};
-    if (luaL_newmetatable(L, CKW_MT)) {
-        luaL_newlib(L, wm);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, ckw_gc);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, ckw_gc);
-        lua_setfield(L, -2, "__close");
-    }
-    lua_pop(L, 1);
-    if (luaL_newmetatable(L, CKR_MT)) {
-        luaL_newlib(L, rm);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, ckr_close);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, ckr_close);
-        lua_setfield(L, -2, "__close");
-    }
-    lua_pop(L, 1);
+    register_mt(L, CKW_MT, wm, ckw_gc);
+    register_mt(L, CKR_MT, rm, ckr_close);
 }
 

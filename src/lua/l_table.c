@@ -32,6 +32,13 @@ static int64_t check_placement(lua_State *L, int *nodes) {
     return keys;
 }
 
+/* [-0, +0] integer argument 3, checked to be in 0..n-1 (else raises msg). */
+static lua_Integer check_index(lua_State *L, int64_t n, const char *msg) {
+    lua_Integer i = luaL_checkinteger(L, 3);
+    luaL_argcheck(L, i >= 0 && i < n, 3, msg);
+    return i;
+}
+
 /* block(keys, nodes) -> block */
 static int l_block(lua_State *L) {
     int nodes;
@@ -44,8 +51,7 @@ static int l_block(lua_State *L) {
 static int l_owner(lua_State *L) {
     int nodes;
     int64_t keys = check_placement(L, &nodes);
-    lua_Integer k = luaL_checkinteger(L, 3);
-    luaL_argcheck(L, k >= 0 && k < keys, 3, "key out of range");
+    lua_Integer k = check_index(L, keys, "key out of range");
     lua_pushinteger(L, k / cr_table_block(keys, nodes));
     return 1;
 }
@@ -54,8 +60,7 @@ static int l_owner(lua_State *L) {
 static int l_range(lua_State *L) {
     int nodes;
     int64_t keys = check_placement(L, &nodes);
-    lua_Integer node = luaL_checkinteger(L, 3);
-    luaL_argcheck(L, node >= 0 && node < nodes, 3, "node out of range");
+    lua_Integer node = check_index(L, nodes, "node out of range");
     int64_t b = cr_table_block(keys, nodes), lo = node * b, hi = lo + b;
     if (lo > keys) lo = keys;
     if (hi > keys) hi = keys;

@@ -102,24 +102,22 @@ static void refuse_cmd(cr_node *n, const cr_err *e) {
     }
 }
 
+/* A worker command (MODEL, CALL) goes to the workers if it decoded
+ * (decoded == 0); a malformed one is refused, the node goes on. */
+static int post_or_refuse(cr_node *n, const cr_proto_msg *m, int decoded, const cr_err *e) {
+    if (decoded < 0) refuse_cmd(n, e);
+    else post_cmd(n, m);
+    return 0;
+}
+
 static int on_model(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_script s;
-    if (cr_proto_decode_script(m, &s, e) < 0) {
-        refuse_cmd(n, e);
-        return 0;
-    }
-    post_cmd(n, m);
-    return 0;
+    return post_or_refuse(n, m, cr_proto_decode_script(m, &s, e), e);
 }
 
 static int on_call(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_call c;
-    if (cr_proto_decode_call(m, &c, e) < 0) {
-        refuse_cmd(n, e);
-        return 0;
-    }
-    post_cmd(n, m);
-    return 0;
+    return post_or_refuse(n, m, cr_proto_decode_call(m, &c, e), e);
 }
 
 /* Wake every waiting worker: they see the cancel and return. */

@@ -11,6 +11,7 @@
 #include "base/cr_err.h"
 #include "base/cr_rng.h"
 #include "cr_test.h"
+#include "file_util.h"
 #include "ps/cr_ckpt.h"
 
 static char dir[64];
@@ -303,29 +304,6 @@ static void test_misuse(void) {
 }
 
 /* ---- probe defect 3: only a missing PATH or a regular file is replaced */
-
-static int is_mode(const char *path, mode_t type) {
-    struct stat st;
-    return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == type;
-}
-
-static int has_text(const char *path, const char *text) {
-    char buf[64] = "";
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return strcmp(buf, text) == 0;
-}
-
-static void put_text(const char *path, const char *text) {
-    FILE *f = fopen(path, "wb");
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
-}
 
 /* Writer open refuses PATH with exactly the message a user sees, and writes
  * nothing (no PATH.tmp either). */

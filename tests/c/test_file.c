@@ -11,6 +11,7 @@
 #include "base/cr_err.h"
 #include "base/cr_file.h"
 #include "cr_test.h"
+#include "file_util.h"
 #include "data/cr_out.h"
 #include "partition/cr_partition.h"
 
@@ -18,27 +19,13 @@ static char dir[64];
 
 static void path_of(char *buf, size_t n, const char *name) { snprintf(buf, n, "%s/%s", dir, name); }
 
-static int is_mode(const char *path, mode_t type) {
-    struct stat st;
-    return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == type;
-}
-
-static int has_text(const char *path, const char *text) {
-    char buf[64] = "";
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return strcmp(buf, text) == 0;
-}
-
-static void put_text(const char *path, const char *text) {
-    FILE *f = fopen(path, "wb");
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
+/* victim (named vname, holding "keep") and lnk (named lname), a symlink to
+ * it, in the test dir; 1 iff made. */
+static int victim_and_link(char victim[256], char lnk[256], const char *vname, const char *lname) {
+    path_of(victim, 256, vname);
+    path_of(lnk, 256, lname);
+    put_text(victim, "keep");
+    return symlink(victim, lnk) == 0;
 }
 
 static int refused(const char *path, const char *kind, const cr_err *e) {
@@ -70,10 +57,7 @@ static void test_check_replace(void) {
 static void test_create_tmp(void) {
     cr_err e;
     char victim[256], tmp[256];
-    path_of(victim, sizeof victim, "victim");
-    path_of(tmp, sizeof tmp, "out.tmp");
-    put_text(victim, "keep");
-    CR_CHECK(symlink(victim, tmp) == 0);
+    CR_CHECK(victim_and_link(victim, tmp, "victim", "out.tmp"));
     CR_CHECK(cr_file_create_tmp(tmp, 0644, &e) == -1 && refused(tmp, "symbolic link", &e));
     CR_CHECK(is_mode(tmp, S_IFLNK) && has_text(victim, "keep"));
     CR_CHECK(unlink(tmp) == 0 && link(victim, tmp) == 0); /* a hard link is a new file, not written through */
@@ -91,10 +75,7 @@ static void test_writers_refuse(void) {
     cr_err e;
     cr_out o;
     char victim[256], lnk[256];
-    path_of(victim, sizeof victim, "victim2");
-    path_of(lnk, sizeof lnk, "lnk2");
-    put_text(victim, "keep");
-    CR_CHECK(symlink(victim, lnk) == 0);
+    CR_CHECK(victim_and_link(victim, lnk, "victim2", "lnk2"));
     CR_CHECK(cr_out_open(&o, "/dev/null", &e) == -1 && refused("/dev/null", "character device", &e));
     CR_CHECK(cr_out_open(&o, lnk, &e) == -1 && refused(lnk, "symbolic link", &e));
     CR_CHECK(is_mode("/dev/null", S_IFCHR) && is_mode(lnk, S_IFLNK) && has_text(victim, "keep"));

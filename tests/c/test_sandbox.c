@@ -40,21 +40,44 @@ static int gives(lua_State *L, const char *src, const char *want) {
     return 1;
 }
 
+/* One probe: src run in the sandbox GIVES want, or is REFUSED with an error
+ * containing want. */
+enum { REFUSED, GIVES };
+typedef struct {
+    int how;
+    const char *src, *want;
+} probe;
+
+/* Runs every probe in order (each one reports its own failure); 1 iff all
+ * behaved as expected. */
+static int probes_pass(lua_State *L, const probe *p, size_t n) {
+    int ok = 1;
+    for (size_t i = 0; i < n; i++)
+        if (!(p[i].how == GIVES ? gives(L, p[i].src, p[i].want) : refused(L, p[i].src, p[i].want))) ok = 0;
+    return ok;
+}
+#define PROBES_PASS(L, arr) probes_pass((L), (arr), sizeof(arr) / sizeof *(arr))
+
 static void test_no_io_os_require_debug(void) {
+    static const probe p[] = {
+        {REFUSED, "return io.open('/etc/passwd')", "probe:1: undefined global 'io'"},
+        {REFUSED, "os.execute('true')", "field 'execute'"},
+        {GIVES, "return tostring(os.exit) .. tostring(os.getenv) .. tostring(os.remove)", "nilnilnil"},
+        {GIVES, "return type(os.time()) .. type(os.clock()) .. type(os.date('%Y'))", "numbernumberstring"},
+        {REFUSED, "return require('os')", "undefined global 'require'"},
+        {REFUSED, "return package.loadlib('libc.so.6', 'system')", "undefined global 'package'"},
+        {REFUSED, "return debug.getregistry()", "undefined global 'debug'"},
+        {REFUSED, "return dofile('/etc/passwd')", "undefined global 'dofile'"},
+        {REFUSED, "return loadfile('/etc/passwd')", "undefined global 'loadfile'"},
+        {REFUSED, "return load('return io')()", "undefined global 'io'"},
+        {GIVES,
+         "return type(string.format) .. type(table.concat) .. type(math.floor) .. type(utf8.char) .. "
+         "type(coroutine.wrap)",
+         "functionfunctionfunctionfunctionfunction"},
+    };
     lua_State *L = cr_sandbox_new(64, "model script");
     CR_CHECK(L);
-    CR_CHECK(refused(L, "return io.open('/etc/passwd')", "probe:1: undefined global 'io'"));
-    CR_CHECK(refused(L, "os.execute('true')", "field 'execute'"));
-    CR_CHECK(gives(L, "return tostring(os.exit) .. tostring(os.getenv) .. tostring(os.remove)", "nilnilnil"));
-    CR_CHECK(gives(L, "return type(os.time()) .. type(os.clock()) .. type(os.date('%Y'))", "numbernumberstring"));
-    CR_CHECK(refused(L, "return require('os')", "undefined global 'require'"));
-    CR_CHECK(refused(L, "return package.loadlib('libc.so.6', 'system')", "undefined global 'package'"));
-    CR_CHECK(refused(L, "return debug.getregistry()", "undefined global 'debug'"));
-    CR_CHECK(refused(L, "return dofile('/etc/passwd')", "undefined global 'dofile'"));
-    CR_CHECK(refused(L, "return loadfile('/etc/passwd')", "undefined global 'loadfile'"));
-    CR_CHECK(refused(L, "return load('return io')()", "undefined global 'io'"));
-    CR_CHECK(gives(L, "return type(string.format) .. type(table.concat) .. type(math.floor) .. type(utf8.char) .. "
-                      "type(coroutine.wrap)", "functionfunctionfunctionfunctionfunction"));
+    CR_CHECK(PROBES_PASS(L, p));
     cr_sandbox_close(&L);
     CR_CHECK(!L);
 }
@@ -82,32 +105,37 @@ static void test_no_bytecode_no_dump(void) {
 }
 
 static void test_metatables_lead_nowhere(void) {
+    static const probe p[] = {
+        {GIVES, "return getmetatable('').__index == string", "true"},
+        {GIVES, "return tostring(getmetatable('').__index.dump)", "nil"},
+        {REFUSED, "getmetatable('').__index = {}", "the string metatable is read-only"},
+        {REFUSED, "getmetatable('').__gc = print", "the string metatable is read-only"},
+        {GIVES, "return getmetatable(getmetatable(''))", "false"},
+        {GIVES, "return ('abc'):upper()", "ABC"},
+        {GIVES, "return getmetatable(_G)", "false"},
+        {REFUSED, "setmetatable(_G, nil)", "cannot change a protected metatable"},
+        {REFUSED, "return undefined_name", "probe:1: undefined global 'undefined_name'"},
+        {GIVES, "x_defined = 5 return x_defined", "5"},
+        {REFUSED, "setmetatable({}, {__gc = function() while true do end end})", "__gc metamethods are not allowed"},
+        {GIVES, "return setmetatable({}, {__index = {a = 1}}).a", "1"},
+    };
     lua_State *L = cr_sandbox_new(64, "model script");
     CR_CHECK(L);
-    CR_CHECK(gives(L, "return getmetatable('').__index == string", "true"));
-    CR_CHECK(gives(L, "return tostring(getmetatable('').__index.dump)", "nil"));
-    CR_CHECK(refused(L, "getmetatable('').__index = {}", "the string metatable is read-only"));
-    CR_CHECK(refused(L, "getmetatable('').__gc = print", "the string metatable is read-only"));
-    CR_CHECK(gives(L, "return getmetatable(getmetatable(''))", "false"));
-    CR_CHECK(gives(L, "return ('abc'):upper()", "ABC"));
-    CR_CHECK(gives(L, "return getmetatable(_G)", "false"));
-    CR_CHECK(refused(L, "setmetatable(_G, nil)", "cannot change a protected metatable"));
-    CR_CHECK(refused(L, "return undefined_name", "probe:1: undefined global 'undefined_name'"));
-    CR_CHECK(gives(L, "x_defined = 5 return x_defined", "5"));
-    CR_CHECK(refused(L, "setmetatable({}, {__gc = function() while true do end end})",
-                     "__gc metamethods are not allowed"));
-    CR_CHECK(gives(L, "return setmetatable({}, {__index = {a = 1}}).a", "1"));
+    CR_CHECK(PROBES_PASS(L, p));
     cr_sandbox_close(&L);
 }
 
 static void test_collectgarbage(void) {
+    static const probe p[] = {
+        {GIVES, "return type(collectgarbage('count'))", "number"},
+        {GIVES, "return collectgarbage()", "0"},
+        {GIVES, "return collectgarbage('collect')", "0"},
+        {GIVES, "return type(collectgarbage('step'))", "boolean"},
+        {GIVES, "return collectgarbage('isrunning')", "true"},
+    };
     lua_State *L = cr_sandbox_new(64, "model script");
     CR_CHECK(L);
-    CR_CHECK(gives(L, "return type(collectgarbage('count'))", "number"));
-    CR_CHECK(gives(L, "return collectgarbage()", "0"));
-    CR_CHECK(gives(L, "return collectgarbage('collect')", "0"));
-    CR_CHECK(gives(L, "return type(collectgarbage('step'))", "boolean"));
-    CR_CHECK(gives(L, "return collectgarbage('isrunning')", "true"));
+    CR_CHECK(PROBES_PASS(L, p));
     const char *bad[] = {"stop", "restart", "setpause", "setstepmul", "incremental", "generational"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char src[100];
@@ -122,14 +150,16 @@ static void test_memory_cap(void) {
     lua_State *L = cr_sandbox_new(32, "model script");
     CR_CHECK(L);
     CR_CHECK(cr_sandbox_limit(L) == 32);
-    CR_CHECK(refused(L, "local s = string.rep('x', 2^31)", "probe:1: ")); /* Lua's own limit: too large */
-    CR_CHECK(refused(L, "local s = string.rep('x', 2^30)", "probe:1: model script exceeded 32 MB (option memory_mb)"));
-    CR_CHECK(refused(L, "local s = ('x'):rep(2^29) .. ('y'):rep(2^29)", "probe:1: model script exceeded 32 MB"));
-    CR_CHECK(refused(L, "local t = {}\nfor i = 1, 1e9 do t[i] = i end",
-                     "probe:2: model script exceeded 32 MB (option memory_mb)"));
-    CR_CHECK(refused(L, "local t = {}\nfor i = 1, 1e9 do t[i] = tostring(i) .. 'abc' end", "exceeded 32 MB"));
-    CR_CHECK(refused(L, "local t = {} for i = 1, 40 do t[i] = string.rep('y', 1 << 20) .. i end", "exceeded 32 MB"));
-    CR_CHECK(gives(L, "return #string.rep('x', 1 << 20)", "1048576"));
+    static const probe p[] = {
+        {REFUSED, "local s = string.rep('x', 2^31)", "probe:1: "}, /* Lua's own limit: too large */
+        {REFUSED, "local s = string.rep('x', 2^30)", "probe:1: model script exceeded 32 MB (option memory_mb)"},
+        {REFUSED, "local s = ('x'):rep(2^29) .. ('y'):rep(2^29)", "probe:1: model script exceeded 32 MB"},
+        {REFUSED, "local t = {}\nfor i = 1, 1e9 do t[i] = i end", "probe:2: model script exceeded 32 MB (option memory_mb)"},
+        {REFUSED, "local t = {}\nfor i = 1, 1e9 do t[i] = tostring(i) .. 'abc' end", "exceeded 32 MB"},
+        {REFUSED, "local t = {} for i = 1, 40 do t[i] = string.rep('y', 1 << 20) .. i end", "exceeded 32 MB"},
+        {GIVES, "return #string.rep('x', 1 << 20)", "1048576"},
+    };
+    CR_CHECK(PROBES_PASS(L, p));
     CR_CHECK(cr_sandbox_used(L) < (32u << 20));
     /* a caught memory error is just an error: the script goes on */
     CR_CHECK(gives(L, "return (pcall(string.rep, 'x', 2^31))", "false"));
@@ -288,21 +318,23 @@ static void test_check_policy(void) {
     CR_CHECK(check(L, ssp, "T = {staleness = 2} return T", 16) == 0);
     CR_CHECK(luaL_dostring(L, "return T.staleness") == LUA_OK && lua_tointeger(L, -1) == 2); /* a copy */
     lua_settop(L, 0);
-    CR_CHECK(policy_refused(L, "io.open('/etc/passwd')", "bad policy file: pol.lua:2: undefined global 'io'"));
-    CR_CHECK(policy_refused(L, "os.execute('touch /tmp/crescent_pwned')", "pol.lua:2: attempt to call a nil value"));
+    static const char *const bad[][2] = {
+        {"io.open('/etc/passwd')", "bad policy file: pol.lua:2: undefined global 'io'"},
+        {"os.execute('touch /tmp/crescent_pwned')", "pol.lua:2: attempt to call a nil value"},
+        {"require('io')", "undefined global 'require'"},
+        {"load(string.dump(print))", "attempt to call a nil value (field 'dump')"},
+        {"load('\\27Lua', 'x', 'b')", "only text chunks"},
+        {"assert(load('\\27LuaT'))", "attempt to load a binary chunk"},
+        {"getmetatable('').__index.x = debug", "undefined global 'debug'"},
+        {"getmetatable('').__index = 1", "read-only"},
+        {"package.loadlib('x', 'y')", "undefined global 'package'"},
+        {"collectgarbage('stop')", "not allowed in a sandboxed script"},
+        {"local s = string.rep('x', 2^31)", "pol.lua:2: "},
+        {"local s = string.rep('x', 2^30)", "pol.lua:2: policy script exceeded 16 MB"},
+        {"local t = {} for i = 1, 1e9 do t[i] = i end", "pol.lua:2: policy script exceeded 16 MB"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) CR_CHECK(policy_refused(L, bad[i][0], bad[i][1]));
     CR_CHECK(access("/tmp/crescent_pwned", F_OK) != 0);
-    CR_CHECK(policy_refused(L, "require('io')", "undefined global 'require'"));
-    CR_CHECK(policy_refused(L, "load(string.dump(print))", "attempt to call a nil value (field 'dump')"));
-    CR_CHECK(policy_refused(L, "load('\\27Lua', 'x', 'b')", "only text chunks"));
-    CR_CHECK(policy_refused(L, "assert(load('\\27LuaT'))", "attempt to load a binary chunk"));
-    CR_CHECK(policy_refused(L, "getmetatable('').__index.x = debug", "undefined global 'debug'"));
-    CR_CHECK(policy_refused(L, "getmetatable('').__index = 1", "read-only"));
-    CR_CHECK(policy_refused(L, "package.loadlib('x', 'y')", "undefined global 'package'"));
-    CR_CHECK(policy_refused(L, "collectgarbage('stop')", "not allowed in a sandboxed script"));
-    CR_CHECK(policy_refused(L, "local s = string.rep('x', 2^31)", "pol.lua:2: "));
-    CR_CHECK(policy_refused(L, "local s = string.rep('x', 2^30)", "pol.lua:2: policy script exceeded 16 MB"));
-    CR_CHECK(policy_refused(L, "local t = {} for i = 1, 1e9 do t[i] = i end",
-                            "pol.lua:2: policy script exceeded 16 MB"));
     CR_CHECK(check(L, "return 42", "return {}", 16) < 0);
     CR_CHECK(strstr(msg, "bad policy file pol.lua: must return a constructor function(opts)"));
     CR_CHECK(check(L, "return function() return {} end", "return {}", 16) < 0);

@@ -4,11 +4,9 @@
 # error naming the test file and line, like a column past H's keys, with
 # one node and with two.
 set -u
-BIN=${CRESCENT_BIN:?} ROOT=${CRESCENT_ROOT:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$ROOT"
-fail() { echo "FAIL: $*"; cat "$tmp/out" 2>/dev/null; exit 1; }
+. "${CRESCENT_ROOT:?}/tests/integration/jobs/lib.sh"
+BIN=${CRESCENT_BIN:?} tmp=$TMP FAIL_LOG=$TMP/out
+cd "$CRESCENT_ROOT"
 printf '%s\n' '%%MatrixMarket matrix coordinate real general' '4 3 4' '1 1 1.0' '2 2 2.0' '3 3 1.5' '4 1 0.5' >"$tmp/train.mmc"
 printf '%s\n' '%%MatrixMarket matrix coordinate real general' '6 3 2' '1 1 1.0' '6 2 2.0' >"$tmp/row.mmc"
 printf '%s\n' '%%MatrixMarket matrix coordinate real general' '4 5 2' '1 1 1.0' '2 5 2.0' >"$tmp/col.mmc"

@@ -4,11 +4,9 @@
 # model whose loss turns NaN ends the job with an error naming the epoch and
 # a non-zero exit, not "loss -nan" and exit 0.
 set -u
-BIN=${CRESCENT_BIN:?} ROOT=${CRESCENT_ROOT:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$ROOT"
-fail() { echo "FAIL: $*"; cat "$tmp/out" 2>/dev/null; exit 1; }
+. "${CRESCENT_ROOT:?}/tests/integration/jobs/lib.sh"
+BIN=${CRESCENT_BIN:?} tmp=$TMP FAIL_LOG=$TMP/out
+cd "$CRESCENT_ROOT"
 "$BIN" data zipf-mf --rows 500 --cols 100 --cells 8000 --rank 4 --noise 0.1 --test-fraction 0.1 \
     --seed 3 --out "$tmp/d" >/dev/null || fail "data generation failed"
 for nodes in 1 2; do

@@ -14,11 +14,7 @@ for nodes in 2 1; do
     grep -q "not reached" "$TMP/out" && fail "job went on after the error"
 done
 for nodes in 2 1; do
-    t0=$(date +%s%N)
-    timeout 60 "$CRESCENT_BIN" run "$JOBS/fail_early.lua" --nodes $nodes -- 400 >"$TMP/out" 2>&1
-    rc=$?
-    ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-    cat "$TMP/out"; echo "ended after $ms ms"
+    run_timed "$JOBS/fail_early.lua" --nodes $nodes -- 400
     [ $rc -eq 1 ] || fail "exit status $rc, expected 1"
     grep -q "worker 1 (node [01]): tests/models/count.lua:[0-9]*: early failure on purpose" "$TMP/out" \
         || fail "the first error, not a cancellation, must be reported"

@@ -57,11 +57,7 @@ for nodes in 1 2; do
     [ "$(cat "$TMP/victim")" = original ] || fail "the victim file was written"
 done
 for nodes in 1 2; do
-    t0=$(date +%s%N)
-    timeout 60 "$CRESCENT_BIN" run "$JOBS/sandbox_spin.lua" $nodes >"$TMP/out" 2>&1
-    rc=$?
-    ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-    cat "$TMP/out"; echo "ended after $ms ms"
+    run_timed "$JOBS/sandbox_spin.lua" $nodes
     [ $rc -eq 1 ] || fail "exit status $rc, expected 1"
     grep -q "worker 0 (node 0): tests/models/hostile.lua:[0-9]*: worker 0 fails on purpose" "$TMP/out" \
         || fail "the first error must be reported"

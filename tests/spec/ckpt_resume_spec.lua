@@ -6,22 +6,9 @@ ps.quiet = true
 local root = os.getenv("CRESCENT_ROOT") or "."
 local model = root .. "/tests/models/count.lua"
 
-local dir = os.tmpname()
-os.remove(dir)
-assert(os.execute("mkdir -p " .. dir))
-local function path(name) return dir .. "/" .. name end
-
-local function read(p)
-  local f = assert(io.open(p, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
-local function write(p, s)
-  local f = assert(io.open(p, "wb"))
-  f:write(s)
-  f:close()
-end
+local files = require "spec_files"
+local read, write = files.read, files.write
+local dir, path = files.tmpdir()
 
 local function open(o)
   o = o or {}
@@ -226,4 +213,4 @@ describe("job:save and job:load", function()
   end)
 end)
 
-teardown(function() os.execute("rm -rf " .. dir) end)
+teardown(function() files.remove_dir(dir) end)

@@ -9,21 +9,10 @@ local jobs = require "crescent.job"
 require("crescent.ps").quiet = true
 local root = os.getenv("CRESCENT_ROOT") or "."
 
-local dir = os.tmpname()
-os.remove(dir)
-assert(os.execute("mkdir -p " .. dir))
-teardown(function() os.execute("rm -rf " .. dir) end)
-local function path(name) return dir .. "/" .. name end
-local function write(p, s)
-  local f = assert(io.open(p, "wb"))
-  f:write(s)
-  f:close()
-end
-local function exists(p)
-  local f = io.open(p, "rb")
-  if f then f:close() end
-  return f ~= nil
-end
+local files = require "spec_files"
+local write, exists = files.write, files.exists
+local dir, path = files.tmpdir()
+teardown(function() files.remove_dir(dir) end)
 
 describe("core.table", function()
   it("places keys by the C rule: node i owns [i*block, min((i+1)*block, keys))", function()

@@ -1,5 +1,6 @@
-# Sourced by tests/integration/ps_*.sh. Tags every process we start with a
-# unique environment variable so that orphan checks only see our own.
+# Sourced by the integration scripts that run jobs (ps_*.sh and others).
+# Tags every process we start with a unique environment variable so that
+# orphan checks only see our own.
 export CRESCENT_TEST_TAG="ps-$$-$RANDOM"
 JOBS="$CRESCENT_ROOT/tests/integration/jobs"
 TMP=$(mktemp -d)
@@ -25,7 +26,49 @@ no_orphans() {
     echo "orphan node processes: $(our_nodes)"
     return 1
 }
-fail() { echo "FAIL: $*"; exit 1; }
+# FAIL_LOG: a file fail() shows after its message (unset: none).
+fail() {
+    echo "FAIL: $*"
+    [ -n "${FAIL_LOG:-}" ] && cat "$FAIL_LOG" 2>/dev/null
+    exit 1
+}
+# Run `crescent run ARGS...` (60 s at most) into $TMP/out and show the
+# output and how long it took; sets rc (its exit status) and ms.
+run_timed() {
+    local t0
+    t0=$(date +%s%N)
+    timeout 60 "$CRESCENT_BIN" run "$@" >"$TMP/out" 2>&1
+    rc=$?
+    ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    cat "$TMP/out"
+    echo "ended after $ms ms"
+}
+# ---- REPL sessions under script(1) (a pseudo-terminal: Ctrl-C works)
+# The session's output ($TMP/out) without CRs and terminal escapes.
+repl_out() { tr -d '\r' <"$TMP/out" 2>/dev/null | sed 's/\x1b\[[?0-9;]*[a-zA-Z]//g'; }
+# Wait (30 s at most) until PATTERN stands in at least N lines (default 1).
+repl_wait() { for _ in $(seq 300); do [ "$(repl_out | grep -c -- "$1")" -ge "${2:-1}" ] && return; sleep 0.1; done; }
+# Run `crescent run JOB --repl` (90 s at most) with the input the shell
+# function FEED writes; the output goes to $TMP/out and ends "status=N".
+repl_session() {
+    local feed=$1 job=$2
+    command -v script >/dev/null || { echo "script(1) not installed"; exit 77; }
+    cd "$CRESCENT_ROOT" || fail "cd $CRESCENT_ROOT"
+    "$feed" | SHELL=$(command -v bash) timeout 90 script -qfec \
+        "$CRESCENT_BIN run $job --repl; echo status=\$?" /dev/null >"$TMP/out" 2>&1
+}
+# After an interrupted epoch the session printed "next STEPS SECONDS" for a
+# one-step epoch: no node died, all 4 workers ran it, and it started at once
+# (the interrupted epoch was cancelled on every worker).
+repl_check_cancelled() {
+    repl_out | grep -q 'died' && fail "a node died from the Ctrl-C"
+    local line
+    line=$(repl_out | grep '^next')
+    [ -n "$line" ] || fail "no epoch after the interrupt"
+    set -- $line
+    [ "$2" = 4 ] || fail "next epoch ran $2 steps, expected 4 (one per worker)"
+    [ "$3" -le 3 ] || fail "next epoch took $3 s: the interrupted one was not cancelled"
+}
 # Export a fresh cluster key pair (crescent keygen): nodes started by hand
 # must present it to join (and use it on the data plane).
 export_cluster_key() {
