@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/cr_alloc.h"
+#include "base/cr_finite.h"
 #include "ps/cr_node_impl.h"
 
 typedef struct wreq {
@@ -333,6 +334,8 @@ static int push_begin(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n
     cr_node *nd = w->n;
     if (check_keys(w, s, keys, n, "push", e) < 0) return -1;
     int dim = s->def.dim;
+    /* all or nothing: refused before any row, local or remote, is applied */
+    if (cr_check_finite(vals, (size_t)n * (size_t)dim, "push refused", e) < 0) return -1;
     atomic_fetch_add(&nd->pushes, 1);
     nd->ws[w->lw].pushes++;
     int64_t nlocal = w->cnt[nd->id];

@@ -66,11 +66,19 @@ kill "$sched"; wait "$sched" 2>/dev/null
 [ $ro2 -eq 0 ] || fail "a peer without the job key reached a spawned node's data socket"
 no_orphans || exit 1
 
-# 4. A worker whose push is refused gets the node's error (it does not wait
-# forever), and the job ends non-zero naming it.
-timeout 30 "$CRESCENT_BIN" run "$JOBS/nan_push.lua" >"$TMP/nan" 2>&1; rn=$?
-cat "$TMP/nan"
-[ $rn -ne 0 ] && [ $rn -ne 124 ] || fail "NaN-pushing job: exit $rn (124: hung)"
-grep -q "refused the request: push refused: value 0 is not finite" "$TMP/nan" || fail "refusal not reported"
-grep -q finished "$TMP/nan" && fail "job claims to have finished"
+# 4. A model's push of non-finite values is refused whole before any row,
+# local (shared memory) or remote, is applied; the job ends non-zero naming
+# it, or goes on with the table untouched when the script catches it.
+for nodes in 1 2; do
+    timeout 30 "$CRESCENT_BIN" run "$JOBS/nan_push.lua" $nodes >"$TMP/nan" 2>&1; rn=$?
+    cat "$TMP/nan"
+    [ $rn -ne 0 ] && [ $rn -ne 124 ] || fail "NaN-pushing job on $nodes node(s): exit $rn (124: hung)"
+    grep -q "nan_push.lua:[0-9]*: push refused: value 0 is not finite" "$TMP/nan" || fail "refusal not reported"
+    grep -q finished "$TMP/nan" && fail "job claims to have finished"
+    timeout 30 "$CRESCENT_BIN" run "$JOBS/nan_push.lua" $nodes catch >"$TMP/nan" 2>&1; rn=$?
+    cat "$TMP/nan"
+    [ $rn -eq 0 ] || fail "NaN-pushing job catching the error on $nodes node(s): exit $rn"
+    grep -qx "C\[0\] = 0.0,0.0,0.0" "$TMP/nan" && grep -qx "C\[9\] = 0.0,0.0,0.0" "$TMP/nan" \
+        || fail "a refused push changed table C on $nodes node(s)"
+done
 no_orphans || exit 1
