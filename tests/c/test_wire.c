@@ -11,13 +11,13 @@ static void test_parts_roundtrip(void) {
     void *ctx = zmq_ctx_new();
     void *a = cr_socket(ctx, ZMQ_PAIR), *b = cr_socket(ctx, ZMQ_PAIR);
     CR_CHECK(zmq_bind(a, "inproc://wire-test") == 0 && zmq_connect(b, "inproc://wire-test") == 0);
-    cr_ctl h = {.type = CR_M_CALL, .node = 3, .worker = 7, .table = 2, .a = -5, .b = 1LL << 40, .f = 0.25};
-    zmq_send(a, &h, sizeof h, ZMQ_SNDMORE);
+    const char h[] = "a header frame";
+    zmq_send(a, h, sizeof h, ZMQ_SNDMORE);
     zmq_send(a, "epoch", 5, ZMQ_SNDMORE);
     zmq_send(a, "", 0, 0);
     cr_parts p;
     CR_CHECK(cr_parts_recv(b, &p, 0) == 3);
-    CR_CHECK(cr_parts_size(&p, 0) == sizeof h && !memcmp(cr_parts_data(&p, 0), &h, sizeof h));
+    CR_CHECK(cr_parts_size(&p, 0) == sizeof h && !memcmp(cr_parts_data(&p, 0), h, sizeof h));
     CR_CHECK(cr_parts_size(&p, 1) == 5 && !memcmp(cr_parts_data(&p, 1), "epoch", 5));
     CR_CHECK(cr_parts_size(&p, 2) == 0);
     cr_parts_close(&p);
