@@ -30,32 +30,6 @@ void cr_parts_close(cr_parts *p) {
     p->n = 0;
 }
 
-int cr_ctl_send(void *sock, const void *id, size_t idlen, const cr_ctl *h, const void *p1, size_t n1,
-                const void *p2, size_t n2) {
-    if (id && zmq_send(sock, id, idlen, ZMQ_SNDMORE) < 0) return -1;
-    if (zmq_send(sock, h, sizeof *h, p1 ? ZMQ_SNDMORE : 0) < 0) return -1;
-    if (p1 && zmq_send(sock, n1 ? p1 : "", n1, p2 ? ZMQ_SNDMORE : 0) < 0) return -1;
-    if (p2 && zmq_send(sock, n2 ? p2 : "", n2, 0) < 0) return -1;
-    return 0;
-}
-
-int cr_ctl_parse(cr_parts *p, int first, cr_ctl *h, const void **p1, size_t *n1, const void **p2,
-                 size_t *n2) {
-    if (p->n <= first || cr_parts_size(p, first) != sizeof *h) return -1;
-    memcpy(h, cr_parts_data(p, first), sizeof *h);
-    *p1 = *p2 = NULL;
-    *n1 = *n2 = 0;
-    if (p->n > first + 1) {
-        *p1 = cr_parts_data(p, first + 1);
-        *n1 = cr_parts_size(p, first + 1);
-    }
-    if (p->n > first + 2) {
-        *p2 = cr_parts_data(p, first + 2);
-        *n2 = cr_parts_size(p, first + 2);
-    }
-    return 0;
-}
-
 static void free_fn(void *data, void *hint) {
     (void)hint;
     free(data);

@@ -83,17 +83,6 @@ void cr_parts_close(cr_parts *p);
 static inline void *cr_parts_data(cr_parts *p, int i) { return zmq_msg_data(&p->part[i]); }
 static inline size_t cr_parts_size(cr_parts *p, int i) { return zmq_msg_size(&p->part[i]); }
 
-/* Send a control message: optional routing id (id may be NULL), the header,
- * and payloads p1/p2 (NULL = absent; a present payload may be empty). The
- * payloads are copied. Returns 0 or -1 (errno). */
-int cr_ctl_send(void *sock, const void *id, size_t idlen, const cr_ctl *h, const void *p1, size_t n1,
-                const void *p2, size_t n2);
-
-/* Parse frames [first..] of p as a control message: h filled, p1/p2 point into
- * p (NULL if absent). Returns 0, or -1 if the header frame is malformed. */
-int cr_ctl_parse(cr_parts *p, int first, cr_ctl *h, const void **p1, size_t *n1, const void **p2,
-                 size_t *n2);
-
 /* Send len bytes at buf as one frame, taking ownership of buf (freed with
  * free() by ZeroMQ when sent): no copy. more = 1 if frames follow. */
 int cr_send_owned(void *sock, void *buf, size_t len, int more);

@@ -229,59 +229,64 @@ static void *worker_thread(void *arg) {
 
 /* ---------- main control loop ---------- */
 
-static int send_sched(cr_node *n, const cr_ctl *h, const void *p1, size_t n1, const void *p2, size_t n2) {
-    cr_ctl c = *h;
-    c.node = n->id;
-    return cr_ctl_send(n->sched, NULL, 0, &c, p1, n1, p2, n2);
+/* Send m to the scheduler as this node's. */
+static int send_sched(cr_node *n, cr_proto_msg *m) {
+    m->h.node = n->id;
+    return cr_proto_send(n->sched, NULL, 0, m);
 }
 
-static char *dupn(const void *p, size_t n) {
-    char *s = cr_xmalloc(n + 1);
-    if (n) memcpy(s, p, n);
-    s[n] = '\0';
-    return s;
+/* Take a decoded WELCOME: id, job size, seed and the address book. */
+static void take_welcome(cr_node *n, const cr_msg_welcome *w) {
+    n->id = w->node;
+    n->nodes = w->nodes;
+    n->wpn = w->workers;
+    n->seed = w->seed;
+    n->addrs = cr_xcalloc((size_t)n->nodes, sizeof *n->addrs);
+    for (int i = 0; i < n->nodes; i++) n->addrs[i] = cr_xstrdup(cr_proto_welcome_addr(w, i));
 }
 
+/* One message from the scheduler while joining: 1 once welcomed, 0 to keep
+ * waiting (anything else is not for a node that has not joined yet), or -1
+ * with a message when the scheduler gave up or its WELCOME is malformed. */
+static int join_answer(cr_node *n, cr_parts *p, cr_err *e) {
+    cr_proto_msg m;
+    cr_msg_welcome w;
+    cr_err why;
+    if (cr_proto_view(p, 0, &m, &why) < 0) return 0;
+    if (m.h.type == CR_M_SHUTDOWN) return cr_errf(e, "the scheduler gave up before the job started");
+    if (m.h.type != CR_M_WELCOME) return 0;
+    if (cr_proto_decode_welcome(&m, &w, &why) < 0)
+        return cr_errf(e, "malformed answer from scheduler %s: %s", n->opts.scheduler, why.msg);
+    take_welcome(n, &w);
+    return 1;
+}
+
+static int join_timeout(cr_node *n, cr_err *e) {
+    return cr_errf(e, "no answer from scheduler %s within 30 s%s", n->opts.scheduler,
+                   n->opts.inproc     ? ""
+                   : n->opts.curve.on ? " (is it using the same key?)"
+                                      : " (a scheduler admits only nodes presenting its cluster key: "
+                                        "set CRESCENT_CURVE_PUBLIC and CRESCENT_CURVE_SECRET)");
+}
+
+/* REGISTER with the scheduler and wait (up to 30 s) for its WELCOME. */
 static int join_sched(cr_node *n, cr_err *e) {
-    cr_ctl h = {.type = CR_M_REGISTER, .node = -1, .a = getpid()};
-    if (cr_ctl_send(n->sched, NULL, 0, &h, n->advertise, strlen(n->advertise), NULL, 0) < 0)
+    cr_msg_register r = {.pid = getpid(), .addr = n->advertise, .addrn = strlen(n->advertise)};
+    cr_proto_msg m;
+    if (cr_proto_encode_register(&r, &m, e) < 0) return -1;
+    if (cr_proto_send(n->sched, NULL, 0, &m) < 0)
         return cr_errf(e, "cannot send to scheduler %s: %s", n->opts.scheduler, zmq_strerror(errno));
     zmq_pollitem_t it = {.socket = n->sched, .events = ZMQ_POLLIN};
     double deadline = cr_now() + 30;
     for (;;) {
         double left = deadline - cr_now();
-        if (left <= 0)
-            return cr_errf(e, "no answer from scheduler %s within 30 s%s", n->opts.scheduler,
-                           n->opts.inproc     ? ""
-                           : n->opts.curve.on ? " (is it using the same key?)"
-                                            : " (a scheduler admits only nodes presenting its cluster key: "
-                                              "set CRESCENT_CURVE_PUBLIC and CRESCENT_CURVE_SECRET)");
+        if (left <= 0) return join_timeout(n, e);
         if (zmq_poll(&it, 1, (long)(left * 1000) + 1) <= 0) continue;
         cr_parts p;
         if (cr_parts_recv(n->sched, &p, 0) < 0) continue;
-        const void *p1, *p2;
-        size_t n1, n2;
-        int ok = cr_ctl_parse(&p, 0, &h, &p1, &n1, &p2, &n2) == 0 && h.type == CR_M_WELCOME;
-        if (!ok && h.type == CR_M_SHUTDOWN) {
-            cr_parts_close(&p);
-            return cr_errf(e, "the scheduler gave up before the job started");
-        }
-        if (ok) {
-            n->id = h.node;
-            n->nodes = (int)h.a;
-            n->wpn = (int)h.b;
-            memcpy(&n->seed, &h.f, sizeof n->seed);
-            n->addrs = cr_xcalloc((size_t)n->nodes, sizeof *n->addrs);
-            const char *a = p1;
-            for (int i = 0; i < n->nodes; i++) {
-                size_t l = a ? strnlen(a, n1 - (size_t)(a - (const char *)p1)) : 0;
-                n->addrs[i] = dupn(a ? a : "", l);
-                if (a) a += l + 1;
-                if (a && a >= (const char *)p1 + n1) a = NULL;
-            }
-        }
+        int rc = join_answer(n, &p, e);
         cr_parts_close(&p);
-        if (ok) return 0;
+        if (rc != 0) return rc < 0 ? -1 : 0;
     }
 }
 
@@ -350,9 +355,11 @@ static int setup(cr_node *n, cr_err *e) {
 
 static void flush_progress(cr_node *n) {
     long long items = atomic_exchange(&n->progress, 0);
-    if (items) {
-        cr_ctl h = {.type = CR_M_PROGRESS, .worker = -1, .a = items};
-        send_sched(n, &h, NULL, 0, NULL, 0);
+    if (items > 0) { /* PROGRESS counts items done: a net negative count (a script's mistake) is dropped */
+        cr_msg_progress pr = {.items = items};
+        cr_proto_msg m;
+        cr_proto_encode_progress(&pr, &m, NULL);
+        send_sched(n, &m);
     }
 }
 
@@ -401,8 +408,9 @@ static int loop(cr_node *n, cr_err *e) {
             prog_due = now + PROGRESS_INTERVAL;
         }
         if (now >= hb_due) {
-            cr_ctl h = {.type = CR_M_HB, .worker = -1};
-            send_sched(n, &h, NULL, 0, NULL, 0);
+            cr_proto_msg m;
+            cr_proto_encode_empty(CR_M_HB, &m, NULL);
+            send_sched(n, &m);
             hb_due = now + HB_INTERVAL;
         }
         if (now - heard > timeout)

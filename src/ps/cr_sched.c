@@ -64,13 +64,6 @@ static int find_node(cr_sched *s, const void *rid, size_t len) {
     return -1;
 }
 
-static void to_node(cr_sched *s, int i, const cr_ctl *h, const void *p1, size_t n1, const void *p2, size_t n2) {
-    if (s->nodes[i].dead) return;
-    cr_ctl c = *h;
-    c.node = i;
-    cr_ctl_send(s->router, s->nodes[i].rid, s->nodes[i].ridlen, &c, p1, n1, p2, n2);
-}
-
 /* Send m to node i (not if it is dead), as addressed to it. */
 static void send_node(cr_sched *s, int i, cr_proto_msg *m) {
     if (s->nodes[i].dead) return;
@@ -83,6 +76,15 @@ static void broadcast_clocks(cr_sched *s) {
     cr_proto_msg m;
     cr_proto_encode_clocks(CR_M_CLOCKS, &c, &m, NULL);
     for (int i = 0; i < s->o.nodes; i++) send_node(s, i, &m);
+}
+
+/* Send a message without content (HB, SHUTDOWN) to every live node that
+ * registered. */
+static void send_all_empty(cr_sched *s, int type) {
+    cr_proto_msg m;
+    cr_proto_encode_empty(type, &m, NULL);
+    for (int i = 0; i < s->o.nodes; i++)
+        if (s->nodes[i].ridlen) send_node(s, i, &m);
 }
 
 /* Child process: become `crescent node --scheduler EP`; dies with us. It
@@ -157,9 +159,8 @@ static void *inproc_node_main(void *arg) {
     return NULL;
 }
 
-static void api_send(cr_sched *s, const cr_ctl *h, const void *p1, size_t n1) {
-    cr_ctl_send(s->api_t, NULL, 0, h, p1, n1, NULL, 0);
-}
+/* Send m to the caller (cr_sched_recv, await_ready). */
+static void api_send(cr_sched *s, const cr_proto_msg *m) { cr_proto_send(s->api_t, NULL, 0, m); }
 
 static void describe_exit(char *buf, size_t n, int status) {
     if (WIFSIGNALED(status)) snprintf(buf, n, "killed by signal %d", WTERMSIG(status));
@@ -220,8 +221,7 @@ static void reap_children(cr_sched *s, double wait_s) {
  * hand-started ones get a bounded grace of 200 ms for the message to leave
  * (sockets have linger 0 and the caller may end the process next). */
 static void stop_nodes(cr_sched *s) {
-    cr_ctl h = {.type = CR_M_SHUTDOWN};
-    for (int k = 0; k < s->o.nodes; k++) to_node(s, k, &h, NULL, 0, NULL, 0);
+    send_all_empty(s, CR_M_SHUTDOWN);
     if (s->nchildren == 0) {
         struct timespec ts = {0, 200 * 1000 * 1000}; /* bounded shutdown only */
         nanosleep(&ts, NULL);
@@ -239,8 +239,10 @@ static void node_died(cr_sched *s, int i, const char *why) {
     snprintf(msg, sizeof msg, "node %d (pid %d, %s) died: %s", i, (int)s->nodes[i].pid, s->nodes[i].addr, why);
     s->failed = 1;
     if (s->o.exit_on_death) stop_nodes(s);
-    cr_ctl h = {.type = CR_M_DEAD, .node = i};
-    api_send(s, &h, msg, strlen(msg));
+    cr_msg_dead d = {.node = i, .why = msg, .whyn = strlen(msg)};
+    cr_proto_msg m;
+    cr_proto_encode_dead(&d, &m, NULL);
+    api_send(s, &m);
     if (s->o.on_death) s->o.on_death(msg, s->o.on_death_arg);
 }
 
@@ -380,21 +382,28 @@ static int child_gone(cr_sched *s, cr_err *e) {
     return 0;
 }
 
-/* Take a REGISTER from p as node slot *joined (duplicates and other messages
- * are ignored). With keys on, only a process presenting the job's or the
- * cluster's key gets this far (the ZAP handler refused the others). */
+/* Take a REGISTER from p as node slot *joined. A duplicate (a node already
+ * registered) and other messages are ignored; a malformed REGISTER is
+ * answered with an ERROR saying what is wrong. With keys on, only a process
+ * presenting the job's or the cluster's key gets this far (the ZAP handler
+ * refused the others). */
 static void take_register(cr_sched *s, cr_parts *p, int *joined) {
-    cr_ctl h;
-    const void *p1, *p2;
-    size_t n1, n2;
-    if (cr_ctl_parse(p, 1, &h, &p1, &n1, &p2, &n2) < 0 || h.type != CR_M_REGISTER ||
-        cr_parts_size(p, 0) > sizeof s->nodes[0].rid || find_node(s, cr_parts_data(p, 0), cr_parts_size(p, 0)) >= 0)
+    cr_proto_msg m;
+    cr_msg_register r;
+    cr_err e;
+    if (p->n < 2 || cr_parts_size(p, 0) > sizeof s->nodes[0].rid ||
+        find_node(s, cr_parts_data(p, 0), cr_parts_size(p, 0)) >= 0 || cr_proto_view(p, 1, &m, &e) < 0 ||
+        m.h.type != CR_M_REGISTER)
         return;
+    if (cr_proto_decode_register(&m, &r, &e) < 0) {
+        refuse(s, p, e.msg);
+        return;
+    }
     nodeinfo *ni = &s->nodes[(*joined)++];
     ni->ridlen = cr_parts_size(p, 0);
     memcpy(ni->rid, cr_parts_data(p, 0), ni->ridlen);
-    ni->pid = (pid_t)h.a;
-    snprintf(ni->addr, sizeof ni->addr, "%.*s", (int)n1, p1 ? (const char *)p1 : "");
+    ni->pid = (pid_t)r.pid;
+    snprintf(ni->addr, sizeof ni->addr, "%.*s", (int)r.addrn, r.addr);
     ni->heard = cr_now();
 }
 
@@ -409,9 +418,10 @@ static void welcome(cr_sched *s) {
         q += l;
     }
     for (int i = 0; i < s->o.nodes; i++) {
-        cr_ctl h = {.type = CR_M_WELCOME, .a = s->o.nodes, .b = s->o.workers};
-        memcpy(&h.f, &s->o.seed, sizeof h.f);
-        to_node(s, i, &h, book, len, NULL, 0);
+        cr_msg_welcome w = {.node = i, .nodes = s->o.nodes, .workers = s->o.workers, .seed = s->o.seed,
+                            .book = book, .bookn = len};
+        cr_proto_msg m;
+        if (cr_proto_encode_welcome(&w, &m, NULL) == 0) send_node(s, i, &m); /* sizes checked at start */
         s->nodes[i].heard = cr_now();
     }
     free(book);
@@ -457,13 +467,15 @@ static long next_wake_ms(cr_sched *s, double now, double hb_due) {
 static void *sched_main(void *arg) {
     cr_sched *s = arg;
     cr_err e;
-    cr_ctl ready = {.type = CR_M_ACK};
+    cr_proto_msg ready;
     if (registration(s, &e) < 0) {
-        ready.type = CR_M_ERROR;
-        api_send(s, &ready, e.msg, strlen(e.msg));
+        cr_msg_reply r = {.worker = -1, .data = e.msg, .n = strlen(e.msg)};
+        cr_proto_encode_reply(CR_M_ERROR, &r, &ready, NULL);
+        api_send(s, &ready);
         return NULL;
     }
-    api_send(s, &ready, NULL, 0);
+    cr_proto_encode_empty(CR_M_ACK, &ready, NULL);
+    api_send(s, &ready);
     zmq_pollitem_t *it = cr_xcalloc((size_t)s->nchildren + 2, sizeof *it);
     it[0] = (zmq_pollitem_t){.socket = s->router, .events = ZMQ_POLLIN};
     it[1] = (zmq_pollitem_t){.socket = s->api_t, .events = ZMQ_POLLIN};
@@ -486,8 +498,7 @@ static void *sched_main(void *arg) {
             }
         }
         if (now >= hb_due) {
-            cr_ctl h = {.type = CR_M_HB};
-            for (int i = 0; i < s->o.nodes; i++) to_node(s, i, &h, NULL, 0, NULL, 0);
+            send_all_empty(s, CR_M_HB);
             hb_due = now + HB_INTERVAL;
         }
         if (!s->failed) check_health(s, now);
@@ -590,13 +601,15 @@ static int start_nodes(cr_sched *s, int inproc, cr_err *e) {
  * ERROR with the reason (then the thread has returned). */
 static int await_ready(cr_sched *s, cr_err *e) {
     cr_parts p;
-    cr_ctl h = {0};
-    const void *p1 = NULL, *p2;
-    size_t n1 = 0, n2;
+    cr_proto_msg m;
+    cr_msg_reply r;
     int rc = -1;
     if (cr_parts_recv(s->api, &p, 0) < 0) return cr_errf(e, "scheduler failed to start");
-    if (cr_ctl_parse(&p, 0, &h, &p1, &n1, &p2, &n2) == 0 && h.type == CR_M_ACK) rc = 0;
-    else cr_errf(e, "%.*s", (int)n1, p1 ? (const char *)p1 : "scheduler failed to start");
+    int ok = cr_proto_view(&p, 0, &m, NULL) == 0;
+    if (ok && m.h.type == CR_M_ACK && cr_proto_decode_empty(&m, NULL) == 0) rc = 0;
+    else if (ok && m.h.type == CR_M_ERROR && cr_proto_decode_reply(&m, &r, NULL) == 0 && r.n > 0)
+        cr_errf(e, "%.*s", (int)r.n, r.data);
+    else cr_errf(e, "scheduler failed to start");
     cr_parts_close(&p);
     if (rc < 0 && atomic_load(&s->inproc_failed)) cr_errf(e, "in-process node: %s", s->inproc_err.msg);
     return rc;
@@ -607,16 +620,14 @@ static void abort_start(cr_sched *s) {
     s->failed = 1;
     if (s->thread_started) pthread_join(s->thread, NULL);
     s->thread_started = 0;
-    cr_ctl sd = {.type = CR_M_SHUTDOWN};
-    for (int i = 0; i < s->o.nodes; i++)
-        if (s->nodes[i].ridlen) to_node(s, i, &sd, NULL, 0, NULL, 0);
+    send_all_empty(s, CR_M_SHUTDOWN);
     kill_children(s, SIGTERM);
     destroy(s);
 }
 
 cr_sched *cr_sched_start(const cr_sched_opts *o, cr_err *e) {
-    if (o->nodes < 1 || o->workers < 0) {
-        cr_errf(e, "nodes must be >= 1 and workers >= 0");
+    if (o->nodes < 1 || o->nodes > CR_PROTO_MAX_NODES || o->workers < 0 || o->workers > CR_PROTO_MAX_WPN) {
+        cr_errf(e, "nodes must be 1 to %d and workers 0 to %d", CR_PROTO_MAX_NODES, CR_PROTO_MAX_WPN);
         return NULL;
     }
     cr_sched *s = sched_new(o);

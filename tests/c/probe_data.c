@@ -20,6 +20,7 @@
 #include "base/cr_time.h"
 #include "net/cr_auth.h"
 #include "net/cr_wire.h"
+#include "ps/cr_proto.h"
 
 static int passed, failed;
 static uint32_t next_req = 1000;
@@ -210,15 +211,13 @@ static int outsider(void *ctx, const char *addr) {
 static int fake_register(void *ctx, const char *ep) {
     void *s = cr_socket(ctx, ZMQ_DEALER);
     zmq_connect(s, ep);
-    cr_ctl h = {.type = CR_M_REGISTER, .node = -1, .a = 1};
     const char *addr = "tcp://127.0.0.1:9";
-    cr_ctl_send(s, NULL, 0, &h, addr, strlen(addr), NULL, 0);
+    cr_proto_msg m;
+    cr_proto_encode_register(&(cr_msg_register){.pid = 1, .addr = addr, .addrn = strlen(addr)}, &m, NULL);
+    cr_proto_send(s, NULL, 0, &m);
     cr_parts p;
     int got = await_reply(s, &p, 4000);
-    cr_ctl r = {0};
-    const void *p1, *p2;
-    size_t n1, n2;
-    int welcomed = got && cr_ctl_parse(&p, 0, &r, &p1, &n1, &p2, &n2) == 0 && r.type == CR_M_WELCOME;
+    int welcomed = got && cr_proto_view(&p, 0, &m, NULL) == 0 && m.h.type == CR_M_WELCOME;
     if (got) cr_parts_close(&p);
     result(!welcomed, "fake REGISTER without the key", welcomed ? "took a node slot" : "not admitted");
     zmq_close(s);

@@ -2,9 +2,11 @@
  * hostile scheduler: one node (1 worker) joins a bare ROUTER, then gets
  * malformed and unknown control messages. Each must be answered with an
  * ERROR (a malformed CALL with one per worker), never silence, and the node
- * must still answer well-formed requests afterwards. */
+ * must still answer well-formed requests afterwards. A node whose WELCOME
+ * is malformed ends with an error saying why. */
 #include <pthread.h>
 
+#include "base/cr_time.h"
 #include "cr_test.h"
 #include "ps/cr_node.h"
 #include "ps/cr_proto.h"
@@ -131,7 +133,47 @@ static void test_hostile_scheduler(void) {
     zmq_ctx_term(ctx);
 }
 
+/* A node whose scheduler sends a malformed WELCOME (it announces 2 nodes,
+ * its address book holds 1) does not join with half an address book: it
+ * ends at once with an error naming what is wrong. */
+static cr_err welcome_err;
+static int welcome_rc;
+
+static void *node_thread_err(void *arg) {
+    (void)arg;
+    cr_node_opts o = {.scheduler = endpoint, .hooks = &hooks, .timeout = 60};
+    welcome_rc = cr_node_run(&o, &welcome_err);
+    return NULL;
+}
+
+static void test_malformed_welcome(void) {
+    void *ctx = zmq_ctx_new(), *router = cr_socket(ctx, ZMQ_ROUTER);
+    CR_CHECK(zmq_bind(router, "tcp://127.0.0.1:*") == 0);
+    size_t len = sizeof endpoint;
+    zmq_getsockopt(router, ZMQ_LAST_ENDPOINT, endpoint, &len);
+    pthread_t t;
+    pthread_create(&t, NULL, node_thread_err, NULL);
+    char text[512];
+    int reg = next_answer(router, text, sizeof text);
+    cr_proto_msg m;
+    size_t bn = strlen(text) + 1;
+    cr_proto_encode_welcome(&(cr_msg_welcome){.node = 0, .nodes = 1, .workers = 1, .book = text, .bookn = bn}, &m, NULL);
+    m.h.a = 2; /* two nodes, one address */
+    send_msg(router, &m);
+    double t0 = cr_now();
+    pthread_join(t, NULL);
+    double took = cr_now() - t0;
+    zmq_close(router);
+    zmq_ctx_term(ctx);
+    CR_CHECK(reg == CR_M_REGISTER);
+    printf("  node: %s\n", welcome_err.msg);
+    CR_CHECK(welcome_rc < 0);
+    CR_CHECK(strstr(welcome_err.msg, "WELCOME: address book holds fewer than 2 addresses") != NULL);
+    CR_CHECK(took < 5); /* not the 30 s join timeout */
+}
+
 int main(void) {
     CR_RUN(test_hostile_scheduler);
+    CR_RUN(test_malformed_welcome);
     return cr_test_done();
 }

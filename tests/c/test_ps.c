@@ -2,8 +2,8 @@
  * loopback tcp, workers written in C (cr_node_hooks). Checks remote and
  * local pull/push, duplicates, ordering (pull after push), async requests,
  * key errors, BSP clocks, rows over the control plane through the job
- * client (src/ps/cr_job.h), and malformed frames sent to the scheduler's
- * control socket while a job runs. */
+ * client (src/ps/cr_job.h), malformed frames sent to the scheduler's
+ * control socket while a job runs, and a malformed REGISTER while it forms. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -232,6 +232,57 @@ static void test_two_nodes(void) {
     for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
 }
 
+/* ---------- a malformed REGISTER while the job is forming ----------
+ * A REGISTER with pid 0 must not take a node slot: it is answered with an
+ * ERROR naming the fault, and the real node that comes next joins. */
+
+typedef struct late {
+    pthread_t t;
+    char answer[256];
+    int type;
+} late;
+
+static void *bad_then_node(void *arg) {
+    late *l = arg;
+    void *ctx = zmq_ctx_new(), *sock = cr_socket(ctx, ZMQ_DEALER);
+    zmq_connect(sock, endpoint);
+    cr_proto_msg m;
+    cr_proto_encode_register(&(cr_msg_register){.pid = 0, .addr = "tcp://127.0.0.1:1", .addrn = 17}, &m, NULL);
+    cr_proto_send(sock, NULL, 0, &m);
+    zmq_pollitem_t it = {.socket = sock, .events = ZMQ_POLLIN};
+    cr_parts p;
+    cr_msg_reply r;
+    if (zmq_poll(&it, 1, 5000) > 0 && cr_parts_recv(sock, &p, 0) > 0) {
+        if (cr_proto_view(&p, 0, &m, NULL) == 0 && cr_proto_decode_reply(&m, &r, NULL) == 0) {
+            l->type = m.h.type;
+            snprintf(l->answer, sizeof l->answer, "%.*s", (int)r.n, r.data);
+        }
+        cr_parts_close(&p);
+    }
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
+    return node_thread(NULL);
+}
+
+static void start_late(const char *ep, void *arg) {
+    snprintf(endpoint, sizeof endpoint, "%s", ep);
+    pthread_create(&((late *)arg)->t, NULL, bad_then_node, arg);
+}
+
+static void test_bad_register(void) {
+    late l = {0};
+    cr_job_opts o = {.nodes = 1, .workers = 1, .seed = 1, .spawn = 0, .on_listen = start_late, .on_listen_arg = &l,
+                     .join_timeout = 10};
+    cr_err e;
+    cr_job *j = cr_job_start(&o, &e);
+    CR_CHECK(j != NULL);
+    cr_job_close(&j);
+    pthread_join(l.t, NULL);
+    printf("  malformed REGISTER answered: %s\n", l.answer);
+    CR_CHECK(l.type == CR_M_ERROR);
+    CR_CHECK_STR(l.answer, "REGISTER: bad pid 0");
+}
+
 /* The size limits live in one place and name the limit. */
 static void test_check_size(void) {
     cr_err e;
@@ -245,6 +296,7 @@ static void test_check_size(void) {
 
 int main(void) {
     CR_RUN(test_two_nodes);
+    CR_RUN(test_bad_register);
     CR_RUN(test_check_size);
     return cr_test_done();
 }
