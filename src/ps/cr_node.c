@@ -335,6 +335,13 @@ static int setup(cr_node *n, cr_err *e) {
         n->wup[i] = cr_socket(n->zctx, ZMQ_PUSH);
         zmq_connect(n->wup[i], n->up_ep);
     }
+    /* Worker clients wait for replies in zmq_poll with no timeout; this
+     * PUB, polled with their peer sockets, ends such a wait at stop. Bound
+     * before any worker starts, so every client's SUB is connected in time. */
+    n->wstop = cr_socket(n->zctx, ZMQ_PUB);
+    snprintf(n->wstop_ep, sizeof n->wstop_ep, "inproc://crescent-node-wstop-%p", (void *)n);
+    if (!n->wstop || zmq_bind(n->wstop, n->wstop_ep) < 0)
+        return cr_errf(e, "cannot create the workers' stop signal: %s", zmq_strerror(errno));
     if (n->data) {
         if (stop_pipe(n, e) < 0) return -1;
         if (pthread_create(&n->server, NULL, cr_serve_main, n) != 0) return cr_errf(e, "cannot start server thread");
@@ -430,6 +437,7 @@ static int stop_threads(cr_node *n, cr_err *e) {
     pthread_cond_broadcast(&n->clk_cv);
     pthread_mutex_unlock(&n->mu);
     if (n->server_started) zmq_send(n->stop_tx, "", 0, 0);
+    if (n->wstop) zmq_send(n->wstop, "", 0, ZMQ_DONTWAIT);
     for (int i = 0; i < n->nstarted; i++) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -447,7 +455,7 @@ static int stop_threads(cr_node *n, cr_err *e) {
 static int teardown(cr_node *n, cr_err *e) {
     if (stop_threads(n, e) < 0) return -1;
     for (int i = 0; n->wup && i < n->wpn; i++) zmq_close(n->wup[i]);
-    void *socks[] = {n->up, n->data, n->sched, n->stop_tx, n->srv_stop};
+    void *socks[] = {n->up, n->data, n->sched, n->stop_tx, n->srv_stop, n->wstop};
     for (size_t i = 0; i < sizeof socks / sizeof *socks; i++)
         if (socks[i]) zmq_close(socks[i]);
     cr_zap_stop(&n->zap);

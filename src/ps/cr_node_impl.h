@@ -31,6 +31,8 @@ struct cr_node {
     void *data;    /* ROUTER for peers (server thread only) */
     void *srv_stop; /* PAIR, server thread side of the stop pipe */
     void *stop_tx;  /* PAIR, main thread side: one message ends the server thread */
+    void *wstop;   /* PUB (main thread only): one message wakes every worker client's wait */
+    char wstop_ep[64];
     void *up;      /* PULL from workers (main thread only) */
     void **wup;    /* per worker PUSH into up */
     char up_ep[64];

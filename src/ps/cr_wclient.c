@@ -23,6 +23,7 @@ struct cr_wclient {
     cr_node *n;
     int lw, gw;
     void **peer;       /* DEALER per node (NULL for this node) */
+    void *stop;        /* SUB to the node's stop signal: item 0 of items */
     zmq_pollitem_t *items;
     int *item_node;
     int nitems;
@@ -44,12 +45,20 @@ cr_wclient *cr_wclient_new(cr_node *n, int lw, cr_err *e) {
     w->gw = n->id * n->wpn + lw;
     w->next_id = 1;
     w->peer = cr_xcalloc((size_t)n->nodes, sizeof *w->peer);
-    w->items = cr_xcalloc((size_t)n->nodes, sizeof *w->items);
-    w->item_node = cr_xcalloc((size_t)n->nodes, sizeof *w->item_node);
+    w->items = cr_xcalloc((size_t)n->nodes + 1, sizeof *w->items);
+    w->item_node = cr_xcalloc((size_t)n->nodes + 1, sizeof *w->item_node);
     w->cnt = cr_xcalloc((size_t)n->nodes, sizeof *w->cnt);
     w->fill = cr_xcalloc((size_t)n->nodes, sizeof *w->fill);
     w->k = cr_xcalloc((size_t)n->nodes, sizeof *w->k);
     w->v = cr_xcalloc((size_t)n->nodes, sizeof *w->v);
+    w->stop = cr_socket(n->zctx, ZMQ_SUB);
+    if (!w->stop || zmq_setsockopt(w->stop, ZMQ_SUBSCRIBE, "", 0) < 0 || zmq_connect(w->stop, n->wstop_ep) < 0) {
+        cr_errf(e, "worker %d: cannot connect to the node's stop signal: %s", w->gw, zmq_strerror(errno));
+        cr_wclient_destroy(&w);
+        return NULL;
+    }
+    w->items[0] = (zmq_pollitem_t){.socket = w->stop, .events = ZMQ_POLLIN};
+    w->item_node[w->nitems++] = -1;
     for (int i = 0; i < n->nodes; i++) {
         if (i == n->id) continue;
         w->peer[i] = cr_socket(n->zctx, ZMQ_DEALER);
@@ -78,6 +87,7 @@ void cr_wclient_destroy(cr_wclient **wp) {
     if (!w) return;
     for (int i = 0; i < w->n->nodes; i++)
         if (w->peer[i]) zmq_close(w->peer[i]);
+    if (w->stop) zmq_close(w->stop);
     for (int i = 0; i < w->nreqs; i++) req_free(w, &w->reqs[i]);
     free(w->reqs);
     free(w->peer);
@@ -473,10 +483,12 @@ static int take_reply(cr_wclient *w, int node, cr_parts *p, cr_err *e) {
     return 0;
 }
 
-/* Receive replies for up to timeout_ms. */
-static int pump(cr_wclient *w, long timeout_ms, cr_err *e) {
-    if (zmq_poll(w->items, w->nitems, timeout_ms) <= 0) return 0;
-    for (int i = 0; i < w->nitems; i++) {
+/* Wait for replies (no timeout: every request gets one) and take them; -1
+ * once the node stops (its stop signal is item 0). */
+static int pump(cr_wclient *w, cr_err *e) {
+    if (zmq_poll(w->items, w->nitems, -1) <= 0) return 0; /* EINTR: the caller looks again */
+    if ((w->items[0].revents & ZMQ_POLLIN) || atomic_load(&w->n->stop)) return cr_errf(e, "node stopping");
+    for (int i = 1; i < w->nitems; i++) {
         cr_parts p;
         while (cr_parts_recv(w->items[i].socket, &p, ZMQ_DONTWAIT) > 0) {
             int rc = take_reply(w, w->item_node[i], &p, e);
@@ -492,7 +504,7 @@ int cr_wclient_wait(cr_wclient *w, uint32_t req, cr_err *e) {
     wreq *r;
     while ((r = find_req(w, req)) && r->outstanding > 0) {
         if (atomic_load(&w->n->stop)) return cr_errf(e, "node stopping");
-        if (pump(w, 200, e) < 0) return -1;
+        if (pump(w, e) < 0) return -1;
     }
     drop_done(w);
     return 0;
@@ -504,7 +516,7 @@ int cr_wclient_drain(cr_wclient *w, cr_err *e) {
         for (int i = 0; i < w->nreqs; i++) busy |= w->reqs[i].outstanding > 0;
         if (!busy) break;
         if (atomic_load(&w->n->stop)) return cr_errf(e, "node stopping");
-        if (pump(w, 200, e) < 0) return -1;
+        if (pump(w, e) < 0) return -1;
     }
     drop_done(w);
     return 0;
