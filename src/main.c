@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/cr_version.h"
 #include "cli/cli.h"
 
 static const struct {

@@ -3,7 +3,7 @@
 -- (crescent.core is build/lua/crescent/core.so on LUA_CPATH).
 local core = require "crescent.core"
 
-local M = { core = core, version = "0.1.0" }
+local M = { core = core, version = core.version }
 M.data = require "crescent.data"
 M.eval = require "crescent.eval"
 M.partition = require "crescent.partition"

@@ -9,7 +9,6 @@
 
 #include "base/cr_opt.h"
 
-#define CR_VERSION "0.1.0" /* as lua/crescent/init.lua's version */
 
 int cr_cli_run(int argc, char **argv);       /* cli_run.c: run, with --repl */
 int cr_cli_repl(int argc, char **argv);      /* cli_repl.c */

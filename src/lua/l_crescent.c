@@ -1,7 +1,9 @@
-/* crescent.core: the C half of `require "crescent"`, one field per module. */
+/* crescent.core: the C half of `require "crescent"`, one field per module,
+ * and the version. */
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "base/cr_version.h"
 #include "lua/l_modules.h"
 #include "lua/l_sandbox.h"
 
@@ -19,5 +21,7 @@ int luaopen_crescent_core(lua_State *L) {
         m->func(L);
         lua_setfield(L, -2, m->name);
     }
+    lua_pushliteral(L, CR_VERSION);
+    lua_setfield(L, -2, "version");
     return 1;
 }

@@ -26,6 +26,8 @@ usage_error() { # expected-stderr-substring args...  -> exit 2, message on stder
 
 ok "crescent 0." --version
 [ "$(wc -l <"$tmp/out")" -eq 1 ] || fail "--version: one line expected"
+printf 'print("crescent " .. require("crescent").version)\n' >"$tmp/v.lua"
+[ "$("$CRESCENT_BIN" run "$tmp/v.lua")" = "$(cat "$tmp/out")" ] || fail "--version and cr.version differ"
 for args in --help -h help; do
     ok "commands:" $args
     for c in run repl node data partition ckpt keygen; do grep -q "^  $c" "$tmp/out" || fail "$args does not list $c"; done
