@@ -337,6 +337,18 @@ int cr_wclient_pull_copy(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_
 
 /* ---------- push ---------- */
 
+/* The local rows of a push hold only finite values (else -1, nothing
+ * applied): checked here, before shared memory is touched. Remote rows are
+ * checked by their owner's server, which refuses them with an error reply;
+ * checking them here too would scan every remote push twice. */
+static int local_finite(cr_wclient *w, const float *vals, int64_t n, int64_t nlocal, int dim, cr_err *e) {
+    if (nlocal == n) return cr_check_finite(vals, (size_t)n * (size_t)dim, "push refused", e);
+    for (int64_t i = 0; nlocal && i < n; i++)
+        if (w->own[i] == w->n->id && cr_check_finite(vals + (size_t)i * dim, (size_t)dim, "push refused", e) < 0)
+            return -1;
+    return 0;
+}
+
 /* Check the keys and apply the local rows through shared memory. 0: all
  * were local, done; 1: *rp is a new request for the rest. */
 static int push_begin(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, const float *vals, wreq **rp,
@@ -344,11 +356,10 @@ static int push_begin(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n
     cr_node *nd = w->n;
     if (check_keys(w, s, keys, n, "push", e) < 0) return -1;
     int dim = s->def.dim;
-    /* all or nothing: refused before any row, local or remote, is applied */
-    if (cr_check_finite(vals, (size_t)n * (size_t)dim, "push refused", e) < 0) return -1;
+    int64_t nlocal = w->cnt[nd->id];
+    if (local_finite(w, vals, n, nlocal, dim, e) < 0) return -1;
     atomic_fetch_add(&nd->pushes, 1);
     nd->ws[w->lw].pushes++;
-    int64_t nlocal = w->cnt[nd->id];
     if (nlocal == n) cr_shard_push(s, keys, n, vals);
     else if (nlocal)
         for (int64_t i = 0; i < n; i++)
