@@ -18,6 +18,22 @@ static void set_overrides(lua_State *L, const cr_run_overrides *ov) {
     lua_setfield(L, LUA_REGISTRYINDEX, "crescent.overrides");
 }
 
+/* require("crescent.job").close_all(), if the script loaded the library:
+ * every job it left open is shut down (its nodes stopped) before the state
+ * goes. LUA_OK, or an error status with the message on the stack. */
+static int close_jobs(lua_State *L) {
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    lua_getfield(L, -1, "crescent.job");
+    lua_remove(L, -2);
+    if (!lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        return LUA_OK;
+    }
+    lua_getfield(L, -1, "close_all");
+    lua_remove(L, -2);
+    return lua_pcall(L, 0, 0, 0);
+}
+
 int cr_lps_run(const char *home, const char *path, const cr_run_overrides *ov, int repl, int argc, char **argv) {
     lua_State *L = cr_lhost_new(home);
     if (!L) {
@@ -38,7 +54,7 @@ int cr_lps_run(const char *home, const char *path, const cr_run_overrides *ov, i
         int q = cr_repl_run(L);
         if (q) status = q;
     }
-    if (luaL_dostring(L, "local ok, ps = pcall(require, 'crescent.ps') if ok then ps.close_all() end") != LUA_OK) {
+    if (close_jobs(L) != LUA_OK) {
         fprintf(stderr, "crescent: %s\n", lua_tostring(L, -1));
         status = 1;
     }
