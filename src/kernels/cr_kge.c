@@ -214,8 +214,9 @@ void cr_kge_loss_grad(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, co
             loss += logistic(cr_kge_score(m, s, r, o, d), b->y[i], &c);
             if (grad) grad_score(m, s, r, o, d, c, gs, gr, go);
         }
+        if (lambda == 0) continue;
         reg += (double)lambda * ((double)sqnorm(s, d) + sqnorm(r, dr) + sqnorm(o, d));
-        if (grad && lambda != 0) {
+        if (grad) {
             add_scaled(gs, s, d, 2.0f * lambda);
             add_scaled(gr, r, dr, 2.0f * lambda);
             add_scaled(go, o, d, 2.0f * lambda);
