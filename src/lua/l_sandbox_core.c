@@ -35,6 +35,7 @@ static const allowed worker_fns[] = {
     {"eval", "accuracy", 0, NULL},        {"eval", "auc", 0, NULL},
     {"eval", "lda_loglik", 0, NULL},      {"eval", "lda_perplexity", 0, NULL},
     {"eval", "analogy", 3, NULL},         {"eval", "synonyms", 3, NULL},
+    {"kernels", "kge_step", 0, NULL},     {"kernels", "kge_score_all", 0, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -290,6 +290,19 @@ static void test_worker_core_no_writers(void) {
 
 /* ---- the policy check used by the scheduler */
 
+/* The KGE kernels touch no files: a model script may call them. */
+static void test_worker_core_kge(void) {
+    lua_State *L = worker_like();
+    CR_CHECK(L);
+    CR_CHECK(gives(L,
+                   "local K, u = cr.core.kernels, cr.core.util "
+                   "local E, R = u.matrix(2, 2), u.matrix(1, 2) "
+                   "local l = K.kge_step('distmult', E, R, nil, nil, {s = {0}, r = {0}, o = {1}, y = {1}}) "
+                   "return string.format('%.4f %d', l, K.kge_score_all('distmult', E, R, {0}, {0}):cols())",
+                   "0.6931 2"));
+    cr_sandbox_close(&L);
+}
+
 static int check(lua_State *L, const char *src, const char *opts, int mb) {
     if (luaL_dostring(L, opts) != LUA_OK) return -2;
     int rc = cr_sandbox_check_policy(L, src, strlen(src), "pol.lua", -1, mb);
@@ -365,6 +378,7 @@ int main(void) {
     CR_RUN(test_env_for_policies);
     CR_RUN(test_worker_core_readers);
     CR_RUN(test_worker_core_no_writers);
+    CR_RUN(test_worker_core_kge);
     CR_RUN(test_check_policy);
     CR_RUN(test_check_policy_runaway);
     char cmd[128];

@@ -1,0 +1,292 @@
+/* Knowledge-graph embedding kernels: see cr_kge.h. Layout of this file:
+ * checks; per-model scores; per-model gradients of the score; the batch
+ * loss; scoring against all entities.
+ *
+ * Built at -O3 like cr_mf.c: the d-wide row loops are the whole cost. */
+#pragma GCC optimize("O3")
+#include "kernels/cr_kge.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "base/cr_alloc.h"
+
+/* ---- checks */
+
+static int check_shape(cr_kge_model m, const cr_mat *E, const cr_mat *R, cr_err *e) {
+    int64_t d = E->cols;
+    if (d < 1) return cr_errf(e, "entity rows have dimension %lld (need >= 1)", (long long)d);
+    if (m == CR_KGE_COMPLEX && d % 2)
+        return cr_errf(e, "complex: entity dimension %lld is odd (rows are [re | im] halves)", (long long)d);
+    int64_t want = m == CR_KGE_RESCAL ? d * d : d;
+    if (R->cols != want)
+        return cr_errf(e, "relation rows have %lld columns, expected %lld (%s)", (long long)R->cols, (long long)want,
+                       m == CR_KGE_RESCAL ? "d*d for rescal" : "the entity dimension");
+    return 0;
+}
+
+static int bad_row(int64_t i, int64_t n) { return i < 0 || i >= n; }
+
+int cr_kge_check(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const cr_mat *R, cr_err *e) {
+    if (check_shape(m, E, R, e)) return -1;
+    for (int64_t i = 0; i < b->n; i++) {
+        if (bad_row(b->s[i], E->rows) || bad_row(b->o[i], E->rows))
+            return cr_errf(e, "triple %lld: entity row %lld out of range [0, %lld)", (long long)i + 1,
+                           (long long)(bad_row(b->s[i], E->rows) ? b->s[i] : b->o[i]), (long long)E->rows);
+        if (bad_row(b->r[i], R->rows))
+            return cr_errf(e, "triple %lld: relation row %lld out of range [0, %lld)", (long long)i + 1,
+                           (long long)b->r[i], (long long)R->rows);
+        if (!(b->y[i] >= 0.0f && b->y[i] <= 1.0f))
+            return cr_errf(e, "triple %lld: label %g is not in [0, 1] (1 positive, 0 negative)", (long long)i + 1,
+                           (double)b->y[i]);
+    }
+    return 0;
+}
+
+int cr_kge_check_queries(cr_kge_model m, const cr_mat *E, const cr_mat *R, const int64_t *anchor,
+                         const int64_t *rel, int64_t nq, cr_err *e) {
+    if (check_shape(m, E, R, e)) return -1;
+    for (int64_t i = 0; i < nq; i++) {
+        if (bad_row(anchor[i], E->rows))
+            return cr_errf(e, "query %lld: entity row %lld out of range [0, %lld)", (long long)i + 1,
+                           (long long)anchor[i], (long long)E->rows);
+        if (bad_row(rel[i], R->rows))
+            return cr_errf(e, "query %lld: relation row %lld out of range [0, %lld)", (long long)i + 1,
+                           (long long)rel[i], (long long)R->rows);
+    }
+    return 0;
+}
+
+/* ---- scores */
+
+static float score_complex(const float *s, const float *r, const float *o, int64_t d) {
+    int64_t h = d / 2;
+    float acc = 0;
+    for (int64_t k = 0; k < h; k++) /* Re(s r conj(o)) */
+        acc += s[k] * r[k] * o[k] + s[h + k] * r[k] * o[h + k] + s[k] * r[h + k] * o[h + k] -
+               s[h + k] * r[h + k] * o[k];
+    return acc;
+}
+
+static float score_transe(int l1, const float *s, const float *r, const float *o, int64_t d) {
+    float acc = 0;
+    for (int64_t k = 0; k < d; k++) {
+        float x = s[k] + r[k] - o[k];
+        acc += l1 ? fabsf(x) : x * x;
+    }
+    return l1 ? -acc : -sqrtf(acc);
+}
+
+float cr_kge_score(cr_kge_model m, const float *s, const float *r, const float *o, int64_t d) {
+    float acc = 0;
+    switch (m) {
+    case CR_KGE_COMPLEX: return score_complex(s, r, o, d);
+    case CR_KGE_DISTMULT:
+        for (int64_t k = 0; k < d; k++) acc += s[k] * r[k] * o[k];
+        return acc;
+    case CR_KGE_TRANSE_L1: return score_transe(1, s, r, o, d);
+    case CR_KGE_TRANSE_L2: return score_transe(0, s, r, o, d);
+    case CR_KGE_RESCAL:
+        for (int64_t i = 0; i < d; i++) {
+            float row = 0;
+            for (int64_t j = 0; j < d; j++) row += r[i * d + j] * o[j];
+            acc += s[i] * row;
+        }
+        return acc;
+    }
+    return 0;
+}
+
+/* ---- gradients of the score, times c, added into gs, gr, go. The rows
+ * s, r, o are read from the parameters, never from the gradients, so gs and
+ * go may be the same row (a triple (x, r, x)). */
+
+static void grad_distmult(const float *s, const float *r, const float *o, int64_t d, float c, float *gs, float *gr,
+                          float *go) {
+    for (int64_t k = 0; k < d; k++) {
+        gs[k] += c * r[k] * o[k];
+        gr[k] += c * s[k] * o[k];
+        go[k] += c * s[k] * r[k];
+    }
+}
+
+static void grad_complex(const float *s, const float *r, const float *o, int64_t d, float c, float *gs, float *gr,
+                         float *go) {
+    int64_t h = d / 2;
+    for (int64_t k = 0; k < h; k++) {
+        float sr = s[k], si = s[h + k], rr = r[k], ri = r[h + k], orr = o[k], oi = o[h + k];
+        gs[k] += c * (rr * orr + ri * oi);
+        gs[h + k] += c * (rr * oi - ri * orr);
+        gr[k] += c * (sr * orr + si * oi);
+        gr[h + k] += c * (sr * oi - si * orr);
+        go[k] += c * (sr * rr - si * ri);
+        go[h + k] += c * (si * rr + sr * ri);
+    }
+}
+
+/* d score / d x_k with x = s + r - o is -sign(x_k) (L1; 0 at a kink) or
+ * -x_k / |x| (L2; 0 at x = 0); s and r get it, o its negation. */
+static void grad_transe(int l1, const float *s, const float *r, const float *o, int64_t d, float c, float *gs,
+                        float *gr, float *go) {
+    float scale = c;
+    if (!l1) {
+        float nn = 0;
+        for (int64_t k = 0; k < d; k++) {
+            float x = s[k] + r[k] - o[k];
+            nn += x * x;
+        }
+        scale = nn > 0 ? c / sqrtf(nn) : 0.0f;
+    }
+    for (int64_t k = 0; k < d; k++) {
+        float x = s[k] + r[k] - o[k];
+        float g = l1 ? (float)((x > 0) - (x < 0)) * -scale : -scale * x;
+        gs[k] += g;
+        gr[k] += g;
+        go[k] -= g;
+    }
+}
+
+static void grad_score(cr_kge_model m, const float *s, const float *r, const float *o, int64_t d, float c,
+                       float *gs, float *gr, float *go) {
+    switch (m) {
+    case CR_KGE_COMPLEX: grad_complex(s, r, o, d, c, gs, gr, go); return;
+    case CR_KGE_DISTMULT: grad_distmult(s, r, o, d, c, gs, gr, go); return;
+    case CR_KGE_TRANSE_L1: grad_transe(1, s, r, o, d, c, gs, gr, go); return;
+    case CR_KGE_TRANSE_L2: grad_transe(0, s, r, o, d, c, gs, gr, go); return;
+    case CR_KGE_RESCAL: return; /* rescal_triple */
+    }
+}
+
+/* ---- the batch loss */
+
+/* Loss softplus(f) - y f and its derivative sigmoid(f) - y, without
+ * overflow for any finite f. */
+static double logistic(float f, float y, float *dldf) {
+    double x = f, ex = exp(-fabs(x));
+    double sp = (x > 0 ? x : 0.0) + log1p(ex);
+    double sig = x >= 0 ? 1.0 / (1.0 + ex) : ex / (1.0 + ex);
+    *dldf = (float)(sig - y);
+    return sp - (double)y * x;
+}
+
+static float sqnorm(const float *x, int64_t n) {
+    float acc = 0;
+    for (int64_t k = 0; k < n; k++) acc += x[k] * x[k];
+    return acc;
+}
+
+static void add_scaled(float *g, const float *x, int64_t n, float a) {
+    for (int64_t k = 0; k < n; k++) g[k] += a * x[k];
+}
+
+/* RESCAL's triple through BLAS level 2: u = W o gives the score s.u and
+ * d/ds = u; d/do = W^T s; d/dW = s o^T (a rank-one update). u, v: d floats. */
+static double rescal_triple(const float *s, const float *W, const float *o, int64_t d, float y, float *gs,
+                            float *gW, float *go, float *u, float *v) {
+    int n = (int)d;
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, n, n, 1.0f, W, n, o, 1, 0.0f, u, 1);
+    float f = cblas_sdot(n, s, 1, u, 1), c;
+    double l = logistic(f, y, &c);
+    if (gs) {
+        cblas_sgemv(CblasRowMajor, CblasTrans, n, n, 1.0f, W, n, s, 1, 0.0f, v, 1);
+        cblas_saxpy(n, c, u, 1, gs, 1);
+        cblas_saxpy(n, c, v, 1, go, 1);
+        cblas_sger(CblasRowMajor, n, n, c, s, 1, o, 1, gW, n);
+    }
+    return l;
+}
+
+void cr_kge_loss_grad(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const cr_mat *R, float lambda,
+                      cr_mat *gE, cr_mat *gR, cr_kge_stats *st) {
+    const int64_t d = E->cols, dr = R->cols;
+    const int grad = gE && gR;
+    float *u = m == CR_KGE_RESCAL ? cr_xmalloc((size_t)(2 * d) * sizeof(float)) : NULL;
+    double loss = 0, reg = 0;
+    for (int64_t i = 0; i < b->n; i++) {
+        const float *s = cr_mat_row(E, b->s[i]), *r = cr_mat_row(R, b->r[i]), *o = cr_mat_row(E, b->o[i]);
+        float *gs = grad ? cr_mat_row(gE, b->s[i]) : NULL, *go = grad ? cr_mat_row(gE, b->o[i]) : NULL;
+        float *gr = grad ? cr_mat_row(gR, b->r[i]) : NULL;
+        if (m == CR_KGE_RESCAL) {
+            loss += rescal_triple(s, r, o, d, b->y[i], gs, gr, go, u, u + d);
+        } else {
+            float c;
+            loss += logistic(cr_kge_score(m, s, r, o, d), b->y[i], &c);
+            if (grad) grad_score(m, s, r, o, d, c, gs, gr, go);
+        }
+        if (lambda == 0) continue;
+        reg += (double)lambda * ((double)sqnorm(s, d) + sqnorm(r, dr) + sqnorm(o, d));
+        if (grad) {
+            add_scaled(gs, s, d, 2.0f * lambda);
+            add_scaled(gr, r, dr, 2.0f * lambda);
+            add_scaled(go, o, d, 2.0f * lambda);
+        }
+    }
+    free(u);
+    st->loss += loss;
+    st->reg += reg;
+    st->n += b->n;
+}
+
+/* ---- scoring against all entities */
+
+/* Query vector q of a bilinear model: the score of candidate x is q . e_x. */
+static void bilinear_query(cr_kge_model m, cr_kge_dir dir, const float *a, const float *r, int64_t d, float *q) {
+    int64_t h = d / 2;
+    switch (m) {
+    case CR_KGE_DISTMULT:
+        for (int64_t k = 0; k < d; k++) q[k] = a[k] * r[k];
+        return;
+    case CR_KGE_COMPLEX:
+        for (int64_t k = 0; k < h; k++) {
+            float ar = a[k], ai = a[h + k], rr = r[k], ri = r[h + k];
+            if (dir == CR_KGE_TAIL) { /* d/do of Re(s r conj(o)) */
+                q[k] = ar * rr - ai * ri;
+                q[h + k] = ai * rr + ar * ri;
+            } else { /* d/ds */
+                q[k] = rr * ar + ri * ai;
+                q[h + k] = rr * ai - ri * ar;
+            }
+        }
+        return;
+    case CR_KGE_RESCAL: /* tail: W^T s; head: W o */
+        cblas_sgemv(CblasRowMajor, dir == CR_KGE_TAIL ? CblasTrans : CblasNoTrans, (int)d, (int)d, 1.0f, r, (int)d,
+                    a, 1, 0.0f, q, 1);
+        return;
+    default: return;
+    }
+}
+
+/* TransE against all: tiles of entity rows that stay in cache while every
+ * query passes over them. The score is written as cr_kge_score forms it. */
+static void transe_all(int l1, cr_kge_dir dir, const cr_mat *E, const cr_mat *R, const int64_t *anchor,
+                       const int64_t *rel, int64_t nq, float *out) {
+    enum { TILE = 128 };
+    int64_t n = E->rows, d = E->cols;
+    for (int64_t j0 = 0; j0 < n; j0 += TILE) {
+        int64_t j1 = j0 + TILE < n ? j0 + TILE : n;
+        for (int64_t i = 0; i < nq; i++) {
+            const float *a = cr_mat_row(E, anchor[i]), *r = cr_mat_row(R, rel[i]);
+            for (int64_t j = j0; j < j1; j++) {
+                const float *x = cr_mat_row(E, j);
+                out[i * n + j] = dir == CR_KGE_TAIL ? score_transe(l1, a, r, x, d) : score_transe(l1, x, r, a, d);
+            }
+        }
+    }
+}
+
+void cr_kge_score_all(cr_kge_model m, cr_kge_dir dir, const cr_mat *E, const cr_mat *R, const int64_t *anchor,
+                      const int64_t *rel, int64_t nq, float *out) {
+    if (nq <= 0) return;
+    if (m == CR_KGE_TRANSE_L1 || m == CR_KGE_TRANSE_L2) {
+        transe_all(m == CR_KGE_TRANSE_L1, dir, E, R, anchor, rel, nq, out);
+        return;
+    }
+    int64_t n = E->rows, d = E->cols;
+    float *Q = cr_xmalloc((size_t)(nq * d) * sizeof(float));
+    for (int64_t i = 0; i < nq; i++)
+        bilinear_query(m, dir, cr_mat_row(E, anchor[i]), cr_mat_row(R, rel[i]), d, Q + i * d);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)n, (int)d, 1.0f, Q, (int)d, E->data, (int)d,
+                0.0f, out, (int)n);
+    free(Q);
+}
