@@ -349,6 +349,15 @@ void cr_sampler_close(cr_sampler *s, uint32_t h) {
 
 void cr_sampler_stats(const cr_sampler *s, cr_sampling_stats *out) { *out = s->st; }
 
+void cr_sampling_stats_add(cr_sampling_stats *sum, const cr_sampling_stats *x) {
+    sum->drawn += x->drawn;
+    sum->local += x->local;
+    sum->pooled += x->pooled;
+    sum->remote += x->remote;
+    sum->reused += x->reused;
+    sum->postponed += x->postponed;
+}
+
 cr_sampler *cr_sampler_new(const cr_alias *pi, const cr_alias *local_pi, const cr_sampling_conf *c,
                            const cr_sampling_io *io, uint64_t seed, uint64_t stream, cr_err *e) {
     if (cr_sampling_conf_check(c, e)) return NULL;

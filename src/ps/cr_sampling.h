@@ -27,7 +27,11 @@
  *              times, each pass in a fresh random order, so one draw is
  *              used U times, all within U*G consecutive samples. The next
  *              pool is drawn and fetched when the current one starts being
- *              used (one pool ahead, "in the background").
+ *              used (one pool ahead, "in the background"): its rows have
+ *              the U*G samples of the current pool to arrive. (The spec's
+ *              timed trigger, "a new pool when the unused samples fall
+ *              below twice the measured fetch time", is not implemented:
+ *              the lookahead is this fixed pool.)
  *  3 LONGTERM  the long-run frequency of every key converges to pi at this
  *              worker. Pools as at level 2, plus postponing (if enabled): a
  *              pulled sample whose row is neither local nor arrived yet is
@@ -167,5 +171,9 @@ void cr_sampler_close(cr_sampler *s, uint32_t h);
 
 /* The counters so far. */
 void cr_sampler_stats(const cr_sampler *s, cr_sampling_stats *out);
+
+/* sum += x, field by field (per-node totals over workers and over samplers
+ * replaced when the scheme changes). */
+void cr_sampling_stats_add(cr_sampling_stats *sum, const cr_sampling_stats *x);
 
 #endif

@@ -205,8 +205,11 @@ static void test_conform_chi2(void) {
         for (int i = 0; i < 1000; i++) cnt[out[i].key]++, total++;
     }
     CR_CHECK(st_chi2(cnt, p, 50, total) < CHI2_999_DF49);
-    cr_sampling_stats st;
+    cr_sampling_stats st, sum = {0};
     cr_sampler_stats(s, &st);
+    cr_sampling_stats_add(&sum, &st);
+    cr_sampling_stats_add(&sum, &st);
+    CR_CHECK(sum.drawn == 2 * st.drawn && sum.remote == 2 * st.remote && sum.local == 2 * st.local);
     CR_CHECK(st.drawn == (uint64_t)total && st.local + st.pooled == (uint64_t)total);
     CR_CHECK(st.remote == st.pooled && st.reused == 0 && st.postponed == 0);
     CR_CHECK((int64_t)st.remote == f.fetched_keys);
@@ -322,6 +325,34 @@ static void test_bounded_passes(void) {
         }
     }
     cr_sampler_destroy(&s);
+    CR_CHECK(f.live == 0 && f.bad_release == 0);
+    fake_free(&f);
+    cr_alias_free(&a);
+}
+
+/* Keys are fixed at prepare time: two handles pulled in reverse order get
+ * the stream positions they were prepared with (handles may overlap, as
+ * with an asynchronous prepare of the next batch). */
+static void test_bounded_handles_interleave(void) {
+    cr_err e;
+    cr_alias a;
+    CR_CHECK(cr_alias_build(&a, NULL, 1000, &e) == 0);
+    fake f = {0};
+    cr_sampling_io io = fake_io(&f);
+    cr_sampling_conf c = conf(CR_SAMPLING_BOUNDED, 4, 2, 0, 500);
+    cr_sampler *s = cr_sampler_new(&a, NULL, &c, &io, 8, 0, &e), *r = cr_sampler_new(&a, NULL, &c, &io, 8, 0, &e);
+    CR_CHECK(s && r);
+    uint32_t h1, h2;
+    cr_sample o1[5], o2[5], all[10];
+    CR_CHECK(cr_sampler_prepare(s, 5, &h1, &e) == 0 && cr_sampler_prepare(s, 5, &h2, &e) == 0);
+    CR_CHECK(cr_sampler_pull(s, h2, 5, o2, &e) == 0 && cr_sampler_pull(s, h1, 5, o1, &e) == 0);
+    CR_CHECK(pull_all(r, &f, &c, 10, 10, all) == 0);
+    for (int i = 0; i < 5; i++) {
+        CR_CHECK(o1[i].key == all[i].key && o1[i].draw == all[i].draw && o1[i].use == all[i].use);
+        CR_CHECK(o2[i].key == all[5 + i].key && o2[i].draw == all[5 + i].draw);
+    }
+    cr_sampler_destroy(&s);
+    cr_sampler_destroy(&r);
     CR_CHECK(f.live == 0 && f.bad_release == 0);
     fake_free(&f);
     cr_alias_free(&a);
@@ -512,6 +543,7 @@ int main(void) {
     CR_RUN(test_bounded_marginals);
     CR_RUN(test_bounded_window);
     CR_RUN(test_bounded_passes);
+    CR_RUN(test_bounded_handles_interleave);
     CR_RUN(test_longterm_postpone_once);
     CR_RUN(test_longterm_converges);
     CR_RUN(test_local_violates_longterm);
