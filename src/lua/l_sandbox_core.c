@@ -35,6 +35,8 @@ static const allowed worker_fns[] = {
     {"eval", "accuracy", 0, NULL},        {"eval", "auc", 0, NULL},
     {"eval", "lda_loglik", 0, NULL},      {"eval", "lda_perplexity", 0, NULL},
     {"eval", "analogy", 3, NULL},         {"eval", "synonyms", 3, NULL},
+    {"kernels", "w2v_sgns", 0, NULL},     {"kernels", "w2v_cbow", 0, NULL},
+    {"kernels", "w2v_subsample", 0, NULL}, {"kernels", "w2v_init", 0, NULL},
     {NULL, NULL, 0, NULL},
 };
 
