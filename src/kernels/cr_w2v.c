@@ -37,10 +37,18 @@ float cr_w2v_sigmoid(float f, int exact) {
 /* log(1 + e^x), stable both ways */
 static inline double softplus(double x) { return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)); }
 
+/* Why eight partial sums: without -ffast-math GCC keeps a single-sum
+ * reduction in order, hence scalar; eight lanes let it use vector registers
+ * (about 2x on skip-gram at d = 100). The sum order differs from a plain loop
+ * only by rounding. */
 static inline float dot(const float *a, const float *b, int64_t d) {
-    float s = 0;
-    for (int64_t k = 0; k < d; k++) s += a[k] * b[k];
-    return s;
+    float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t k = 0;
+    for (; k + 8 <= d; k += 8)
+        for (int j = 0; j < 8; j++) s[j] += a[k + j] * b[k + j];
+    float t = ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]));
+    for (; k < d; k++) t += a[k] * b[k];
+    return t;
 }
 
 /* ---- walk ---- */
@@ -85,8 +93,10 @@ static inline void window(const cr_w2v_params *p, cr_rng *rng, int64_t i, int64_
 static inline double target(const float *h, float *v, float *e, int64_t d, float label, const cr_w2v_params *p) {
     float f = dot(h, v, d);
     float g = (label - sigm(f, p->exact)) * p->alpha;
-    for (int64_t k = 0; k < d; k++) e[k] += g * v[k];
-    for (int64_t k = 0; k < d; k++) v[k] += g * h[k];
+    for (int64_t k = 0; k < d; k++) {
+        e[k] += g * v[k];
+        v[k] += g * h[k];
+    }
     return p->loss ? softplus(label > 0 ? -(double)f : (double)f) : 0.0;
 }
 

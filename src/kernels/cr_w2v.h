@@ -9,7 +9,8 @@
  * pulled for a batch; b->in[i] / b->out[i] are the rows of token i in them,
  * and negatives are rows of syn1. The same word must map to one row of each
  * copy (a negative equal to the positive's row is skipped by comparing rows,
- * as the tool compares word ids). They know nothing of Lua or tables.
+ * as the tool compares word ids); syn0 and syn1 must not overlap. They know
+ * nothing of Lua or tables.
  *
  * Walk (both models, as the tool): for each token i (the center) of each
  * sentence, b = rand % window (cr_rng_below(rng, window)) shrinks the window
