@@ -28,7 +28,7 @@ LUA_OBJ  := $(LUA_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/src/main.o
 CTESTS   := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(wildcard tests/c/test_*.c))
 # Helpers the integration tests run (not unit tests: tests/run.sh runs test_* only).
-CHELPERS := $(BUILD)/tests/probe_data
+CHELPERS := $(BUILD)/tests/probe_data $(BUILD)/tests/utf8_check
 BENCHES  := $(patsubst tests/bench/%.c,$(BUILD)/bench/%,$(wildcard tests/bench/*.c))
 
 .PHONY: all deps demo test asan fuzz bench data clean check-deps install uninstall

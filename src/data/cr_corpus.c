@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "base/cr_alloc.h"
+#include "base/cr_utf8.h"
 
 /* ---- dictionary: open addressing over ids, strings in one growing arena ---- */
 
@@ -113,16 +114,39 @@ static int is_word_byte(unsigned char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80;
 }
 
+/* Length of the separator at s[i], 0 if a word starts or goes on there: an
+ * ASCII byte other than a letter or digit, or a UTF-8 encoded Latin-1
+ * control, punctuation or symbol (U+0080..U+00BF but the letters ª µ º,
+ * U+00D7, U+00F7) or General Punctuation (U+2000..U+206F: the typographic
+ * quotes and dashes, so "market’s" splits as "market's" does). */
+static size_t sep_len(const char *s, size_t n, size_t i) {
+    unsigned char c = (unsigned char)s[i];
+    if (c < 0x80) return is_word_byte(c) ? 0 : 1;
+    uint32_t cp;
+    size_t k = cr_utf8_seq(s + i, n - i, &cp);
+    if (!k) return 0;
+    int latin = cp <= 0xBF && cp != 0xAA && cp != 0xB5 && cp != 0xBA;
+    return latin || cp == 0xD7 || cp == 0xF7 || (cp >= 0x2000 && cp <= 0x206F) ? k : 0;
+}
+
+/* Why whole characters: a token cut at 255 bytes must stay valid UTF-8. */
 size_t cr_corpus_tokens(const char *s, size_t n, cr_corpus_emit_fn emit, void *ctx) {
     char buf[256];
-    size_t count = 0, i = 0;
+    size_t count = 0, i = 0, k;
     while (i < n) {
-        while (i < n && !is_word_byte((unsigned char)s[i])) i++;
+        while (i < n && (k = sep_len(s, n, i))) i += k;
         size_t len = 0;
-        while (i < n && is_word_byte((unsigned char)s[i])) {
-            unsigned char c = (unsigned char)s[i++];
-            if (c >= 'A' && c <= 'Z') c = (unsigned char)(c - 'A' + 'a');
-            if (len < sizeof buf - 1) buf[len++] = (char)c;
+        int full = 0;
+        while (i < n && !sep_len(s, n, i)) {
+            unsigned char c = (unsigned char)s[i];
+            size_t cl = c < 0x80 ? 1 : cr_utf8_seq(s + i, n - i, NULL);
+            if (!cl) cl = 1; /* a stray byte: kept as it is */
+            full = full || len + cl > sizeof buf - 1;
+            for (size_t j = 0; j < cl && !full; j++) {
+                unsigned char b = (unsigned char)s[i + j];
+                buf[len++] = (char)(b >= 'A' && b <= 'Z' ? b - 'A' + 'a' : b);
+            }
+            i += cl;
         }
         if (len) {
             buf[len] = '\0';

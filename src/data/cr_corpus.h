@@ -6,9 +6,12 @@
  *
  * Tokenizer rule (the same for gcide and brown, so gcide-brown is one
  * consistent corpus): a token is a maximal run of ASCII letters, digits and
- * non-ASCII bytes (UTF-8 sequences stay whole), lower-cased; everything else
- * separates tokens ("dog's" -> "dog" "s", "term-end" -> "term" "end"), as in
- * the text8 corpus word2vec is usually run on. Outputs go through cr_out
+ * non-ASCII characters (UTF-8 sequences stay whole), lower-cased; everything
+ * else separates tokens ("dog's" -> "dog" "s", "term-end" -> "term" "end"),
+ * as in the text8 corpus word2vec is usually run on. Unicode punctuation
+ * separates too (U+0080..U+00BF but ª µ º, U+00D7, U+00F7, U+2000..U+206F:
+ * "market\u2019s" -> "market" "s"). Valid UTF-8 in, valid UTF-8 out (a long
+ * token is cut at a character boundary). Outputs go through cr_out
  * (data/cr_out.h): a file appears only when complete. */
 
 #include <stddef.h>
@@ -33,7 +36,8 @@ uint64_t *cr_cdict_counts(cr_cdict *d);                   /* counts[id], owned b
 
 /* Calls emit(ctx, tok, len) for each token of s[0..n) (see the rule above);
  * tok is lower-cased and NUL-terminated in a scratch buffer valid during the
- * call. Tokens longer than 255 bytes are cut at 255. Returns the count. */
+ * call. Tokens longer than 255 bytes are cut to at most 255 (whole
+ * characters). Returns the count. */
 typedef void (*cr_corpus_emit_fn)(void *ctx, const char *tok, size_t len);
 size_t cr_corpus_tokens(const char *s, size_t n, cr_corpus_emit_fn emit, void *ctx);
 

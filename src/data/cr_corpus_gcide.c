@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include "base/cr_alloc.h"
+#include "base/cr_utf8.h"
 #include "data/cr_corpus.h"
 #include "data/cr_out.h"
 
@@ -259,7 +260,9 @@ int cr_gcide_each(const char *dict, const char *index, cr_gcide_fn fn, void *ctx
     }
     gzbuffer(g, 1 << 17);
     size_t cap = 1 << 16;
-    char *raw = cr_xmalloc(cap), *clean = cr_xmalloc(cap + 2);
+    /* conv: the entry as UTF-8 (Windows-1252 bytes converted; up to 3 bytes
+     * each), what the cleaner and so every builder sees */
+    char *raw = cr_xmalloc(cap), *conv = cr_xmalloc(3 * cap), *clean = cr_xmalloc(3 * cap + 2);
     char hw[256];
     uint64_t pos = 0;
     int rc = 0;
@@ -267,7 +270,8 @@ int cr_gcide_each(const char *dict, const char *index, cr_gcide_fn fn, void *ctx
         if (sp[i].len + 1 > cap) {
             while (sp[i].len + 1 > cap) cap *= 2;
             raw = cr_xrealloc(raw, cap);
-            clean = cr_xrealloc(clean, cap + 2);
+            conv = cr_xrealloc(conv, 3 * cap);
+            clean = cr_xrealloc(clean, 3 * cap + 2);
         }
         if (!gz_take(g, NULL, sp[i].off - pos) || !gz_take(g, raw, sp[i].len)) {
             int zerr;
@@ -279,10 +283,12 @@ int cr_gcide_each(const char *dict, const char *index, cr_gcide_fn fn, void *ctx
         }
         pos = sp[i].off + sp[i].len;
         int noun;
-        size_t cl = cr_gcide_clean(raw, sp[i].len, clean, hw, sizeof hw, &noun);
+        size_t cn = cr_utf8_from_cp1252(raw, sp[i].len, conv);
+        size_t cl = cr_gcide_clean(conv, cn, clean, hw, sizeof hw, &noun);
         rc = fn(ctx, clean, cl, hw, noun, e);
     }
     free(raw);
+    free(conv);
     free(clean);
     free(sp);
     gzclose(g);

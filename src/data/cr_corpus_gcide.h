@@ -38,6 +38,8 @@ typedef int (*cr_gcide_fn)(void *ctx, const char *clean, size_t n, const char *h
                            cr_err *e);
 
 /* Streams the entries of dict (gzip or plain) in file order using index.
+ * Each entry is made UTF-8 first (cr_utf8_from_cp1252: GCIDE has a few raw
+ * Windows-1252 bytes, e.g. a 0x92 apostrophe), so clean text is UTF-8.
  * Errors: missing files, malformed index lines ("index:line: reason"),
  * overlapping entries, entries past the end of the text (truncated dict). */
 int cr_gcide_each(const char *dict, const char *index, cr_gcide_fn fn, void *ctx, cr_err *e);

@@ -36,6 +36,8 @@ static const allowed worker_fns[] = {
     {"eval", "lda_loglik", 0, NULL},      {"eval", "lda_perplexity", 0, NULL},
     {"eval", "analogy", 3, NULL},         {"eval", "synonyms", 3, NULL},
     {"kernels", "kge_step", 0, NULL},     {"kernels", "kge_score_all", 0, NULL},
+    {"kernels", "w2v_sgns", 0, NULL},     {"kernels", "w2v_cbow", 0, NULL},
+    {"kernels", "w2v_subsample", 0, NULL}, {"kernels", "w2v_init", 0, NULL},
     {NULL, NULL, 0, NULL},
 };
 

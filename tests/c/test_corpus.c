@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/cr_utf8.h"
 #include "cr_test.h"
 #include "data/cr_corpus.h"
 
@@ -20,6 +21,22 @@ static void test_tokens(void) {
     out[0] = '\0';
     CR_CHECK(cr_corpus_tokens(" ,.;-- ", 7, join, out) == 0);
     CR_CHECK_STR(out, "");
+}
+
+/* Unicode punctuation separates like its ASCII form; tokens stay UTF-8,
+ * also when cut at 255 bytes. */
+static void test_tokens_utf8(void) {
+    char out[1024] = "";
+    const char *s = "market\xe2\x80\x99s \xe2\x80\x9c" "fa\xc3\xa7" "ade\xe2\x80\x9d\xc2\xa0x\xc2\xb9y \xc2\xb5m \xc3\x89T\xc3\x89";
+    CR_CHECK(cr_corpus_tokens(s, strlen(s), join, out) == 7);
+    CR_CHECK_STR(out, "market s fa\xc3\xa7" "ade x y \xc2\xb5m \xc3\x89t\xc3\x89");
+    char longw[400];
+    longw[0] = 'a', longw[1] = 'b';
+    for (int i = 2; i + 1 < 400; i += 2) longw[i] = '\xc3', longw[i + 1] = '\xa9'; /* ab, 199 e-acute */
+    out[0] = '\0';
+    CR_CHECK(cr_corpus_tokens(longw, 400, join, out) == 1);
+    CR_CHECK(strlen(out) == 254); /* 2 + 126 * 2: the next character would pass 255 */
+    CR_CHECK(cr_utf8_check(out, strlen(out)) == strlen(out));
 }
 
 static void test_dict(void) {
@@ -45,6 +62,7 @@ static void test_dict(void) {
 
 int main(void) {
     CR_RUN(test_tokens);
+    CR_RUN(test_tokens_utf8);
     CR_RUN(test_dict);
     return cr_test_done();
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base/cr_utf8.h"
 #include "cr_test.h"
 #include "data/cr_corpus.h"
 #include "data/cr_corpus_gcide.h"
@@ -194,11 +195,40 @@ static void test_bad_index(void) {
     CR_CHECK(strstr(e.msg, "missing.index: cannot open") != NULL);
 }
 
+/* GCIDE's raw Windows-1252 bytes (0x92 in "market\x92s", 0xe7 in
+ * "fa\xe7ade", 0xb9 in "haven\xb9t") come out as UTF-8: gcide-text is valid
+ * UTF-8, the apostrophes split words as "'" does, the cedilla stays. */
+static void test_text_cp1252(void) {
+    const char *entry = "Fall \\Fall\\, n.\n   The stock market\x92s fall; the fa\xe7" "ade; haven\xb9t.\n";
+    char d[128], x[128], o[16], l[16];
+    snprintf(d, sizeof d, "%s/w1252.dict", root);
+    snprintf(x, sizeof x, "%s/w1252.index", root);
+    FILE *f = fopen(d, "w"), *ix = fopen(x, "w");
+    CR_CHECK(f && ix);
+    fputs(entry, f);
+    b64(0, o), b64(strlen(entry), l);
+    fprintf(ix, "Fall\t%s\t%s\n", o, l);
+    fclose(f);
+    fclose(ix);
+    char out[512];
+    cr_gcide_stats st;
+    cr_err e;
+    FILE *t = tmpfile();
+    CR_CHECK(cr_gcide_write_text(d, x, t, &st, &e) == 0);
+    rewind(t);
+    size_t n = fread(out, 1, sizeof out - 1, t);
+    fclose(t);
+    out[n] = '\0';
+    CR_CHECK(cr_utf8_check(out, n) == n);
+    CR_CHECK_STR(out, "fall the stock market s fall the fa\xc3\xa7" "ade haven t\n");
+}
+
 int main(void) {
     snprintf(root, sizeof root, "/tmp/cr_test_gcide_XXXXXX");
     if (!mkdtemp(root)) return 1;
     CR_RUN(test_clean);
     CR_RUN(test_text);
+    CR_RUN(test_text_cp1252);
     CR_RUN(test_docs);
     CR_RUN(test_bad_index);
     char cmd[128];

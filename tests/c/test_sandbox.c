@@ -288,6 +288,17 @@ static void test_worker_core_no_writers(void) {
     cr_sandbox_close(&L);
 }
 
+/* the word2vec kernels are on the worker allow-list */
+static void test_worker_core_w2v(void) {
+    lua_State *L = worker_like();
+    CR_CHECK(L);
+    CR_CHECK(gives(L,
+                   "local k = cr.core.kernels return type(k.w2v_sgns) .. type(k.w2v_cbow) .. type(k.w2v_subsample) .. "
+                   "type(k.w2v_init)",
+                   "functionfunctionfunctionfunction"));
+    cr_sandbox_close(&L);
+}
+
 /* ---- the policy check used by the scheduler */
 
 /* The KGE kernels touch no files: a model script may call them. */
@@ -379,6 +390,7 @@ int main(void) {
     CR_RUN(test_worker_core_readers);
     CR_RUN(test_worker_core_no_writers);
     CR_RUN(test_worker_core_kge);
+    CR_RUN(test_worker_core_w2v);
     CR_RUN(test_check_policy);
     CR_RUN(test_check_policy_runaway);
     char cmd[128];

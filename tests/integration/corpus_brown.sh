@@ -29,6 +29,13 @@ b64() { local d=ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/
 printf 'Dog\tA\t%s\n' "$(b64 "$(wc -c < "$T/g.dict")")" > "$T/g.index"
 "$BIN" data gcide-brown --brown-tgz "$T/fake.tgz" --gcide "$T/g.dict" --out "$T/both.txt" || fail "gcide-brown"
 { cat "$T/want.txt"; echo "dog a canine"; } | cmp - "$T/both.txt" || { cat "$T/both.txt"; fail "gcide-brown text"; }
+"${CRESCENT_BUILD:?}/tests/utf8_check" "$T/brown.txt" "$T/both.txt" || fail "not UTF-8"
+# a raw Windows-1252 apostrophe in the dictionary (as in GCIDE's "market\x92s") comes out as UTF-8
+printf 'Dog \\Dog\\, n.\n   The market\222s dog; fa\347ade.\n' > "$T/g.dict"
+printf 'Dog\tA\t%s\n' "$(b64 "$(wc -c < "$T/g.dict")")" > "$T/g.index"
+"$BIN" data gcide-brown --brown-tgz "$T/fake.tgz" --gcide "$T/g.dict" --out "$T/w1252.txt" || fail "gcide-brown 1252"
+"${CRESCENT_BUILD:?}/tests/utf8_check" "$T/w1252.txt" || fail "gcide-brown with a 0x92 byte is not UTF-8"
+tail -1 "$T/w1252.txt" | grep -qx 'dog the market s dog fa'$'\xc3\xa7''ade' || fail "1252 text: $(tail -1 "$T/w1252.txt")"
 
 # malformed token: archive:member:line, non-zero exit, no output file
 printf '\n\n\tThe/at jury/nn\n\tsaid vbd\n' > "$T/package/ca01"

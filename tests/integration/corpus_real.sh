@@ -39,6 +39,10 @@ tokens=$(echo "$out" | sed -n 's/^gcide-text: wrote .*: [0-9]* lines, \([0-9]*\)
 lines=$(echo "$out" | sed -n 's/^gcide-text: wrote .*: \([0-9]*\) lines, .*/\1/p')
 [ "${tokens:-0}" -gt 3000000 ] || fail "only ${tokens:-0} tokens"
 grep -q '[][{}\\]' "$T/gcide.txt" && fail "markup left in gcide-text"
+# valid UTF-8 (the dictionary's raw Windows-1252 bytes converted: gensim stops on them otherwise)
+U="${CRESCENT_BUILD:?}/tests/utf8_check"
+"$U" "$T/gcide.txt" || fail "gcide-text is not UTF-8"
+grep -q 'fa'$'\xc3\xa7''ade' "$T/gcide.txt" || fail "façade (0xe7 in the dictionary) not converted"
 
 "$BIN" data gcide-docs --min-count 5 --out "$T/gcide.svm" || fail "gcide-docs"
 nf=$(wc -l < "$T/gcide.svm.vocab")
@@ -49,6 +53,8 @@ awk -v nf="$nf" '$1 != "+1" && $1 != "-1" {print "label " NR; exit 1}
 "$BIN" data wordnet-synonyms --vocab "$T/gcide.svm.vocab" --min-count 20 --questions 200 --out "$T/syn.tsv" || fail "synonyms"
 [ "$(wc -l < "$T/syn.tsv")" -eq 200 ] || fail "synonym count"
 awk -F'\t' 'NF != 6 || $6 < 1 || $6 > 4 {exit 1}' "$T/syn.tsv" || fail "synonym format"
+"$U" "$T/gcide.svm.vocab" "$T/syn.tsv" "$T/wn/entities.tsv" "$T/wn/relations.tsv" "$T/wn.edges.nodes" \
+    || fail "a text output is not UTF-8"
 # The shared readers (cr.data) load every output: LibKGE ids and names agree,
 # the edge list, the LIBSVM matrix with its vocabulary size, the text corpus.
 if command -v lua5.4 >/dev/null && [ -n "${LUA_CPATH:-}" ]; then

@@ -38,6 +38,7 @@ if "$B" data bipartite --rows 20 --cols 5 --out "$tmp/c.svm" 2>/dev/null; then f
 
 "$B" data zipf-text --tokens 10000 --vocab 300 --exponent 1.0 --seed 1 --out "$tmp/z.txt"
 [ "$(wc -w <"$tmp/z.txt")" -eq 10000 ] || fail "zipf-text token count"
+"${CRESCENT_BUILD:?}/tests/utf8_check" "$tmp/z.txt" || fail "zipf-text is not UTF-8"
 
 # everything reads back through the Lua readers
 cat >"$tmp/check.lua" <<LUA
