@@ -22,40 +22,6 @@
  *       same change).
  *   kernels.mf_eval(cells, Wm, Hm)     -> sse, n (current batch, no update)
  *
- * Knowledge-graph embeddings (src/kernels/cr_kge.h has the math):
- *   kernels.kge_step(model, Em, Rm, gE, gR, batch [, {lambda = 0}]) -> loss, reg, n
- *       model: complex, distmult, transe (= transe_l1), transe_l1, transe_l2,
- *       rescal. Em, Rm: the pulled entity and relation rows (crescent.Matrix;
- *       rescal: d*d columns per relation). batch = {s =, r =, o =, y =}: row
- *       indices (0-based, into Em, Rm, Em) as crescent.Ints or tables of
- *       integers, labels y (1 positive, 0 negative) as Ints, a table or a
- *       Matrix of n cells. Adds the gradient of the batch's summed logistic
- *       loss + lambda |row|^2 per triple and row into gE, gR (shapes of Em,
- *       Rm; not cleared, so push them to an adagrad table as they are); both
- *       nil: loss only. loss and reg are sums over the batch.
- *   kernels.kge_score_all(model, Em, Rm, anchors, rels [, {dir =, out =}]) -> S
- *       S (a new nq x Em:rows() Matrix, or out reused when it has that shape)
- *       holds the score of every entity row x for query i: (anchors[i],
- *       rels[i], x) for dir = "tail" (the default), (x, rels[i], anchors[i])
- *       for dir = "head". anchors, rels: row indices as for kge_step.
- * Wrong model names, shapes, indices and labels raise, naming the function.
- * word2vec (lua/models/word2vec.lua; the math in src/kernels/cr_w2v.h):
- *   kernels.w2v_sgns(in, out, syn0, syn1, negs [, opts]) -> loss, pairs, neg_pos
- *   kernels.w2v_cbow(in, out, syn0, syn1, negs [, opts]) -> loss, pairs, neg_pos
- *       in, out: crescent.Ints, per token its 0-based row of syn0 / syn1
- *       (crescent.Matrix, the pulled rows); negs: crescent.Ints of syn1 rows.
- *       Trains skip-gram / CBOW over the tokens in place. opts: window (5),
- *       negative (5, per update), alpha (0.025), seed (0, window shrink),
- *       neg_mode ("pool": negs read cyclically from neg_pos (0), k per
- *       update; "position": negs[i*k .. i*k+k) for token i), sigmoid
- *       ("table" or "exact"), loss (true), sentences (crescent.Ints of
- *       offsets 0..#in; windows stay inside), grad_lr (> 0: the matrices
- *       become (before - after) / grad_lr, to push to an sgd table with lr
- *       grad_lr). neg_pos is where the pool continues.
- *   kernels.w2v_subsample(words, counts [, opts]) -> kept (crescent.Ints)
- *       words: ids into counts (crescent.Ints); opts: sample (1e-3), seed
- *       (0), total (0: sum of counts). The tool's keep probability.
- *   kernels.w2v_init(syn0, syn1, seed): uniform in [-0.5/d, 0.5/d), zero.
  * Expected failures (missing or malformed file) return nil, "file:line: msg";
  * misuse (wrong shapes, no current batch) raises. */
 #include <lauxlib.h>
@@ -66,10 +32,8 @@
 #include <string.h>
 
 #include "base/cr_alloc.h"
-#include "kernels/cr_kge.h"
 #include "kernels/cr_mf.h"
 #include "kernels/cr_mfcells.h"
-#include "kernels/cr_w2v.h"
 #include "lua/l_modules.h"
 #include "lua/l_opt.h"
 #include "lua/l_util.h"
@@ -298,298 +262,6 @@ static int l_mf_eval(lua_State *L) {
 }
 
 
-/* ---- knowledge-graph embeddings */
-
-static cr_kge_model check_model(lua_State *L, int idx, const char *fn) {
-    cr_kge_model m;
-    cr_err e;
-    if (cr_kge_model_parse(luaL_checkstring(L, idx), &m, &e)) luaL_error(L, "%s: %s", fn, e.msg);
-    return m;
-}
-
-/* [-0, +1] Field `name` of the table at idx as row indices (an Ints is used
- * as is, a table converted); raises naming the field. */
-static cr_ints *ids_field(lua_State *L, int idx, const char *fn, const char *name) {
-    lua_getfield(L, idx, name);
-    if (!cr_lints_test(L, -1) && !lua_istable(L, -1))
-        luaL_error(L, "%s: %s must be crescent.Ints or a table of integers (got %s)", fn, name, luaL_typename(L, -1));
-    cr_ints *v = cr_lints_from_arg(L, -1);
-    lua_remove(L, -2);
-    return v;
-}
-
-/* [-0, +1] Labels y of the batch at idx as n floats (a Matrix of n cells is
- * used as is; Ints or a table are copied into a userdata left on the stack). */
-static const float *labels_field(lua_State *L, int idx, const char *fn, int64_t n) {
-    lua_getfield(L, idx, "y");
-    cr_mat *m = cr_lmat_test(L, -1);
-    if (m) {
-        if (m->rows * m->cols != n)
-            luaL_error(L, "%s: y has %d cells, the batch has %d triples", fn, (int)(m->rows * m->cols), (int)n);
-        return m->data;
-    }
-    lua_pop(L, 1);
-    cr_ints *v = ids_field(L, idx, fn, "y");
-    if (v->n != n) luaL_error(L, "%s: y has %d labels, the batch has %d triples", fn, (int)v->n, (int)n);
-    float *y = lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof(float), 0);
-    for (int64_t i = 0; i < n; i++) y[i] = (float)v->data[i];
-    lua_remove(L, -2);
-    return y;
-}
-
-#define CUSTOM_REQ(name) {name, CR_OPT_CUSTOM, 0, CR_OPT_REQUIRED, 0, 0, NULL, NULL, NULL, NULL, NULL}
-#define END_ROWS {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL}
-static const cr_opt kge_batch_rows[] = {CUSTOM_REQ("s"), CUSTOM_REQ("r"), CUSTOM_REQ("o"), CUSTOM_REQ("y"), END_ROWS};
-
-typedef struct kge_opts {
-    double lambda;
-    int dir;
-} kge_opts;
-
-static const char *const dir_names[] = {"tail", "head", NULL};
-static const cr_opt kge_step_rows[] = {
-    {"lambda", CR_OPT_DOUBLE, offsetof(kge_opts, lambda), CR_OPT_RANGE, 0, 1e30, "0", NULL,
-     "L2 weight per triple and row", NULL, NULL},
-    END_ROWS};
-static const cr_opt kge_score_rows[] = {
-    {"dir", CR_OPT_ENUM, offsetof(kge_opts, dir), 0, 0, 0, "tail", NULL, "open side: tail (s, r, ?) or head (?, r, o)",
-     dir_names, NULL},
-    {"out", CR_OPT_CUSTOM, 0, 0, 0, 0, NULL, NULL, "result matrix to reuse", NULL, NULL},
-    END_ROWS};
-
-/* [-0, +4] The batch table at idx: pushes s, r, o (Ints) and the labels. */
-static cr_kge_batch kge_batch_arg(lua_State *L, int idx, const char *fn) {
-    static const cr_lopt_set set = {"kge_step", "batch field", kge_batch_rows};
-    luaL_checktype(L, idx, LUA_TTABLE);
-    char unused; /* the rows are CR_OPT_CUSTOM: nothing is stored */
-    cr_lopt_read(L, idx, &set, &unused);
-    cr_ints *s = ids_field(L, idx, fn, "s"), *r = ids_field(L, idx, fn, "r"), *o = ids_field(L, idx, fn, "o");
-    if (r->n != s->n || o->n != s->n)
-        luaL_error(L, "%s: batch columns differ in length (s %d, r %d, o %d)", fn, (int)s->n, (int)r->n, (int)o->n);
-    const float *y = labels_field(L, idx, fn, s->n);
-    return (cr_kge_batch){s->n, s->data, r->data, o->data, y};
-}
-
-static void same_shape(lua_State *L, const char *fn, const char *what, const cr_mat *g, const cr_mat *m) {
-    if (g->rows != m->rows || g->cols != m->cols)
-        luaL_error(L, "%s: %s is %d x %d, its parameters are %d x %d", fn, what, (int)g->rows, (int)g->cols,
-                   (int)m->rows, (int)m->cols);
-}
-
-/* kge_step(model, Em, Rm, gE, gR, batch [, opts]) -> loss, reg, n */
-static int l_kge_step(lua_State *L) {
-    const char *fn = "kge_step";
-    cr_kge_model m = check_model(L, 1, fn);
-    cr_mat *E = cr_lmat_check(L, 2), *R = cr_lmat_check(L, 3), *gE = NULL, *gR = NULL;
-    if (!lua_isnil(L, 4) || !lua_isnil(L, 5)) {
-        gE = cr_lmat_check(L, 4);
-        gR = cr_lmat_check(L, 5);
-        same_shape(L, fn, "gE", gE, E);
-        same_shape(L, fn, "gR", gR, R);
-    }
-    static const cr_lopt_set set = {"kge_step", NULL, kge_step_rows};
-    kge_opts o;
-    cr_lopt_read(L, 7, &set, &o);
-    cr_kge_batch b = kge_batch_arg(L, 6, fn);
-    cr_err e;
-    if (cr_kge_check(m, &b, E, R, &e)) luaL_error(L, "%s: %s", fn, e.msg);
-    cr_kge_stats st = {0, 0, 0};
-    cr_kge_loss_grad(m, &b, E, R, (float)o.lambda, gE, gR, &st);
-    lua_pushnumber(L, st.loss);
-    lua_pushnumber(L, st.reg);
-    lua_pushinteger(L, st.n);
-    return 3;
-}
-
-/* kge_score_all(model, Em, Rm, anchors, rels [, opts]) -> S */
-static int l_kge_score_all(lua_State *L) {
-    const char *fn = "kge_score_all";
-    cr_kge_model m = check_model(L, 1, fn);
-    cr_mat *E = cr_lmat_check(L, 2), *R = cr_lmat_check(L, 3);
-    static const cr_lopt_set set = {"kge_score_all", NULL, kge_score_rows};
-    kge_opts o;
-    cr_lopt_read(L, 6, &set, &o);
-    cr_ints *a = cr_lints_from_arg(L, 4), *r = cr_lints_from_arg(L, 5);
-    if (a->n != r->n) luaL_error(L, "%s: %d anchors and %d relations", fn, (int)a->n, (int)r->n);
-    cr_err e;
-    if (cr_kge_check_queries(m, E, R, a->data, r->data, a->n, &e)) luaL_error(L, "%s: %s", fn, e.msg);
-    cr_mat *S = NULL;
-    if (lua_istable(L, 6) && lua_getfield(L, 6, "out") != LUA_TNIL) {
-        S = cr_lmat_test(L, -1);
-        if (!S || S->rows != a->n || S->cols != E->rows)
-            luaL_error(L, "%s: out must be a %d x %d crescent.Matrix", fn, (int)a->n, (int)E->rows);
-    } else {
-        S = cr_lmat_new(L, a->n, E->rows);
-    }
-    cr_kge_score_all(m, o.dir == 0 ? CR_KGE_TAIL : CR_KGE_HEAD, E, R, a->data, r->data, a->n, S->data);
-    return 1;
-}
-
-/* ---- word2vec (lua/models/word2vec.lua; kernels/cr_w2v.h) ---- */
-
-/* The options of w2v_sgns / w2v_cbow. */
-typedef struct w2v_opts {
-    int64_t window, negative, seed, neg_pos;
-    double alpha, grad_lr;
-    int neg_mode, sigmoid, loss;
-} w2v_opts;
-
-static const char *const w2v_neg_modes[] = {"pool", "position", NULL};
-static const char *const w2v_sigmoids[] = {"table", "exact", NULL};
-
-#define WO(f) offsetof(w2v_opts, f)
-static const cr_opt w2v_rows[] = {
-    {"window", CR_OPT_INT, WO(window), CR_OPT_RANGE, 1, 1000, "5", NULL, "largest window (shrunk at random per word)",
-     NULL, NULL},
-    {"negative", CR_OPT_INT, WO(negative), CR_OPT_RANGE, 0, CR_W2V_MAX_NEG, "5", NULL, "negatives per update", NULL,
-     NULL},
-    {"alpha", CR_OPT_DOUBLE, WO(alpha), CR_OPT_RANGE, 0, 1e9, "0.025", NULL, "learning rate of this call", NULL,
-     NULL},
-    {"seed", CR_OPT_INT, WO(seed), 0, 0, 0, "0", NULL, "window shrink draws", NULL, NULL},
-    {"neg_mode", CR_OPT_ENUM, WO(neg_mode), 0, 0, 0, "pool", NULL, "negatives: a pool read cyclically, or k per token",
-     w2v_neg_modes, NULL},
-    {"neg_pos", CR_OPT_INT, WO(neg_pos), CR_OPT_RANGE, 0, INT64_MAX, "0", NULL, "pool position to start at", NULL,
-     NULL},
-    {"sigmoid", CR_OPT_ENUM, WO(sigmoid), 0, 0, 0, "table", NULL, "the tool's table or exact", w2v_sigmoids, NULL},
-    {"loss", CR_OPT_FLAG, WO(loss), 0, 0, 0, "1", NULL, "compute the loss", NULL, NULL},
-    {"grad_lr", CR_OPT_DOUBLE, WO(grad_lr), CR_OPT_RANGE, 0, 1e9, "0", NULL,
-     "> 0: return (before - after) / grad_lr in the matrices", NULL, NULL},
-    {"sentences", CR_OPT_CUSTOM, 0, 0, 0, 0, NULL, NULL, "sentence offsets (crescent.Ints 0..n)", NULL, NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL}};
-
-/* [-0, +1] An int32 copy of the vector at idx (a Lua-owned userdata, so a
- * later raise leaks nothing); each value must be in [0, hi). */
-static int32_t *w2v_rows_arg(lua_State *L, int idx, int64_t hi, const char *what) {
-    cr_ints *v = cr_lints_check(L, idx);
-    int32_t *r = lua_newuserdatauv(L, (size_t)(v->n ? v->n : 1) * sizeof *r, 0);
-    for (int64_t i = 0; i < v->n; i++) {
-        if (v->data[i] < 0 || v->data[i] >= hi)
-            luaL_error(L, "%s %d is %d, not a row of its matrix (0..%d)", what, (int)(i + 1), (int)v->data[i],
-                       (int)hi - 1);
-        r[i] = (int32_t)v->data[i];
-    }
-    return r;
-}
-
-/* [-0, +1] opts.sentences as offsets checked against n tokens (NULL if absent). */
-static const int64_t *w2v_sentences(lua_State *L, int opts, int64_t n, int64_t *nsent) {
-    if (lua_isnoneornil(L, opts)) {
-        lua_pushnil(L);
-        return NULL;
-    }
-    if (lua_getfield(L, opts, "sentences") == LUA_TNIL) return NULL;
-    cr_ints *s = cr_lints_test(L, -1);
-    if (!s) luaL_error(L, "option 'sentences' must be a crescent.Ints of offsets");
-    if (s->n < 1 || s->data[0] != 0 || s->data[s->n - 1] != n)
-        luaL_error(L, "option 'sentences' must run from 0 to the number of tokens (%d)", (int)n);
-    for (int64_t k = 1; k < s->n; k++)
-        if (s->data[k] < s->data[k - 1]) luaL_error(L, "option 'sentences' must ascend (entry %d)", (int)k + 1);
-    *nsent = s->n - 1;
-    return s->data;
-}
-
-typedef void (*w2v_train_fn)(const cr_w2v_batch *, const cr_w2v_params *, cr_w2v_negs *, cr_rng *, cr_mat *,
-                             cr_mat *, cr_w2v_stats *);
-
-/* [-0, +1] Copy of m's values (Lua-owned) when grad_lr > 0, else NULL. */
-static float *w2v_keep(lua_State *L, const cr_mat *m, double grad_lr) {
-    if (!(grad_lr > 0)) {
-        lua_pushnil(L);
-        return NULL;
-    }
-    size_t n = (size_t)(m->rows * m->cols);
-    float *c = lua_newuserdatauv(L, (n ? n : 1) * sizeof *c, 0);
-    memcpy(c, m->data, n * sizeof *c);
-    return c;
-}
-
-/* w2v_sgns / w2v_cbow(in, out, syn0, syn1, negs [, opts]) -> loss, pairs, neg_pos */
-static int w2v_train(lua_State *L, w2v_train_fn train, const char *fn) {
-    cr_mat *s0 = cr_lmat_check(L, 3), *s1 = cr_lmat_check(L, 4);
-    cr_ints *vin = cr_lints_check(L, 1), *vneg = cr_lints_check(L, 5);
-    luaL_argcheck(L, cr_lints_check(L, 2)->n == vin->n, 2, "in and out must have the same length");
-    if (s0->cols != s1->cols || s0->cols < 1 || s0->cols > CR_W2V_MAX_DIM)
-        luaL_error(L, "%s: syn0 and syn1 must have the same number of columns, 1..%d (got %d and %d)", fn,
-                   CR_W2V_MAX_DIM, (int)s0->cols, (int)s1->cols);
-    const cr_lopt_set set = {fn, NULL, w2v_rows};
-    w2v_opts o;
-    cr_lopt_read(L, 6, &set, &o);
-    int64_t nsent = 0;
-    const int64_t *sent = w2v_sentences(L, 6, vin->n, &nsent);
-    cr_w2v_batch b = {vin->n, w2v_rows_arg(L, 1, s0->rows, "in"), w2v_rows_arg(L, 2, s1->rows, "out"), sent, nsent};
-    cr_w2v_negs ng = {(int)o.negative, w2v_rows_arg(L, 5, s1->rows, "negative"), vneg->n, o.neg_mode == 1,
-                      o.neg_pos, NULL, NULL};
-    const char *why;
-    if (cr_w2v_check(&b, &ng, s0->rows, s1->rows, &why)) luaL_error(L, "%s: %s", fn, why);
-    float *k0 = w2v_keep(L, s0, o.grad_lr), *k1 = w2v_keep(L, s1, o.grad_lr);
-    cr_w2v_params p = {(int)o.window, (float)o.alpha, o.sigmoid == 1, o.loss};
-    cr_rng r;
-    cr_rng_seed(&r, (uint64_t)o.seed);
-    cr_w2v_stats st = {0, 0};
-    train(&b, &p, &ng, &r, s0, s1, &st);
-    if (k0) {
-        cr_mf_delta_to_grad(s0, k0, (float)o.grad_lr);
-        cr_mf_delta_to_grad(s1, k1, (float)o.grad_lr);
-    }
-    lua_pushnumber(L, st.loss);
-    lua_pushinteger(L, st.pairs);
-    lua_pushinteger(L, ng.pos);
-    return 3;
-}
-
-static int l_w2v_sgns(lua_State *L) { return w2v_train(L, cr_w2v_sgns, "w2v_sgns"); }
-static int l_w2v_cbow(lua_State *L) { return w2v_train(L, cr_w2v_cbow, "w2v_cbow"); }
-
-typedef struct w2v_sub_opts {
-    double sample;
-    int64_t seed, total;
-} w2v_sub_opts;
-
-#define SO(f) offsetof(w2v_sub_opts, f)
-static const cr_opt w2v_sub_rows[] = {
-    {"sample", CR_OPT_DOUBLE, SO(sample), CR_OPT_RANGE, 0, 1, "1e-3", NULL, "threshold t (0: keep all)", NULL, NULL},
-    {"seed", CR_OPT_INT, SO(seed), 0, 0, 0, "0", NULL, "keep/drop draws", NULL, NULL},
-    {"total", CR_OPT_INT, SO(total), CR_OPT_RANGE, 0, INT64_MAX, "0", NULL, "words in the corpus (0: sum of counts)",
-     NULL, NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL}};
-
-/* w2v_subsample(words, counts [, opts]) -> kept words (crescent.Ints) */
-static int l_w2v_subsample(lua_State *L) {
-    cr_ints *w = cr_lints_check(L, 1), *c = cr_lints_check(L, 2);
-    static const cr_lopt_set set = {"w2v_subsample", NULL, w2v_sub_rows};
-    w2v_sub_opts o;
-    cr_lopt_read(L, 3, &set, &o);
-    uint64_t total = (uint64_t)o.total;
-    for (int64_t k = 0; k < c->n; k++) {
-        if (c->data[k] < 0) luaL_error(L, "w2v_subsample: count %d is negative", (int)k + 1);
-        if (!o.total) total += (uint64_t)c->data[k];
-    }
-    for (int64_t i = 0; i < w->n; i++)
-        if (w->data[i] < 0 || w->data[i] >= c->n)
-            luaL_error(L, "w2v_subsample: word %d is %d, not an index of counts (0..%d)", (int)i + 1,
-                       (int)w->data[i], (int)c->n - 1);
-    cr_rng r;
-    cr_rng_seed(&r, (uint64_t)o.seed);
-    int64_t m = 0;
-    for (int64_t i = 0; i < w->n; i++) /* cr_w2v_subsample's rule, over int64 ids and counts */
-        if (cr_rng_uniform(&r) < cr_w2v_keep_prob((uint64_t)c->data[w->data[i]], total, o.sample)) m++;
-    cr_ints *out = cr_lints_new(L, m);
-    cr_rng_seed(&r, (uint64_t)o.seed);
-    for (int64_t i = 0, j = 0; i < w->n; i++)
-        if (cr_rng_uniform(&r) < cr_w2v_keep_prob((uint64_t)c->data[w->data[i]], total, o.sample))
-            out->data[j++] = w->data[i];
-    return 1;
-}
-
-/* w2v_init(syn0, syn1, seed): syn0 uniform in [-0.5/d, 0.5/d), syn1 zero */
-static int l_w2v_init(lua_State *L) {
-    cr_mat *s0 = cr_lmat_check(L, 1), *s1 = cr_lmat_check(L, 2);
-    cr_rng r;
-    cr_rng_seed(&r, (uint64_t)luaL_checkinteger(L, 3));
-    cr_w2v_init(s0, s1, &r);
-    return 0;
-}
-
 static const luaL_Reg cells_methods[] = {
     {"count", cells_count}, {"columns", cells_columns}, {"batches", cells_batches}, {"shuffle", cells_shuffle},
     {"next", cells_next},   {"peek", cells_peek},   {"rewind", cells_rewind},   {"close", cells_gc},        {NULL, NULL},
@@ -597,8 +269,7 @@ static const luaL_Reg cells_methods[] = {
 
 static const luaL_Reg funcs[] = {
     {"mm_header", l_mm_header}, {"mf_load", l_mf_load}, {"mf_sgd", l_mf_sgd},
-    {"mf_eval", l_mf_eval},     {"kge_step", l_kge_step}, {"kge_score_all", l_kge_score_all},
-    {"w2v_sgns", l_w2v_sgns}, {"w2v_cbow", l_w2v_cbow}, {"w2v_subsample", l_w2v_subsample}, {"w2v_init", l_w2v_init},
+    {"mf_eval", l_mf_eval},
     {NULL, NULL},
 };
 
@@ -613,5 +284,7 @@ int cr_lopen_kernels(lua_State *L) {
     }
     lua_pop(L, 1);
     luaL_newlib(L, funcs);
+    cr_lkernels_add_kge(L);
+    cr_lkernels_add_w2v(L);
     return 1;
 }

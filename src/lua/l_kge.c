@@ -1,0 +1,165 @@
+/* Knowledge-graph embedding kernels for model scripts: part of crescent.core.kernels.
+ * Knowledge-graph embeddings (src/kernels/cr_kge.h has the math):
+ *   kernels.kge_step(model, Em, Rm, gE, gR, batch [, {lambda = 0}]) -> loss, reg, n
+ *       model: complex, distmult, transe (= transe_l1), transe_l1, transe_l2,
+ *       rescal. Em, Rm: the pulled entity and relation rows (crescent.Matrix;
+ *       rescal: d*d columns per relation). batch = {s =, r =, o =, y =}: row
+ *       indices (0-based, into Em, Rm, Em) as crescent.Ints or tables of
+ *       integers, labels y (1 positive, 0 negative) as Ints, a table or a
+ *       Matrix of n cells. Adds the gradient of the batch's summed logistic
+ *       loss + lambda |row|^2 per triple and row into gE, gR (shapes of Em,
+ *       Rm; not cleared, so push them to an adagrad table as they are); both
+ *       nil: loss only. loss and reg are sums over the batch.
+ *   kernels.kge_score_all(model, Em, Rm, anchors, rels [, {dir =, out =}]) -> S
+ *       S (a new nq x Em:rows() Matrix, or out reused when it has that shape)
+ *       holds the score of every entity row x for query i: (anchors[i],
+ *       rels[i], x) for dir = "tail" (the default), (x, rels[i], anchors[i])
+ *       for dir = "head". anchors, rels: row indices as for kge_step.
+ * Wrong model names, shapes, indices and labels raise, naming the function. */
+#include <lauxlib.h>
+#include <lua.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cr_alloc.h"
+#include "kernels/cr_kge.h"
+#include "lua/l_modules.h"
+#include "lua/l_opt.h"
+#include "lua/l_util.h"
+
+/* ---- knowledge-graph embeddings */
+
+static cr_kge_model check_model(lua_State *L, int idx, const char *fn) {
+    cr_kge_model m;
+    cr_err e;
+    if (cr_kge_model_parse(luaL_checkstring(L, idx), &m, &e)) luaL_error(L, "%s: %s", fn, e.msg);
+    return m;
+}
+
+/* [-0, +1] Field `name` of the table at idx as row indices (an Ints is used
+ * as is, a table converted); raises naming the field. */
+static cr_ints *ids_field(lua_State *L, int idx, const char *fn, const char *name) {
+    lua_getfield(L, idx, name);
+    if (!cr_lints_test(L, -1) && !lua_istable(L, -1))
+        luaL_error(L, "%s: %s must be crescent.Ints or a table of integers (got %s)", fn, name, luaL_typename(L, -1));
+    cr_ints *v = cr_lints_from_arg(L, -1);
+    lua_remove(L, -2);
+    return v;
+}
+
+/* [-0, +1] Labels y of the batch at idx as n floats (a Matrix of n cells is
+ * used as is; Ints or a table are copied into a userdata left on the stack). */
+static const float *labels_field(lua_State *L, int idx, const char *fn, int64_t n) {
+    lua_getfield(L, idx, "y");
+    cr_mat *m = cr_lmat_test(L, -1);
+    if (m) {
+        if (m->rows * m->cols != n)
+            luaL_error(L, "%s: y has %d cells, the batch has %d triples", fn, (int)(m->rows * m->cols), (int)n);
+        return m->data;
+    }
+    lua_pop(L, 1);
+    cr_ints *v = ids_field(L, idx, fn, "y");
+    if (v->n != n) luaL_error(L, "%s: y has %d labels, the batch has %d triples", fn, (int)v->n, (int)n);
+    float *y = lua_newuserdatauv(L, (size_t)(n > 0 ? n : 1) * sizeof(float), 0);
+    for (int64_t i = 0; i < n; i++) y[i] = (float)v->data[i];
+    lua_remove(L, -2);
+    return y;
+}
+
+#define CUSTOM_REQ(name) {name, CR_OPT_CUSTOM, 0, CR_OPT_REQUIRED, 0, 0, NULL, NULL, NULL, NULL, NULL}
+#define END_ROWS {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL}
+static const cr_opt kge_batch_rows[] = {CUSTOM_REQ("s"), CUSTOM_REQ("r"), CUSTOM_REQ("o"), CUSTOM_REQ("y"), END_ROWS};
+
+typedef struct kge_opts {
+    double lambda;
+    int dir;
+} kge_opts;
+
+static const char *const dir_names[] = {"tail", "head", NULL};
+static const cr_opt kge_step_rows[] = {
+    {"lambda", CR_OPT_DOUBLE, offsetof(kge_opts, lambda), CR_OPT_RANGE, 0, 1e30, "0", NULL,
+     "L2 weight per triple and row", NULL, NULL},
+    END_ROWS};
+static const cr_opt kge_score_rows[] = {
+    {"dir", CR_OPT_ENUM, offsetof(kge_opts, dir), 0, 0, 0, "tail", NULL, "open side: tail (s, r, ?) or head (?, r, o)",
+     dir_names, NULL},
+    {"out", CR_OPT_CUSTOM, 0, 0, 0, 0, NULL, NULL, "result matrix to reuse", NULL, NULL},
+    END_ROWS};
+
+/* [-0, +4] The batch table at idx: pushes s, r, o (Ints) and the labels. */
+static cr_kge_batch kge_batch_arg(lua_State *L, int idx, const char *fn) {
+    static const cr_lopt_set set = {"kge_step", "batch field", kge_batch_rows};
+    luaL_checktype(L, idx, LUA_TTABLE);
+    char unused; /* the rows are CR_OPT_CUSTOM: nothing is stored */
+    cr_lopt_read(L, idx, &set, &unused);
+    cr_ints *s = ids_field(L, idx, fn, "s"), *r = ids_field(L, idx, fn, "r"), *o = ids_field(L, idx, fn, "o");
+    if (r->n != s->n || o->n != s->n)
+        luaL_error(L, "%s: batch columns differ in length (s %d, r %d, o %d)", fn, (int)s->n, (int)r->n, (int)o->n);
+    const float *y = labels_field(L, idx, fn, s->n);
+    return (cr_kge_batch){s->n, s->data, r->data, o->data, y};
+}
+
+static void same_shape(lua_State *L, const char *fn, const char *what, const cr_mat *g, const cr_mat *m) {
+    if (g->rows != m->rows || g->cols != m->cols)
+        luaL_error(L, "%s: %s is %d x %d, its parameters are %d x %d", fn, what, (int)g->rows, (int)g->cols,
+                   (int)m->rows, (int)m->cols);
+}
+
+/* kge_step(model, Em, Rm, gE, gR, batch [, opts]) -> loss, reg, n */
+static int l_kge_step(lua_State *L) {
+    const char *fn = "kge_step";
+    cr_kge_model m = check_model(L, 1, fn);
+    cr_mat *E = cr_lmat_check(L, 2), *R = cr_lmat_check(L, 3), *gE = NULL, *gR = NULL;
+    if (!lua_isnil(L, 4) || !lua_isnil(L, 5)) {
+        gE = cr_lmat_check(L, 4);
+        gR = cr_lmat_check(L, 5);
+        same_shape(L, fn, "gE", gE, E);
+        same_shape(L, fn, "gR", gR, R);
+    }
+    static const cr_lopt_set set = {"kge_step", NULL, kge_step_rows};
+    kge_opts o;
+    cr_lopt_read(L, 7, &set, &o);
+    cr_kge_batch b = kge_batch_arg(L, 6, fn);
+    cr_err e;
+    if (cr_kge_check(m, &b, E, R, &e)) luaL_error(L, "%s: %s", fn, e.msg);
+    cr_kge_stats st = {0, 0, 0};
+    cr_kge_loss_grad(m, &b, E, R, (float)o.lambda, gE, gR, &st);
+    lua_pushnumber(L, st.loss);
+    lua_pushnumber(L, st.reg);
+    lua_pushinteger(L, st.n);
+    return 3;
+}
+
+/* kge_score_all(model, Em, Rm, anchors, rels [, opts]) -> S */
+static int l_kge_score_all(lua_State *L) {
+    const char *fn = "kge_score_all";
+    cr_kge_model m = check_model(L, 1, fn);
+    cr_mat *E = cr_lmat_check(L, 2), *R = cr_lmat_check(L, 3);
+    static const cr_lopt_set set = {"kge_score_all", NULL, kge_score_rows};
+    kge_opts o;
+    cr_lopt_read(L, 6, &set, &o);
+    cr_ints *a = cr_lints_from_arg(L, 4), *r = cr_lints_from_arg(L, 5);
+    if (a->n != r->n) luaL_error(L, "%s: %d anchors and %d relations", fn, (int)a->n, (int)r->n);
+    cr_err e;
+    if (cr_kge_check_queries(m, E, R, a->data, r->data, a->n, &e)) luaL_error(L, "%s: %s", fn, e.msg);
+    cr_mat *S = NULL;
+    if (lua_istable(L, 6) && lua_getfield(L, 6, "out") != LUA_TNIL) {
+        S = cr_lmat_test(L, -1);
+        if (!S || S->rows != a->n || S->cols != E->rows)
+            luaL_error(L, "%s: out must be a %d x %d crescent.Matrix", fn, (int)a->n, (int)E->rows);
+    } else {
+        S = cr_lmat_new(L, a->n, E->rows);
+    }
+    cr_kge_score_all(m, o.dir == 0 ? CR_KGE_TAIL : CR_KGE_HEAD, E, R, a->data, r->data, a->n, S->data);
+    return 1;
+}
+
+static const luaL_Reg kge_funcs[] = {
+    {"kge_step", l_kge_step},
+    {"kge_score_all", l_kge_score_all},
+    {NULL, NULL},
+};
+
+void cr_lkernels_add_kge(lua_State *L) { luaL_setfuncs(L, kge_funcs, 0); }
