@@ -248,10 +248,7 @@ static void eval_blocked(cr_kge_model model, const cr_mat *ent, const cr_mat *re
 
 /* ---- naive path: the score function itself, per triple and entity */
 
-static float naive_score(cr_kge_model model, const cr_mat *ent, const cr_mat *rel, int64_t si, int64_t ri,
-                         int64_t oi) {
-    int64_t d = ent->cols;
-    const float *s = cr_mat_row(ent, si), *r = cr_mat_row(rel, ri), *o = cr_mat_row(ent, oi);
+float cr_kge_score(cr_kge_model model, const float *s, const float *r, const float *o, int64_t d) {
     float acc = 0;
     switch (model) {
     case CR_KGE_DISTMULT:
@@ -282,6 +279,11 @@ static float naive_score(cr_kge_model model, const cr_mat *ent, const cr_mat *re
         return -sqrtf(acc);
     }
     return 0;
+}
+
+static float naive_score(cr_kge_model model, const cr_mat *ent, const cr_mat *rel, int64_t si, int64_t ri,
+                         int64_t oi) {
+    return cr_kge_score(model, cr_mat_row(ent, si), cr_mat_row(rel, ri), cr_mat_row(ent, oi), ent->cols);
 }
 
 /* Open-addressing hash set of triples (s, r, o). */

@@ -50,6 +50,12 @@ typedef enum {
  * "rescal" -> *m. Unknown name: -1 with a message listing the names. */
 int cr_kge_model_parse(const char *name, cr_kge_model *m, cr_err *e);
 
+/* Score of one triple from its three rows (d = entity dimension; rescal: r
+ * is d*d, row-major). O(d), O(d^2) for rescal. ComplEx rows are [re | im]:
+ * Re(<s, r, conj(o)>); TransE: -||s + r - o|| (L1 or L2). The one definition
+ * the kernels (src/kernels/cr_kge.c) and the evaluation share. */
+float cr_kge_score(cr_kge_model m, const float *s, const float *r, const float *o, int64_t d);
+
 /* n triples as 3n ids (s, r, o, s, r, o, ...), 0-based; caller-owned. */
 typedef struct cr_triples {
     const int64_t *spo;

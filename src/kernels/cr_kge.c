@@ -60,43 +60,6 @@ int cr_kge_check_queries(cr_kge_model m, const cr_mat *E, const cr_mat *R, const
 
 /* ---- scores */
 
-static float score_complex(const float *s, const float *r, const float *o, int64_t d) {
-    int64_t h = d / 2;
-    float acc = 0;
-    for (int64_t k = 0; k < h; k++) /* Re(s r conj(o)) */
-        acc += s[k] * r[k] * o[k] + s[h + k] * r[k] * o[h + k] + s[k] * r[h + k] * o[h + k] -
-               s[h + k] * r[h + k] * o[k];
-    return acc;
-}
-
-static float score_transe(int l1, const float *s, const float *r, const float *o, int64_t d) {
-    float acc = 0;
-    for (int64_t k = 0; k < d; k++) {
-        float x = s[k] + r[k] - o[k];
-        acc += l1 ? fabsf(x) : x * x;
-    }
-    return l1 ? -acc : -sqrtf(acc);
-}
-
-float cr_kge_score(cr_kge_model m, const float *s, const float *r, const float *o, int64_t d) {
-    float acc = 0;
-    switch (m) {
-    case CR_KGE_COMPLEX: return score_complex(s, r, o, d);
-    case CR_KGE_DISTMULT:
-        for (int64_t k = 0; k < d; k++) acc += s[k] * r[k] * o[k];
-        return acc;
-    case CR_KGE_TRANSE_L1: return score_transe(1, s, r, o, d);
-    case CR_KGE_TRANSE_L2: return score_transe(0, s, r, o, d);
-    case CR_KGE_RESCAL:
-        for (int64_t i = 0; i < d; i++) {
-            float row = 0;
-            for (int64_t j = 0; j < d; j++) row += r[i * d + j] * o[j];
-            acc += s[i] * row;
-        }
-        return acc;
-    }
-    return 0;
-}
 
 /* ---- gradients of the score, times c, added into gs, gr, go. The rows
  * s, r, o are read from the parameters, never from the gradients, so gs and
@@ -258,8 +221,8 @@ static void bilinear_query(cr_kge_model m, cr_kge_dir dir, const float *a, const
 }
 
 /* TransE against all: tiles of entity rows that stay in cache while every
- * query passes over them. The score is written as cr_kge_score forms it. */
-static void transe_all(int l1, cr_kge_dir dir, const cr_mat *E, const cr_mat *R, const int64_t *anchor,
+ * query passes over them (cr_kge_score itself, so the scores are the same). */
+static void transe_all(cr_kge_model m, cr_kge_dir dir, const cr_mat *E, const cr_mat *R, const int64_t *anchor,
                        const int64_t *rel, int64_t nq, float *out) {
     enum { TILE = 128 };
     int64_t n = E->rows, d = E->cols;
@@ -269,7 +232,7 @@ static void transe_all(int l1, cr_kge_dir dir, const cr_mat *E, const cr_mat *R,
             const float *a = cr_mat_row(E, anchor[i]), *r = cr_mat_row(R, rel[i]);
             for (int64_t j = j0; j < j1; j++) {
                 const float *x = cr_mat_row(E, j);
-                out[i * n + j] = dir == CR_KGE_TAIL ? score_transe(l1, a, r, x, d) : score_transe(l1, x, r, a, d);
+                out[i * n + j] = dir == CR_KGE_TAIL ? cr_kge_score(m, a, r, x, d) : cr_kge_score(m, x, r, a, d);
             }
         }
     }
@@ -279,7 +242,7 @@ void cr_kge_score_all(cr_kge_model m, cr_kge_dir dir, const cr_mat *E, const cr_
                       const int64_t *rel, int64_t nq, float *out) {
     if (nq <= 0) return;
     if (m == CR_KGE_TRANSE_L1 || m == CR_KGE_TRANSE_L2) {
-        transe_all(m == CR_KGE_TRANSE_L1, dir, E, R, anchor, rel, nq, out);
+        transe_all(m, dir, E, R, anchor, rel, nq, out);
         return;
     }
     int64_t n = E->rows, d = E->cols;

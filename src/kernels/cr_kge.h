@@ -58,9 +58,8 @@ typedef struct cr_kge_stats {
  * the shape. O(n). The other functions assume it passed. */
 int cr_kge_check(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const cr_mat *R, cr_err *e);
 
-/* Score of one triple from its three rows (d = entity dimension). O(d), and
- * O(d^2) for rescal. */
-float cr_kge_score(cr_kge_model m, const float *s, const float *r, const float *o, int64_t d);
+/* cr_kge_score (one triple's score) is declared with the model enum in
+ * eval/cr_linkpred.h: training and evaluation share that one definition. */
 
 /* Loss of the batch at fixed E, R, added to *st, and its gradient added into
  * gE, gR (same shapes as E, R; not cleared here, so repeated rows
