@@ -98,74 +98,104 @@ static cr_sampling_conf conf(cr_sampling_level level, int64_t g, int64_t u, int6
     return c;
 }
 
+/* ---- a rig: the alias table over n keys and a fake fetch ------------- */
+
+typedef struct rig {
+    cr_alias a;
+    fake f;
+    cr_sampling_io io;
+    cr_err e;
+} rig;
+
+/* Weights w (NULL: uniform) over n keys; io fetches into r->f. r must not
+ * move after this (io points into it). */
+static int rig_init(rig *r, const double *w, uint64_t n) {
+    memset(r, 0, sizeof *r);
+    r->io = fake_io(&r->f);
+    return cr_alias_build(&r->a, w, n, &r->e);
+}
+
+/* Every fetch released exactly once? Then frees the rig either way. */
+static int rig_done(rig *r) {
+    int ok = r->f.live == 0 && r->f.bad_release == 0;
+    fake_free(&r->f);
+    cr_alias_free(&r->a);
+    return ok;
+}
+
+/* A sampler over the rig's table and fetch (rng stream (seed, stream)),
+ * or NULL with the message in r->e. */
+static cr_sampler *rig_new(rig *r, const cr_sampling_conf *c, uint64_t seed, uint64_t stream) {
+    return cr_sampler_new(&r->a, NULL, c, &r->io, seed, stream, &r->e);
+}
+
+/* How many of out[0, n) drew key k. */
+static long count_key(const cr_sample *out, int n, int64_t k) {
+    long m = 0;
+    for (int i = 0; i < n; i++) m += out[i].key == k;
+    return m;
+}
+
 /* ---- configuration and call errors ------------------------------------ */
 
 static void test_bad_conf(void) {
-    cr_err e;
-    cr_alias a;
-    CR_CHECK(cr_alias_build(&a, NULL, 10, &e) == 0);
-    fake f = {0};
-    cr_sampling_io io = fake_io(&f);
+    rig rg;
+    CR_CHECK(rig_init(&rg, NULL, 10) == 0);
     cr_sampling_conf c = conf(CR_SAMPLING_BOUNDED, 0, 16, 0, 5);
-    CR_CHECK(cr_sampler_new(&a, NULL, &c, &io, 1, 0, &e) == NULL);
-    CR_CHECK_STR(e.msg, "sampling: pool size must be at least 1 (got 0)");
+    CR_CHECK(rig_new(&rg, &c, 1, 0) == NULL);
+    CR_CHECK_STR(rg.e.msg, "sampling: pool size must be at least 1 (got 0)");
     c = conf(CR_SAMPLING_BOUNDED, 250, 0, 0, 5);
-    CR_CHECK(cr_sampler_new(&a, NULL, &c, &io, 1, 0, &e) == NULL);
-    CR_CHECK_STR(e.msg, "sampling: reuse count must be at least 1 (got 0)");
+    CR_CHECK(rig_new(&rg, &c, 1, 0) == NULL);
+    CR_CHECK_STR(rg.e.msg, "sampling: reuse count must be at least 1 (got 0)");
     c = conf(CR_SAMPLING_BOUNDED, 250, 16, 0, 5);
     c.postpone = 1;
-    CR_CHECK(cr_sampler_new(&a, NULL, &c, &io, 1, 0, &e) == NULL);
-    CR_CHECK_STR(e.msg, "sampling: postponing needs level 3 (longterm): it breaks level 2");
+    CR_CHECK(rig_new(&rg, &c, 1, 0) == NULL);
+    CR_CHECK_STR(rg.e.msg, "sampling: postponing needs level 3 (longterm): it breaks level 2");
     c.postpone = 0;
     c.level = 7;
-    CR_CHECK(cr_sampler_new(&a, NULL, &c, &io, 1, 0, &e) == NULL);
-    CR_CHECK_STR(e.msg, "sampling: unknown level 7 (1 conform, 2 bounded, 3 longterm, 4 local)");
+    CR_CHECK(rig_new(&rg, &c, 1, 0) == NULL);
+    CR_CHECK_STR(rg.e.msg, "sampling: unknown level 7 (1 conform, 2 bounded, 3 longterm, 4 local)");
     c = conf(CR_SAMPLING_CONFORM, 250, 16, 6, 5);
-    CR_CHECK(cr_sampler_new(&a, NULL, &c, &io, 1, 0, &e) == NULL);
-    CR_CHECK_STR(e.msg, "sampling: bad local key range [6, 5)");
+    CR_CHECK(rig_new(&rg, &c, 1, 0) == NULL);
+    CR_CHECK_STR(rg.e.msg, "sampling: bad local key range [6, 5)");
     c = conf(CR_SAMPLING_LOCAL, 250, 16, 0, 5);
-    CR_CHECK(cr_sampler_new(&a, NULL, &c, NULL, 1, 0, &e) == NULL);
-    CR_CHECK_STR(e.msg, "sampling: level 4 (local) needs the local alias table");
+    CR_CHECK(cr_sampler_new(&rg.a, NULL, &c, NULL, 1, 0, &rg.e) == NULL);
+    CR_CHECK_STR(rg.e.msg, "sampling: level 4 (local) needs the local alias table");
     c = conf(CR_SAMPLING_CONFORM, 250, 16, 0, 5);
-    CR_CHECK(cr_sampler_new(&a, NULL, &c, NULL, 1, 0, &e) == NULL);
-    CR_CHECK_STR(e.msg, "sampling: no fetch function");
-    cr_alias_free(&a);
+    CR_CHECK(cr_sampler_new(&rg.a, NULL, &c, NULL, 1, 0, &rg.e) == NULL);
+    CR_CHECK_STR(rg.e.msg, "sampling: no fetch function");
+    CR_CHECK(rig_done(&rg));
 }
 
 static void test_bad_calls(void) {
-    cr_err e;
-    cr_alias a;
-    CR_CHECK(cr_alias_build(&a, NULL, 10, &e) == 0);
-    fake f = {0};
-    cr_sampling_io io = fake_io(&f);
+    rig rg;
+    CR_CHECK(rig_init(&rg, NULL, 10) == 0);
     cr_sampling_conf c = conf(CR_SAMPLING_CONFORM, 1, 1, 0, 5);
-    cr_sampler *s = cr_sampler_new(&a, NULL, &c, &io, 1, 0, &e);
+    cr_sampler *s = rig_new(&rg, &c, 1, 0);
     CR_CHECK(s != NULL);
     uint32_t h;
     cr_sample out[8];
-    CR_CHECK(cr_sampler_prepare(s, -1, &h, &e) == -1);
-    CR_CHECK_STR(e.msg, "prepare_sample: bad number of samples -1");
-    CR_CHECK(cr_sampler_prepare(s, 4, &h, &e) == 0 && h != 0);
-    CR_CHECK(cr_sampler_pull(s, h, 5, out, &e) == -1);
-    CR_CHECK_STR(e.msg, "pull_sample: handle 1 has 4 samples left, asked for 5");
-    CR_CHECK(cr_sampler_pull(s, h + 1, 1, out, &e) == -1);
-    CR_CHECK_STR(e.msg, "pull_sample: no open handle 2");
-    CR_CHECK(cr_sampler_pull(s, h, 4, out, &e) == 0);
+    CR_CHECK(cr_sampler_prepare(s, -1, &h, &rg.e) == -1);
+    CR_CHECK_STR(rg.e.msg, "prepare_sample: bad number of samples -1");
+    CR_CHECK(cr_sampler_prepare(s, 4, &h, &rg.e) == 0 && h != 0);
+    CR_CHECK(cr_sampler_pull(s, h, 5, out, &rg.e) == -1);
+    CR_CHECK_STR(rg.e.msg, "pull_sample: handle 1 has 4 samples left, asked for 5");
+    CR_CHECK(cr_sampler_pull(s, h + 1, 1, out, &rg.e) == -1);
+    CR_CHECK_STR(rg.e.msg, "pull_sample: no open handle 2");
+    CR_CHECK(cr_sampler_pull(s, h, 4, out, &rg.e) == 0);
     CR_CHECK(cr_sampler_left(s, h) == -1); /* closed by its last pull */
-    CR_CHECK(cr_sampler_pull(s, h, 1, out, &e) == -1);
-    CR_CHECK_STR(e.msg, "pull_sample: no open handle 1");
+    CR_CHECK(cr_sampler_pull(s, h, 1, out, &rg.e) == -1);
+    CR_CHECK_STR(rg.e.msg, "pull_sample: no open handle 1");
     /* A failing fetch fails the prepare and leaves no handle behind. */
-    f.fail = 1;
+    rg.f.fail = 1;
     int64_t nh = 0;
-    for (int i = 0; i < 20 && cr_sampler_prepare(s, 8, &h, &e) == 0; i++) nh++;
+    for (int i = 0; i < 20 && cr_sampler_prepare(s, 8, &h, &rg.e) == 0; i++) nh++;
     CR_CHECK(nh < 20); /* 8 uniform draws over 10 keys, 5 remote: some fetch */
-    CR_CHECK_STR(e.msg, "fetch: node 1 is gone");
+    CR_CHECK_STR(rg.e.msg, "fetch: node 1 is gone");
     cr_sampler_destroy(&s);
     CR_CHECK(s == NULL);
     cr_sampler_destroy(&s);
-    CR_CHECK(f.live == 0 && f.bad_release == 0);
-    fake_free(&f);
-    cr_alias_free(&a);
+    CR_CHECK(rig_done(&rg));
 }
 
 /* Pull a handle of n in portions of at most `part`, checking rows. */
@@ -189,19 +219,16 @@ static int pull_all(cr_sampler *s, const fake *f, const cr_sampling_conf *c, int
 static void test_conform_chi2(void) {
     double w[50], p[50];
     zipf(w, p, 50);
-    cr_err e;
-    cr_alias a;
-    CR_CHECK(cr_alias_build(&a, w, 50, &e) == 0);
-    fake f = {0};
-    cr_sampling_io io = fake_io(&f);
+    rig rg;
+    CR_CHECK(rig_init(&rg, w, 50) == 0);
     cr_sampling_conf c = conf(CR_SAMPLING_CONFORM, 1, 1, 0, 25);
-    cr_sampler *s = cr_sampler_new(&a, NULL, &c, &io, 7, 0, &e);
+    cr_sampler *s = rig_new(&rg, &c, 7, 0);
     CR_CHECK(s != NULL);
     static cr_sample out[1000];
     static long cnt[50];
     long total = 0;
     for (int r = 0; r < 200; r++) {
-        CR_CHECK(pull_all(s, &f, &c, 1000, 96, out) == 0);
+        CR_CHECK(pull_all(s, &rg.f, &c, 1000, 96, out) == 0);
         for (int i = 0; i < 1000; i++) cnt[out[i].key]++, total++;
     }
     CR_CHECK(st_chi2(cnt, p, 50, total) < CHI2_999_DF49);
@@ -212,11 +239,9 @@ static void test_conform_chi2(void) {
     CR_CHECK(sum.drawn == 2 * st.drawn && sum.remote == 2 * st.remote && sum.local == 2 * st.local);
     CR_CHECK(st.drawn == (uint64_t)total && st.local + st.pooled == (uint64_t)total);
     CR_CHECK(st.remote == st.pooled && st.reused == 0 && st.postponed == 0);
-    CR_CHECK((int64_t)st.remote == f.fetched_keys);
+    CR_CHECK((int64_t)st.remote == rg.f.fetched_keys);
     cr_sampler_destroy(&s);
-    CR_CHECK(f.live == 0 && f.bad_release == 0);
-    fake_free(&f);
-    cr_alias_free(&a);
+    CR_CHECK(rig_done(&rg));
 }
 
 /* ---- level 2 ---------------------------------------------------------- */
@@ -228,19 +253,16 @@ static void test_conform_chi2(void) {
 static void test_bounded_marginals(void) {
     double w[20], p[20];
     zipf(w, p, 20);
-    cr_err e;
-    cr_alias a;
-    CR_CHECK(cr_alias_build(&a, w, 20, &e) == 0);
-    fake f = {0};
-    cr_sampling_io io = fake_io(&f);
+    rig rg;
+    CR_CHECK(rig_init(&rg, w, 20) == 0);
     cr_sampling_conf c = conf(CR_SAMPLING_BOUNDED, 8, 3, 0, 10);
     static long at5[20], at40[20];
     cr_sample out[48];
     const long runs = 20000;
     for (long r = 0; r < runs; r++) {
-        cr_sampler *s = cr_sampler_new(&a, NULL, &c, &io, 11, (uint64_t)r, &e);
+        cr_sampler *s = rig_new(&rg, &c, 11, (uint64_t)r);
         CR_CHECK(s != NULL);
-        CR_CHECK(pull_all(s, &f, &c, 48, 48, out) == 0);
+        CR_CHECK(pull_all(s, &rg.f, &c, 48, 48, out) == 0);
         at5[out[5].key]++;
         at40[out[40].key]++;
         CR_CHECK(out[40].use == 2);
@@ -248,9 +270,7 @@ static void test_bounded_marginals(void) {
     }
     CR_CHECK(st_chi2(at5, p, 20, runs) < CHI2_999_DF19);
     CR_CHECK(st_chi2(at40, p, 20, runs) < CHI2_999_DF19);
-    CR_CHECK(f.live == 0 && f.bad_release == 0);
-    fake_free(&f);
-    cr_alias_free(&a);
+    CR_CHECK(rig_done(&rg));
 }
 
 /* One worker's long stream: every draw is used exactly U times, all within
@@ -260,16 +280,13 @@ static void test_bounded_window(void) {
     enum { G = 50, U = 4, POOLS = 400, N = G * U * POOLS };
     double w[50], p[50];
     zipf(w, p, 50);
-    cr_err e;
-    cr_alias a;
-    CR_CHECK(cr_alias_build(&a, w, 50, &e) == 0);
-    fake f = {0};
-    cr_sampling_io io = fake_io(&f);
+    rig rg;
+    CR_CHECK(rig_init(&rg, w, 50) == 0);
     cr_sampling_conf c = conf(CR_SAMPLING_BOUNDED, G, U, 0, 20);
-    cr_sampler *s = cr_sampler_new(&a, NULL, &c, &io, 5, 0, &e);
+    cr_sampler *s = rig_new(&rg, &c, 5, 0);
     CR_CHECK(s != NULL);
     static cr_sample out[N];
-    for (int64_t i = 0; i < N; i += 1000) CR_CHECK(pull_all(s, &f, &c, 1000, 37, out + i) == 0);
+    for (int64_t i = 0; i < N; i += 1000) CR_CHECK(pull_all(s, &rg.f, &c, 1000, 37, out + i) == 0);
     static int64_t first[N / U], last[N / U], uses[N / U];
     static long cnt[50];
     for (int64_t i = 0; i < N; i++) {
@@ -287,11 +304,9 @@ static void test_bounded_window(void) {
     cr_sampling_stats st;
     cr_sampler_stats(s, &st);
     CR_CHECK(st.reused == (uint64_t)N / U * (U - 1));
-    CR_CHECK(st.pooled == U * st.remote - (uint64_t)f.n[f.nt - 1] * U); /* last pool: fetched ahead, unused */
+    CR_CHECK(st.pooled == U * st.remote - (uint64_t)rg.f.n[rg.f.nt - 1] * U); /* last pool: fetched ahead, unused */
     cr_sampler_destroy(&s);
-    CR_CHECK(f.live == 0 && f.bad_release == 0);
-    fake_free(&f);
-    cr_alias_free(&a);
+    CR_CHECK(rig_done(&rg));
 }
 
 /* A pass is a permutation of the pool: within each block of G samples of a
@@ -299,16 +314,13 @@ static void test_bounded_window(void) {
  * stream is plain iid (level 1 behaviour). */
 static void test_bounded_passes(void) {
     enum { G = 16, U = 3 };
-    cr_err e;
-    cr_alias a;
-    CR_CHECK(cr_alias_build(&a, NULL, 1000, &e) == 0);
-    fake f = {0};
-    cr_sampling_io io = fake_io(&f);
+    rig rg;
+    CR_CHECK(rig_init(&rg, NULL, 1000) == 0);
     cr_sampling_conf c = conf(CR_SAMPLING_BOUNDED, G, U, 0, 500);
-    cr_sampler *s = cr_sampler_new(&a, NULL, &c, &io, 3, 0, &e);
+    cr_sampler *s = rig_new(&rg, &c, 3, 0);
     CR_CHECK(s != NULL);
     static cr_sample out[G * U * 10];
-    CR_CHECK(pull_all(s, &f, &c, G * U * 10, 7, out) == 0);
+    CR_CHECK(pull_all(s, &rg.f, &c, G * U * 10, 7, out) == 0);
     for (int b = 0; b < U * 10; b++) {
         uint64_t base = (uint64_t)(b / U) * G, seen = 0;
         for (int i = 0; i < G; i++) {
@@ -325,37 +337,30 @@ static void test_bounded_passes(void) {
         }
     }
     cr_sampler_destroy(&s);
-    CR_CHECK(f.live == 0 && f.bad_release == 0);
-    fake_free(&f);
-    cr_alias_free(&a);
+    CR_CHECK(rig_done(&rg));
 }
 
 /* Keys are fixed at prepare time: two handles pulled in reverse order get
  * the stream positions they were prepared with (handles may overlap, as
  * with an asynchronous prepare of the next batch). */
 static void test_bounded_handles_interleave(void) {
-    cr_err e;
-    cr_alias a;
-    CR_CHECK(cr_alias_build(&a, NULL, 1000, &e) == 0);
-    fake f = {0};
-    cr_sampling_io io = fake_io(&f);
+    rig rg;
+    CR_CHECK(rig_init(&rg, NULL, 1000) == 0);
     cr_sampling_conf c = conf(CR_SAMPLING_BOUNDED, 4, 2, 0, 500);
-    cr_sampler *s = cr_sampler_new(&a, NULL, &c, &io, 8, 0, &e), *r = cr_sampler_new(&a, NULL, &c, &io, 8, 0, &e);
+    cr_sampler *s = rig_new(&rg, &c, 8, 0), *r = rig_new(&rg, &c, 8, 0);
     CR_CHECK(s && r);
     uint32_t h1, h2;
     cr_sample o1[5], o2[5], all[10];
-    CR_CHECK(cr_sampler_prepare(s, 5, &h1, &e) == 0 && cr_sampler_prepare(s, 5, &h2, &e) == 0);
-    CR_CHECK(cr_sampler_pull(s, h2, 5, o2, &e) == 0 && cr_sampler_pull(s, h1, 5, o1, &e) == 0);
-    CR_CHECK(pull_all(r, &f, &c, 10, 10, all) == 0);
+    CR_CHECK(cr_sampler_prepare(s, 5, &h1, &rg.e) == 0 && cr_sampler_prepare(s, 5, &h2, &rg.e) == 0);
+    CR_CHECK(cr_sampler_pull(s, h2, 5, o2, &rg.e) == 0 && cr_sampler_pull(s, h1, 5, o1, &rg.e) == 0);
+    CR_CHECK(pull_all(r, &rg.f, &c, 10, 10, all) == 0);
     for (int i = 0; i < 5; i++) {
         CR_CHECK(o1[i].key == all[i].key && o1[i].draw == all[i].draw && o1[i].use == all[i].use);
         CR_CHECK(o2[i].key == all[5 + i].key && o2[i].draw == all[5 + i].draw);
     }
     cr_sampler_destroy(&s);
     cr_sampler_destroy(&r);
-    CR_CHECK(f.live == 0 && f.bad_release == 0);
-    fake_free(&f);
-    cr_alias_free(&a);
+    CR_CHECK(rig_done(&rg));
 }
 
 /* ---- level 3 ---------------------------------------------------------- */
@@ -366,18 +371,17 @@ static void test_bounded_handles_interleave(void) {
  * that of the same sampler without postponing. */
 static void test_longterm_postpone_once(void) {
     enum { N = 60 };
-    cr_err e;
-    cr_alias a;
-    CR_CHECK(cr_alias_build(&a, NULL, 100, &e) == 0);
-    fake f = {0}, g = {0};
-    f.ready_mode = 1;
-    cr_sampling_io io = fake_io(&f), io2 = fake_io(&g);
+    rig rg;
+    CR_CHECK(rig_init(&rg, NULL, 100) == 0);
+    rg.f.ready_mode = 1;
+    fake g = {0};
+    cr_sampling_io io2 = fake_io(&g);
     cr_sampling_conf c = conf(CR_SAMPLING_LONGTERM, 10, 2, 0, 50), c0 = c;
     c0.postpone = 0;
-    cr_sampler *s = cr_sampler_new(&a, NULL, &c, &io, 9, 0, &e), *s0 = cr_sampler_new(&a, NULL, &c0, &io2, 9, 0, &e);
+    cr_sampler *s = rig_new(&rg, &c, 9, 0), *s0 = cr_sampler_new(&rg.a, NULL, &c0, &io2, 9, 0, &rg.e);
     CR_CHECK(s && s0);
     cr_sample got[N], plan[N], want[N];
-    CR_CHECK(pull_all(s, &f, &c, N, 1, got) == 0);
+    CR_CHECK(pull_all(s, &rg.f, &c, N, 1, got) == 0);
     CR_CHECK(pull_all(s0, &g, &c0, N, N, plan) == 0);
     int64_t nw = 0, far = 0, flagged = 0;
     for (int i = 0; i < N; i++)
@@ -395,10 +399,9 @@ static void test_longterm_postpone_once(void) {
     CR_CHECK(far > 10 && (int64_t)st.postponed == flagged && flagged >= far - 1);
     cr_sampler_destroy(&s);
     cr_sampler_destroy(&s0);
-    CR_CHECK(f.live == 0 && g.live == 0 && f.bad_release == 0);
-    fake_free(&f);
+    CR_CHECK(g.live == 0);
     fake_free(&g);
-    cr_alias_free(&a);
+    CR_CHECK(rig_done(&rg));
 }
 
 /* Rows arrive at random: postponing reorders samples within handles, yet
@@ -408,21 +411,18 @@ static void test_longterm_converges(void) {
     enum { G = 20, U = 4, H = 64, HANDLES = 5000, N = H * HANDLES };
     double w[20], p[20];
     zipf(w, p, 20);
-    cr_err e;
-    cr_alias a;
-    CR_CHECK(cr_alias_build(&a, w, 20, &e) == 0);
-    fake f = {0};
-    f.ready_mode = 2;
-    cr_rng_seed(&f.rng, 77);
-    cr_sampling_io io = fake_io(&f);
+    rig rg;
+    CR_CHECK(rig_init(&rg, w, 20) == 0);
+    rg.f.ready_mode = 2;
+    cr_rng_seed(&rg.f.rng, 77);
     cr_sampling_conf c = conf(CR_SAMPLING_LONGTERM, G, U, 0, 10);
-    cr_sampler *s = cr_sampler_new(&a, NULL, &c, &io, 13, 0, &e);
+    cr_sampler *s = rig_new(&rg, &c, 13, 0);
     CR_CHECK(s != NULL);
     static long cnt[20];
     double tv_early = 0;
     cr_sample out[H];
     for (int h = 0; h < HANDLES; h++) {
-        CR_CHECK(pull_all(s, &f, &c, H, 8, out) == 0);
+        CR_CHECK(pull_all(s, &rg.f, &c, H, 8, out) == 0);
         static uint8_t seen[N / U * U]; /* (draw, use) served once */
         for (int i = 0; i < H; i++) {
             uint64_t id = out[i].draw * U + out[i].use;
@@ -441,9 +441,7 @@ static void test_longterm_converges(void) {
     for (int k = 0; k < 20; k++) cnt[k] /= U;
     CR_CHECK(st_chi2(cnt, p, 20, N / U) < CHI2_999_DF19);
     cr_sampler_destroy(&s);
-    CR_CHECK(f.live == 0 && f.bad_release == 0);
-    fake_free(&f);
-    cr_alias_free(&a);
+    CR_CHECK(rig_done(&rg));
 }
 
 /* ---- level 4 ---------------------------------------------------------- */
@@ -456,22 +454,19 @@ static void test_local_violates_longterm(void) {
     double w[20];
     w[0] = 0.6;
     for (int k = 1; k < 20; k++) w[k] = 0.4 / 19;
-    cr_err e;
-    cr_alias a;
-    CR_CHECK(cr_alias_build(&a, w, 20, &e) == 0);
+    rig rg;
+    CR_CHECK(rig_init(&rg, w, 20) == 0);
     double freq0[2];
     enum { N = 100000 };
     static cr_sample out[N];
     for (int node = 0; node < 2; node++) {
         cr_alias la;
-        CR_CHECK(cr_alias_build_range(&la, w, 20, (uint64_t)node * 10, (uint64_t)node * 10 + 10, &e) == 0);
+        CR_CHECK(cr_alias_build_range(&la, w, 20, (uint64_t)node * 10, (uint64_t)node * 10 + 10, &rg.e) == 0);
         cr_sampling_conf c = conf(CR_SAMPLING_LOCAL, 1, 1, node * 10, node * 10 + 10);
-        cr_sampler *s = cr_sampler_new(&a, &la, &c, NULL, 21, (uint64_t)node, &e);
+        cr_sampler *s = cr_sampler_new(&rg.a, &la, &c, NULL, 21, (uint64_t)node, &rg.e);
         CR_CHECK(s != NULL);
         CR_CHECK(pull_all(s, NULL, &c, N, 1000, out) == 0); /* row_ok: only local keys */
-        long k0 = 0;
-        for (int i = 0; i < N; i++) k0 += out[i].key == 0;
-        freq0[node] = (double)k0 / N;
+        freq0[node] = (double)count_key(out, N, 0) / N;
         cr_sampling_stats st;
         cr_sampler_stats(s, &st);
         CR_CHECK(st.local == N && st.remote == 0 && st.pooled == 0 && st.drawn == N);
@@ -481,20 +476,15 @@ static void test_local_violates_longterm(void) {
     CR_CHECK(freq0[1] == 0 && freq0[0] > 0.7);
     CR_CHECK(fabs(freq0[0] - 0.6) > 0.1 && fabs(freq0[1] - 0.6) > 0.1);
     /* The contrast: level 3 at node 1 draws key 0 at its rate. */
-    fake f = {0};
-    f.ready_mode = 2;
-    cr_rng_seed(&f.rng, 5);
-    cr_sampling_io io = fake_io(&f);
+    rg.f.ready_mode = 2;
+    cr_rng_seed(&rg.f.rng, 5);
     cr_sampling_conf c = conf(CR_SAMPLING_LONGTERM, 250, 4, 10, 20);
-    cr_sampler *s = cr_sampler_new(&a, NULL, &c, &io, 21, 1, &e);
+    cr_sampler *s = rig_new(&rg, &c, 21, 1);
     CR_CHECK(s != NULL);
-    CR_CHECK(pull_all(s, &f, &c, N, 100, out) == 0);
-    long k0 = 0;
-    for (int i = 0; i < N; i++) k0 += out[i].key == 0;
-    CR_CHECK_NEAR((double)k0 / N, 0.6, 0.02);
+    CR_CHECK(pull_all(s, &rg.f, &c, N, 100, out) == 0);
+    CR_CHECK_NEAR((double)count_key(out, N, 0) / N, 0.6, 0.02);
     cr_sampler_destroy(&s);
-    fake_free(&f);
-    cr_alias_free(&a);
+    CR_CHECK(rig_done(&rg));
 }
 
 /* ---- lifecycle ---------------------------------------------------------- */
@@ -503,37 +493,32 @@ static void test_local_violates_longterm(void) {
  * fetch exactly once; a fetch outlives the pull that served its last sample
  * until the next call, so its rows can still be read. Same seed, same keys. */
 static void test_lifecycle(void) {
-    cr_err e;
-    cr_alias a;
-    CR_CHECK(cr_alias_build(&a, NULL, 100, &e) == 0);
-    fake f = {0};
-    cr_sampling_io io = fake_io(&f);
+    rig rg;
+    CR_CHECK(rig_init(&rg, NULL, 100) == 0);
     cr_sampling_conf c = conf(CR_SAMPLING_CONFORM, 1, 1, 0, 10);
-    cr_sampler *s = cr_sampler_new(&a, NULL, &c, &io, 4, 2, &e);
+    cr_sampler *s = rig_new(&rg, &c, 4, 2);
     CR_CHECK(s != NULL);
     uint32_t h1, h2, h3;
     cr_sample out[50];
-    CR_CHECK(cr_sampler_prepare(s, 50, &h1, &e) == 0 && cr_sampler_prepare(s, 50, &h2, &e) == 0);
-    CR_CHECK(cr_sampler_prepare(s, 50, &h3, &e) == 0 && f.live == 3);
+    CR_CHECK(cr_sampler_prepare(s, 50, &h1, &rg.e) == 0 && cr_sampler_prepare(s, 50, &h2, &rg.e) == 0);
+    CR_CHECK(cr_sampler_prepare(s, 50, &h3, &rg.e) == 0 && rg.f.live == 3);
     cr_sampler_close(s, h2);
     cr_sampler_close(s, 999);
-    CR_CHECK(cr_sampler_pull(s, h1, 50, out, &e) == 0);
-    CR_CHECK(f.live == 2); /* h2's fetch went at close; h1's stays readable */
-    for (int i = 0; i < 50; i++) CR_CHECK(row_ok(&f, &c, &out[i]));
+    CR_CHECK(cr_sampler_pull(s, h1, 50, out, &rg.e) == 0);
+    CR_CHECK(rg.f.live == 2); /* h2's fetch went at close; h1's stays readable */
+    for (int i = 0; i < 50; i++) CR_CHECK(row_ok(&rg.f, &c, &out[i]));
     CR_CHECK(cr_sampler_left(s, h3) == 50);
     cr_sampler_destroy(&s);
-    CR_CHECK(f.live == 0 && f.bad_release == 0);
+    CR_CHECK(rg.f.live == 0 && rg.f.bad_release == 0);
     /* Determinism. */
-    cr_sampler *s1 = cr_sampler_new(&a, NULL, &c, &io, 4, 2, &e), *s2 = cr_sampler_new(&a, NULL, &c, &io, 4, 2, &e);
+    cr_sampler *s1 = rig_new(&rg, &c, 4, 2), *s2 = rig_new(&rg, &c, 4, 2);
     cr_sample o2[50];
-    CR_CHECK(cr_sampler_prepare(s1, 50, &h1, &e) == 0 && cr_sampler_prepare(s2, 50, &h2, &e) == 0);
-    CR_CHECK(cr_sampler_pull(s1, h1, 50, out, &e) == 0 && cr_sampler_pull(s2, h2, 50, o2, &e) == 0);
+    CR_CHECK(cr_sampler_prepare(s1, 50, &h1, &rg.e) == 0 && cr_sampler_prepare(s2, 50, &h2, &rg.e) == 0);
+    CR_CHECK(cr_sampler_pull(s1, h1, 50, out, &rg.e) == 0 && cr_sampler_pull(s2, h2, 50, o2, &rg.e) == 0);
     for (int i = 0; i < 50; i++) CR_CHECK(out[i].key == o2[i].key);
     cr_sampler_destroy(&s1);
     cr_sampler_destroy(&s2);
-    CR_CHECK(f.live == 0 && f.bad_release == 0);
-    fake_free(&f);
-    cr_alias_free(&a);
+    CR_CHECK(rig_done(&rg));
 }
 
 int main(void) {
