@@ -15,6 +15,23 @@
  *       holds the score of every entity row x for query i: (anchors[i],
  *       rels[i], x) for dir = "tail" (the default), (x, rels[i], anchors[i])
  *       for dir = "head". anchors, rels: row indices as for kge_step.
+ *   kernels.kge_batches(triples [, opts]) -> batches
+ *       triples: {s =, r =, o =} global ids as crescent.Ints or tables (e.g.
+ *       the result of crescent.core.data.triples; copied). opts: batch
+ *       (positives per batch, 1000), neg (negatives per side and positive,
+ *       1), entities, relations (id ranges; default triples.n_ent,
+ *       triples.n_rel), seed (walk order of the first epoch, 0).
+ *   batches:next([negatives]) -> ekeys, rkeys, batch, pos | nil at the end
+ *       ekeys, rkeys: sorted unique entity / relation ids (new crescent.Ints)
+ *       to pull; batch: {s, r, o (Ints of rows into ekeys, rkeys, ekeys),
+ *       y (pos (1 + 2 neg) x 1 Matrix of labels)} for kge_step; pos: its
+ *       positives. Each positive is followed by neg subject- then neg
+ *       object-corruptions (label 0). negatives: batches:needs() entity ids
+ *       (Ints or table; 2 neg per positive, the subject ones first), or nil
+ *       to draw them uniformly (seeded by the last shuffle's seed).
+ *   batches:needs() -> negative ids the next batch takes (0 at the end)
+ *   batches:shuffle(seed) (new walk order, restarts), batches:rewind(),
+ *   batches:count() (positives), batches:batches(), batches:close()
  * Wrong model names, shapes, indices and labels raise, naming the function. */
 #include <lauxlib.h>
 #include <lua.h>
@@ -25,6 +42,7 @@
 
 #include "base/cr_alloc.h"
 #include "kernels/cr_kge.h"
+#include "kernels/cr_kgebatch.h"
 #include "lua/l_modules.h"
 #include "lua/l_opt.h"
 #include "lua/l_util.h"
@@ -156,10 +174,164 @@ static int l_kge_score_all(lua_State *L) {
     return 1;
 }
 
+/* ---- batches of training triples */
+
+#define KGEB_MT "crescent.KGEBatches"
+
+typedef struct {
+    cr_kgebatch *kb; /* NULL when closed */
+} lkgeb;
+
+static lkgeb *check_kgeb(lua_State *L, int idx) {
+    lkgeb *u = luaL_checkudata(L, idx, KGEB_MT);
+    if (!u->kb) luaL_error(L, "kge batches are closed");
+    return u;
+}
+
+static int kgeb_gc(lua_State *L) {
+    lkgeb *u = luaL_checkudata(L, 1, KGEB_MT);
+    cr_kgebatch_destroy(&u->kb);
+    return 0;
+}
+
+typedef struct kgeb_opts {
+    int64_t batch, neg, entities, relations, seed;
+} kgeb_opts;
+
+#define KB(f) offsetof(kgeb_opts, f)
+static const cr_opt kge_batches_rows[] = {
+    {"batch", CR_OPT_INT, KB(batch), 0, 0, 0, "1000", NULL, "positives per batch", NULL, NULL},
+    {"neg", CR_OPT_INT, KB(neg), 0, 0, 0, "1", NULL, "negatives per side and positive", NULL, NULL},
+    {"entities", CR_OPT_INT, KB(entities), 0, 0, 0, "0", NULL, "entity ids are below this (0: triples.n_ent)",
+     NULL, NULL},
+    {"relations", CR_OPT_INT, KB(relations), 0, 0, 0, "0", NULL,
+     "relation ids are below this (0: triples.n_rel)", NULL, NULL},
+    {"seed", CR_OPT_INT, KB(seed), 0, 0, 0, "0", NULL, "walk order of the first epoch", NULL, NULL},
+    END_ROWS};
+
+/* Integer field `name` of the table at idx, or dflt when it is not one. */
+static int64_t int_field(lua_State *L, int idx, const char *name, int64_t dflt) {
+    lua_getfield(L, idx, name);
+    int isnum;
+    int64_t v = lua_tointegerx(L, -1, &isnum);
+    lua_pop(L, 1);
+    return isnum ? v : dflt;
+}
+
+/* kge_batches(triples [, opts]) -> batches */
+static int l_kge_batches(lua_State *L) {
+    const char *fn = "kge_batches";
+    luaL_checktype(L, 1, LUA_TTABLE);
+    static const cr_lopt_set set = {"kge_batches", NULL, kge_batches_rows};
+    kgeb_opts v;
+    cr_lopt_read(L, 2, &set, &v);
+    cr_ints *s = ids_field(L, 1, fn, "s"), *r = ids_field(L, 1, fn, "r"), *o = ids_field(L, 1, fn, "o");
+    if (r->n != s->n || o->n != s->n)
+        luaL_error(L, "%s: triples columns differ in length (s %d, r %d, o %d)", fn, (int)s->n, (int)r->n,
+                   (int)o->n);
+    cr_kgebatch_opts ko = {v.entities ? v.entities : int_field(L, 1, "n_ent", 0),
+                           v.relations ? v.relations : int_field(L, 1, "n_rel", 0), v.batch, v.neg,
+                           (uint64_t)v.seed};
+    lkgeb *u = lua_newuserdatauv(L, sizeof *u, 0);
+    u->kb = NULL;
+    luaL_setmetatable(L, KGEB_MT);
+    cr_err e;
+    u->kb = cr_kgebatch_new(s->data, r->data, o->data, s->n, &ko, &e);
+    if (!u->kb) luaL_error(L, "%s: %s", fn, e.msg);
+    return 1;
+}
+
+static cr_ints *push_ints_copy(lua_State *L, const int64_t *v, int64_t n) {
+    cr_ints *c = cr_lints_new(L, n);
+    if (n) memcpy(c->data, v, (size_t)n * sizeof *v);
+    return c;
+}
+
+/* [-0, +1] The batch table {s, r, o, y} of b. */
+static void push_kge_batch(lua_State *L, const cr_kge_batch *b) {
+    lua_createtable(L, 0, 4);
+    push_ints_copy(L, b->s, b->n);
+    lua_setfield(L, -2, "s");
+    push_ints_copy(L, b->r, b->n);
+    lua_setfield(L, -2, "r");
+    push_ints_copy(L, b->o, b->n);
+    lua_setfield(L, -2, "o");
+    cr_mat *y = cr_lmat_new(L, b->n, 1);
+    if (b->n) memcpy(y->data, b->y, (size_t)b->n * sizeof *b->y);
+    lua_setfield(L, -2, "y");
+}
+
+/* batches:next([negatives]) -> ekeys, rkeys, batch, pos | nil */
+static int kgeb_next(lua_State *L) {
+    lkgeb *u = check_kgeb(L, 1);
+    const int64_t *negs = NULL;
+    int64_t nneg = 0;
+    if (!lua_isnoneornil(L, 2)) {
+        cr_ints *g = cr_lints_from_arg(L, 2);
+        negs = g->data;
+        nneg = g->n;
+    }
+    cr_kgebatch_out out;
+    cr_err e;
+    int rc = cr_kgebatch_next(u->kb, negs, nneg, &out, &e);
+    if (rc < 0) luaL_error(L, "kge batches:next: %s", e.msg);
+    if (rc == 0) {
+        lua_pushnil(L);
+        return 1;
+    }
+    push_ints_copy(L, out.ekeys, out.ne);
+    push_ints_copy(L, out.rkeys, out.nr);
+    push_kge_batch(L, &out.b);
+    lua_pushinteger(L, out.pos);
+    return 4;
+}
+
+static int kgeb_needs(lua_State *L) {
+    lua_pushinteger(L, cr_kgebatch_needs(check_kgeb(L, 1)->kb));
+    return 1;
+}
+
+static int kgeb_shuffle(lua_State *L) {
+    cr_kgebatch_shuffle(check_kgeb(L, 1)->kb, (uint64_t)luaL_checkinteger(L, 2));
+    return 0;
+}
+
+static int kgeb_rewind(lua_State *L) {
+    cr_kgebatch_rewind(check_kgeb(L, 1)->kb);
+    return 0;
+}
+
+static int kgeb_count(lua_State *L) {
+    lua_pushinteger(L, cr_kgebatch_count(check_kgeb(L, 1)->kb));
+    return 1;
+}
+
+static int kgeb_batches(lua_State *L) {
+    lua_pushinteger(L, cr_kgebatch_batches(check_kgeb(L, 1)->kb));
+    return 1;
+}
+
+static const luaL_Reg kgeb_methods[] = {
+    {"next", kgeb_next},     {"needs", kgeb_needs}, {"shuffle", kgeb_shuffle}, {"rewind", kgeb_rewind},
+    {"count", kgeb_count},   {"batches", kgeb_batches}, {"close", kgeb_gc},    {NULL, NULL},
+};
+
 static const luaL_Reg kge_funcs[] = {
     {"kge_step", l_kge_step},
     {"kge_score_all", l_kge_score_all},
+    {"kge_batches", l_kge_batches},
     {NULL, NULL},
 };
 
-void cr_lkernels_add_kge(lua_State *L) { luaL_setfuncs(L, kge_funcs, 0); }
+void cr_lkernels_add_kge(lua_State *L) {
+    if (luaL_newmetatable(L, KGEB_MT)) {
+        luaL_newlib(L, kgeb_methods);
+        lua_setfield(L, -2, "__index");
+        lua_pushcfunction(L, kgeb_gc);
+        lua_setfield(L, -2, "__gc");
+        lua_pushcfunction(L, kgeb_gc);
+        lua_setfield(L, -2, "__close");
+    }
+    lua_pop(L, 1);
+    luaL_setfuncs(L, kge_funcs, 0);
+}

@@ -311,6 +311,13 @@ static void test_worker_core_kge(void) {
                    "local l = K.kge_step('distmult', E, R, nil, nil, {s = {0}, r = {0}, o = {1}, y = {1}}) "
                    "return string.format('%.4f %d', l, K.kge_score_all('distmult', E, R, {0}, {0}):cols())",
                    "0.6931 2"));
+    /* and so does the batcher that feeds them */
+    CR_CHECK(gives(L,
+                   "local b = cr.core.kernels.kge_batches({s = {0, 1}, r = {0, 0}, o = {1, 0}}, "
+                   "{batch = 2, neg = 1, entities = 2, relations = 1}) "
+                   "local ek, rk, batch, pos = b:next() "
+                   "return string.format('%d %d %d %d', #ek, #rk, #batch.s, pos)",
+                   "2 1 6 2"));
     cr_sandbox_close(&L);
 }
 
