@@ -4,15 +4,8 @@
 local crescent = require "crescent"
 local K, util = crescent.core.kernels, crescent.core.util
 
-local function err_of(f, ...)
-  local ok, e = pcall(f, ...)
-  assert(not ok, "expected an error")
-  return tostring(e)
-end
-
-local function has(want, got)
-  assert(got:find(want, 1, true), ("expected %q in %q"):format(want, got))
-end
+local errors = require "spec_errors"
+local err_of, has = errors.err_of, errors.has
 
 -- A tiny graph: relation 0 links i -> i+1, relation 1 links i -> i+2 (mod 8).
 local NE, NR, D = 8, 2, 6

@@ -6,15 +6,8 @@ local K, util = crescent.core.kernels, crescent.core.util
 
 local MODELS = { "complex", "distmult", "transe", "transe_l1", "transe_l2", "rescal" }
 
-local function err_of(f, ...)
-  local ok, e = pcall(f, ...)
-  assert(not ok, "expected an error")
-  return tostring(e)
-end
-
-local function has(want, got)
-  assert(got:find(want, 1, true), ("expected %q in %q"):format(want, got))
-end
+local errors = require "spec_errors"
+local err_of, has = errors.err_of, errors.has
 
 -- Entity and relation matrices with deterministic small values.
 local function params(model, ne, nr, d)

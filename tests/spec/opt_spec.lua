@@ -8,16 +8,8 @@ local P = cr.partition
 
 local paper = { u = {0, 0, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3}, v = {0, 1, 0, 1, 2, 2, 3, 4, 5, 2, 3, 4, 5} }
 
-local function err_of(f, ...)
-  local ok, msg = pcall(f, ...)
-  assert.is_false(ok)
-  return tostring(msg)
-end
-
--- msg contains text (plain, no patterns)
-local function has(text, msg)
-  assert(msg:find(text, 1, true), ("expected %q in %q"):format(text, msg))
-end
+local errors = require "spec_errors"
+local err_of, has = errors.err_of, errors.has
 
 describe("options tables", function()
   it("refuse unknown keys, naming them (non-string keys too)", function()
