@@ -7,6 +7,7 @@
 
 #include "base/cr_rng.h"
 #include "cr_test.h"
+#include "grad_util.h"
 #include "kernels/cr_kge.h"
 
 #define NE 6
@@ -59,6 +60,17 @@ static double loss_at(cr_kge_model m, const cr_kge_batch *b, float lambda) {
     return st.loss + st.reg;
 }
 
+typedef struct {
+    cr_kge_model m;
+    const cr_kge_batch *b;
+    float lambda;
+} fd_ctx;
+
+static double fd_loss(void *ctx) {
+    fd_ctx *c = ctx;
+    return loss_at(c->m, c->b, c->lambda);
+}
+
 /* (L(p+h) - L(p-h)) / 2h against the analytic gradient, every parameter;
  * returns the worst relative error, and the gradient's L1 norm in *norm. */
 static double gradient_error(cr_kge_model m, float lambda, double *norm) {
@@ -70,25 +82,11 @@ static double gradient_error(cr_kge_model m, float lambda, double *norm) {
     cr_kge_batch b = {NB, bs, br, bo, by};
     cr_kge_stats st = {0, 0, 0};
     cr_kge_loss_grad(m, &b, &E, &R, lambda, &GE, &GR, &st);
-    const float h = 1e-2f;
-    double worst = 0;
+    fd_ctx c = {m, &b, lambda};
     *norm = 0;
-    for (int t = 0; t < 2; t++) {
-        float *p = t == 0 ? Ed : Rd, *g = t == 0 ? gE : gR;
-        int64_t n = t == 0 ? NE * D : NR * rc;
-        for (int64_t k = 0; k < n; k++) {
-            float keep = p[k];
-            p[k] = keep + h;
-            double lp = loss_at(m, &b, lambda);
-            p[k] = keep - h;
-            double lm = loss_at(m, &b, lambda);
-            p[k] = keep;
-            double fd = (lp - lm) / (2.0 * h), err = fabs(fd - g[k]) / (1.0 + fabs(g[k]));
-            if (err > worst) worst = err;
-            *norm += fabs(g[k]);
-        }
-    }
-    return worst;
+    double we = fd_worst(Ed, gE, NE * D, 1e-2f, fd_loss, &c, norm);
+    double wr = fd_worst(Rd, gR, NR * rc, 1e-2f, fd_loss, &c, norm);
+    return fmax(we, wr);
 }
 
 static void test_gradient_check(void) {
