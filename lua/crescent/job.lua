@@ -5,8 +5,8 @@
 -- src/lua/l_worker.c.
 --
 -- The library sets no globals. M.current() is the most recently opened job
--- that is still open; a host that wants a global `job` (the REPL) sets it
--- itself, with M.repl_env.
+-- that is still open; a host that wants a global `job` sets it itself (the
+-- REPL: crescent.repl's sync_job, before each line).
 local core = require "crescent.core"
 local home = require "crescent.home"
 local policy = require "crescent.policy"
@@ -103,16 +103,6 @@ function M.current()
         if n > seq and not j.rt:closed() then best, seq = j, n end
     end
     return best
-end
-
--- For a REPL host, before each line it runs: env.job = M.current(), unless
--- env.job holds something that is not a job (the user's own variable).
--- Returns the job (or nil).
-function M.repl_env(env)
-    env = env or _G
-    local j = rawget(env, "job")
-    if j == nil or getmetatable(j) == Job then rawset(env, "job", M.current()) end
-    return rawget(env, "job")
 end
 
 function Job:_check()

@@ -24,7 +24,6 @@ local M = {
     kernels = core.kernels,
     job = job.new,
     current = job.current,
-    repl_env = job.repl_env,
     close_all = job.close_all,
     policy = policy.new,
     parse_policy = policy.parse,
