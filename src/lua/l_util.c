@@ -228,24 +228,6 @@ int cr_lfail(lua_State *L, const char *msg) {
     return 2;
 }
 
-void cr_lcheck_keys(lua_State *L, int idx, const char *fn, const char *const *allowed) {
-    if (lua_isnoneornil(L, idx)) return;
-    idx = lua_absindex(L, idx);
-    luaL_checktype(L, idx, LUA_TTABLE);
-    lua_pushnil(L);
-    while (lua_next(L, idx)) {
-        lua_pop(L, 1);
-        int ok = 0;
-        if (lua_type(L, -1) == LUA_TSTRING)
-            for (const char *const *a = allowed; *a && !ok; a++) ok = strcmp(lua_tostring(L, -1), *a) == 0;
-        if (!ok) {
-            const char *k = luaL_tolstring(L, -1, NULL);
-            if (fn) luaL_error(L, "%s: unknown option '%s'", fn, k);
-            luaL_error(L, "unknown option '%s'", k);
-        }
-    }
-}
-
 static int l_now(lua_State *L) { lua_pushnumber(L, cr_now()); return 1; }
 
 int cr_lopen_util(lua_State *L) {

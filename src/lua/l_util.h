@@ -43,13 +43,4 @@ cr_ints *cr_lints_from_arg(lua_State *L, int idx);
  * (`return cr_lfail(L, e.msg);`). */
 int cr_lfail(lua_State *L, const char *msg);
 
-/* Options tables are read with cr_lopt_read (src/lua/l_opt.h), which
- * checks keys, types and ranges from one cr_opt table; this key-only check
- * stays for callers that read their options by hand.
- * Raise if the options table at idx has a key that is not in allowed
- * (NULL-ended): "FN: unknown option 'k'" (just "unknown option 'k'" when fn
- * is NULL). nil or none at idx is no options; any other non-table raises a
- * "bad argument" error. */
-void cr_lcheck_keys(lua_State *L, int idx, const char *fn, const char *const *allowed);
-
 #endif
