@@ -45,6 +45,7 @@ struct cr_sched {
     nodeinfo *nodes;
     int W;
     int64_t *clocks, *bar; /* bar: barriers[W] then active[W] */
+    int clocks_dirty;      /* clocks or bar changed since the last broadcast */
     char inproc_ep[64];
     atomic_int failed;
     cr_zap *zap;
@@ -306,13 +307,14 @@ static int check_from_node(cr_sched *s, int i, const cr_proto_msg *m, cr_err *e)
     }
 }
 
-/* A worker's clock or barrier went up: record it, tell every node. */
+/* A worker's clock or barrier went up: record it; every node hears of it
+ * once the messages at hand are read (one broadcast for all of them). */
 static void on_state(cr_sched *s, const cr_proto_msg *m) {
     cr_msg_state st;
     cr_proto_decode_state(m, &st, NULL);
     if (st.clock > s->clocks[st.worker]) s->clocks[st.worker] = st.clock;
     if (st.barrier > s->bar[st.worker]) s->bar[st.worker] = st.barrier;
-    broadcast_clocks(s);
+    s->clocks_dirty = 1;
 }
 
 /* Handle a message from a node. A message that is not from a member, is
@@ -339,7 +341,7 @@ static void from_node(cr_sched *s, cr_parts *p, double now) {
     }
     if ((m.h.type == CR_M_REPLY || m.h.type == CR_M_ERROR) && m.h.worker >= 0) {
         s->bar[s->W + m.h.worker] = 0; /* idle */
-        broadcast_clocks(s);
+        s->clocks_dirty = 1;
     }
     for (int k = 1; k < p->n; k++)
         zmq_send(s->api_t, cr_parts_data(p, k), cr_parts_size(p, k), k + 1 < p->n ? ZMQ_SNDMORE : 0);
@@ -488,6 +490,10 @@ static void *sched_main(void *arg) {
         while (cr_parts_recv(s->router, &p, ZMQ_DONTWAIT) > 0) {
             from_node(s, &p, now);
             cr_parts_close(&p);
+        }
+        if (s->clocks_dirty) {
+            s->clocks_dirty = 0;
+            broadcast_clocks(s);
         }
         while (cr_parts_recv(s->api_t, &p, ZMQ_DONTWAIT) > 0) {
             int quit = from_api(s, &p);
