@@ -419,8 +419,8 @@ static int bad_file(lua_State *P, int status) {
 }
 
 /* [-0, +1] Runs in the policy's own state, protected: pushes nil when the
- * policy is fine, or its message. Messages as lua/crescent/ps.lua words
- * them ("bad policy file: ..."). */
+ * policy is fine, or its message ("bad policy file: ...", as
+ * lua/crescent/policy.lua raises it). */
 static int policy_body(lua_State *P) {
     const pcheck *c = lua_touserdata(P, 1);
     lua_pushfstring(P, "@%s", c->chunk);

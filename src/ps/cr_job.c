@@ -21,7 +21,8 @@ struct cr_job {
     char *error;     /* whole message of the last failed request */
 };
 
-int cr_job_max_threads(void) {
+/* 16 per online CPU, at least 32 (4 nodes of 8 workers fit on 2 CPUs). */
+static int max_threads(void) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     long cap = 16 * (cpus > 0 ? cpus : 1);
     return (int)(cap < 32 ? 32 : cap > 1 << 20 ? 1 << 20 : cap);
@@ -33,7 +34,7 @@ int cr_job_check_size(int nodes, int workers, cr_err *e) {
     if (nodes > CR_PROTO_MAX_NODES || workers > CR_PROTO_MAX_WPN)
         return cr_errf(e, "%d nodes of %d workers: at most %d nodes and %d workers per node", nodes, workers,
                        CR_PROTO_MAX_NODES, CR_PROTO_MAX_WPN);
-    long threads = (long)nodes * (workers > 1 ? workers : 1), cap = cr_job_max_threads();
+    long threads = (long)nodes * (workers > 1 ? workers : 1), cap = max_threads();
     if (threads > cap)
         return cr_errf(e,
                        "%d nodes x %d workers = %ld worker threads: this machine runs at most %ld "
@@ -72,7 +73,6 @@ int cr_job_nodes(const cr_job *j) { return cr_sched_nodes(j->s); }
 int cr_job_workers(const cr_job *j) { return cr_sched_workers(j->s); }
 int cr_job_failed(const cr_job *j) { return j->failed || cr_sched_failed(j->s); }
 const char *cr_job_error(const cr_job *j) { return j->error ? j->error : ""; }
-int cr_job_interrupted(const cr_job *j) { return j->interrupted; }
 
 /* Keep the whole message of a failure (cr_job_error); e gets what fits. */
 static int fail_with(cr_job *j, const char *msg, size_t n, cr_err *e) {

@@ -29,11 +29,10 @@ typedef struct cr_job cr_job;
 
 /* Refuse a job the machine cannot run, with a message naming the limit:
  * nodes >= 1, workers >= 0 per node, and nodes * max(workers, 1) worker
- * threads at most cr_job_max_threads(). A job with workers = 0 holds tables
- * only: cr_job_model and cr_job_call refuse to run on it. Returns 0 or -1. */
+ * threads at most max(32, 16 per online CPU) (4 nodes of 8 workers fit on 2
+ * CPUs). A job with workers = 0 holds tables only: cr_job_model and
+ * cr_job_call refuse to run on it. Returns 0 or -1. */
 int cr_job_check_size(int nodes, int workers, cr_err *e);
-/* 16 per online CPU, at least 32 (4 nodes of 8 workers fit on 2 CPUs). */
-int cr_job_max_threads(void);
 
 typedef struct cr_job_opts {
     int nodes, workers;   /* checked with cr_job_check_size */
@@ -76,7 +75,7 @@ const char *cr_job_error(const cr_job *j);
 
 /* Callbacks of a waiting request; any may be NULL. A callback returning -1
  * (message in e) interrupts the wait: the command is cancelled and the
- * request fails with that message (cr_job_interrupted then says 1).
+ * request fails with that message.
  *   result:   one REPLY (worker id, or -1 for a node's), serialized data
  *   progress: items processed since the last call
  *   tick:     about every 100 ms while nothing arrives (e.g. to notice Ctrl-C)
@@ -90,8 +89,6 @@ typedef struct cr_job_cb {
     void *arg;
 } cr_job_cb;
 
-/* 1 if the last request failed because a callback interrupted it. */
-int cr_job_interrupted(const cr_job *j);
 
 /* Create table `id` (the next id: 0, 1, ...) on every node. */
 int cr_job_table(cr_job *j, int id, const cr_table_def *d, cr_err *e);
