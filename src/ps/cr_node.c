@@ -292,7 +292,9 @@ static int join_sched(cr_node *n, cr_err *e) {
 
 /* The server thread's stop pipe: a PAIR of inproc sockets, polled with the
  * data socket (as CZMQ's actors do), so that the thread sleeps until a
- * request or the stop comes. */
+ * request or the stop comes. A PAIR, not the workers' PUB (wstop): a PUB
+ * drops what it sends before a subscription has reached it, and the server
+ * thread may still be starting when a job that failed at once stops. */
 static int stop_pipe(cr_node *n, cr_err *e) {
     char ep[64];
     snprintf(ep, sizeof ep, "inproc://crescent-node-stop-%p", (void *)n);
