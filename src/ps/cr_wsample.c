@@ -278,6 +278,9 @@ static int pending_error(cr_wsample *w, cr_err *e) {
 
 int cr_wsample_prepare(cr_wsample *w, cr_shard *t, const char *dist, int64_t n, cr_shandle *h, cr_err *e) {
     if (pending_error(w, e) < 0) return -1;
+    if (n < 0 || n > CR_WSAMPLE_MAX_N)
+        return cr_errf(e, "prepare_sample: bad number of samples %lld (0 to %d in one handle)", (long long)n,
+                       CR_WSAMPLE_MAX_N);
     int di = find_dist(w->n, dist);
     if (di < 0) return no_dist(w->n, dist, e);
     const cr_dist *d = w->n->dists[di];
