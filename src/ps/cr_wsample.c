@@ -309,7 +309,10 @@ int64_t cr_wsample_left(cr_wsample *w, cr_shandle h) {
 
 void cr_wsample_close(cr_wsample *w, cr_shandle h) {
     samp *sp = find_samp(w, h.sampler);
-    if (sp) cr_sampler_close(sp->s, h.id);
+    if (sp) {
+        cr_sampler_close(sp->s, h.id);
+        cr_sampler_flush(sp->s);
+    }
     sweep(w);
 }
 
@@ -380,6 +383,7 @@ int cr_wsample_pull(cr_wsample *w, cr_shard *t, cr_shandle h, int64_t m, int64_t
     }
     if (p && rc == 0) *pend_id = p->id;
     else if (p) cr_wsample_finish(w, p->id, NULL); /* drops it */
+    cr_sampler_flush(sp->s); /* the rows are copied: fetches no longer needed go now */
     sweep(w);
     report(w);
     return rc;
