@@ -376,11 +376,14 @@ int cr_wsample_pull(cr_wsample *w, cr_shard *t, cr_shandle h, int64_t m, int64_t
     }
     if (cr_sampler_pull(sp->s, h.id, m, w->buf, e) < 0) return -1;
     pend *p = NULL;
-    int rc = 0;
-    for (int64_t i = 0; i < m && rc == 0; i++) {
+    int rc = 0, all_local = 1;
+    for (int64_t i = 0; i < m; i++) {
         keys[i] = w->buf[i].key;
-        rc = place_row(w, t, &w->buf[i], rows, i, m, &p, pend_id != NULL, e);
+        all_local &= w->buf[i].ticket == CR_SAMPLE_LOCAL;
     }
+    if (all_local) cr_shard_pull(t, keys, m, rows); /* one call: rows grouped by lock stripe */
+    for (int64_t i = 0; i < m && rc == 0 && !all_local; i++)
+        rc = place_row(w, t, &w->buf[i], rows, i, m, &p, pend_id != NULL, e);
     if (p && rc == 0) *pend_id = p->id;
     else if (p) cr_wsample_finish(w, p->id, NULL); /* drops it */
     cr_sampler_flush(sp->s); /* the rows are copied: fetches no longer needed go now */
