@@ -35,6 +35,75 @@ static int bad_file(lua_State *P, int status) {
     return 1;
 }
 
+/* ---- options the constructor never looked at ----
+ * The constructor gets a proxy of its options: reading a key through it
+ * (opts.pool) or walking them (pairs(opts)) marks keys as seen; a key never
+ * seen is an option the scheme does not know, refused by name even when
+ * the script forgets to check. Upvalues: 1 the options, 2 the seen keys. */
+
+static int opt_index(lua_State *P) {
+    lua_pushvalue(P, 2);
+    lua_pushboolean(P, 1);
+    lua_rawset(P, lua_upvalueindex(2));
+    lua_pushvalue(P, 2);
+    lua_rawget(P, lua_upvalueindex(1));
+    return 1;
+}
+
+static int opt_pairs(lua_State *P) {
+    for (lua_pushnil(P); lua_next(P, lua_upvalueindex(1)); lua_pop(P, 1)) {
+        lua_pushvalue(P, -2);
+        lua_pushboolean(P, 1);
+        lua_rawset(P, lua_upvalueindex(2));
+    }
+    lua_getglobal(P, "next");
+    lua_pushvalue(P, lua_upvalueindex(1));
+    lua_pushnil(P);
+    return 3;
+}
+
+static int opt_newindex(lua_State *P) {
+    lua_settop(P, 3);
+    lua_rawset(P, lua_upvalueindex(1));
+    return 0;
+}
+
+/* [-1, +1] Replace the options table at the top by its proxy; the options
+ * and the seen set go to *opts_idx and *seen_idx (absolute). */
+static void proxy_opts(lua_State *P, int *opts_idx, int *seen_idx) {
+    if (!lua_istable(P, -1)) {
+        lua_pop(P, 1);
+        lua_newtable(P);
+    }
+    *opts_idx = lua_gettop(P);
+    lua_newtable(P);
+    *seen_idx = lua_gettop(P);
+    lua_newtable(P); /* the proxy */
+    lua_createtable(P, 0, 3);
+    static const struct { const char *name; lua_CFunction f; } mm[] = {
+        {"__index", opt_index}, {"__pairs", opt_pairs}, {"__newindex", opt_newindex}};
+    for (int i = 0; i < 3; i++) {
+        lua_pushvalue(P, *opts_idx);
+        lua_pushvalue(P, *seen_idx);
+        lua_pushcclosure(P, mm[i].f, 2);
+        lua_setfield(P, -2, mm[i].name);
+    }
+    lua_setmetatable(P, -2);
+}
+
+/* The first option never seen, or NULL. */
+static const char *unseen(lua_State *P, int opts_idx, int seen_idx) {
+    for (lua_pushnil(P); lua_next(P, opts_idx); lua_pop(P, 1)) {
+        lua_pushvalue(P, -2);
+        if (lua_rawget(P, seen_idx) == LUA_TNIL) {
+            lua_pop(P, 2);
+            return luaL_tolstring(P, -1, NULL);
+        }
+        lua_pop(P, 1);
+    }
+    return NULL;
+}
+
 /* [-0, +1] In the scheme's own state, protected: pushes nil with c->out
  * set, or the message. */
 static int scheme_body(lua_State *P) {
@@ -47,8 +116,14 @@ static int scheme_body(lua_State *P) {
         return lua_pushfstring(P, "bad sampling scheme %s: must return a constructor function(opts)", c->chunk), 1;
     if (cr_lser_load(P, c->opts, c->optsn) < 0)
         return lua_pushfstring(P, "bad sampling scheme options: %s", lua_tostring(P, -1)), 1;
+    int opts_idx, seen_idx;
+    proxy_opts(P, &opts_idx, &seen_idx);
+    lua_pushvalue(P, opts_idx - 1); /* the constructor, then the proxy */
+    lua_insert(P, -2);
     rc = lua_pcall(P, 1, 1, 0);
     if (rc != LUA_OK) return bad_file(P, rc);
+    const char *k = unseen(P, opts_idx, seen_idx);
+    if (k) return lua_pushfstring(P, "bad sampling scheme %s: unknown option '%s' (the scheme never reads it)", c->chunk, k), 1;
     if (!lua_istable(P, -1))
         return lua_pushfstring(P, "bad sampling scheme %s: the constructor must return a table (got %s)", c->chunk,
                                luaL_typename(P, -1)), 1;

@@ -49,6 +49,9 @@ expect s:file 1 "$S $TMP/wat.lua: tables.E has an unknown field 'wat'" "$TMP/wat
 printf 'return { level = 1 }\n' >"$TMP/nofn.lua"
 expect s:file 1 "$S $TMP/nofn.lua: must return a constructor function(opts)" "$TMP/nofn.lua"
 expect s:file 1 "sampling_bad.lua:19: job:sampling: sampling scheme file $TMP/none.lua: cannot open" "$TMP/none.lua"
+# a scheme that forgets to check its options: one it never reads is refused by name
+printf 'return function(opts) return { level = "bounded", pool = opts.pool or 10 } end\n' >"$TMP/lax.lua"
+expect s:file 1 "$S $TMP/lax.lua: unknown option 'reuse' (the scheme never reads it)" "$TMP/lax.lua:pool=4,reuse=2"
 expect s:unknown_opt 1 "sampling_bad.lua:20: job:sampling: bad sampling scheme: bounded: unknown option 'bogus' (options: pool, reuse)"
 expect s:unknown_name 1 "sampling_bad.lua:21: job:sampling: unknown sampling scheme 'nosuch' (known: conform, bounded, longterm, local;"
 expect s:bad_opt 1 "sampling_bad.lua:22: job:sampling: bad sampling scheme: bounded: pool must be an integer in \[1, 16777216\] (got 0)"
