@@ -5,7 +5,8 @@
  * only local ones, fetches are all released once handles are pulled or
  * closed (and pools stay bounded), a handle kept across a scheme change is
  * served as prepared, the counters add up and reach job:stats' node table;
- * the node refuses bad DIST messages; cr_wclient_test and cr_wclient_forget. */
+ * weights sent in several DIST parts are assembled right; the node refuses
+ * bad DIST messages; cr_wclient_test and cr_wclient_forget. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -125,6 +126,26 @@ static const char *client(cr_node *n, cr_wclient *w) {
     return cr_wclient_test(w, 0, &e) == 1 ? "ok" : "test of request 0";
 }
 
+/* Distribution "big" over table B (3 parts of weights): only keys 3 and
+ * BIG - 2 have weight, so only they may be drawn, and both are. */
+#define BIG (2 * CR_DIST_PART + 5)
+static const char *big(cr_node *n, wstate *st) {
+    cr_shard *s = cr_node_table_at(n, 2, NULL);
+    cr_err e;
+    cr_shandle h;
+    int64_t keys[100];
+    float rows[100];
+    if (cr_wsample_prepare(st->ws, s, "big", 100, &h, &e) < 0 ||
+        cr_wsample_pull(st->ws, s, h, 100, keys, rows, NULL, &e) < 0)
+        return "big: prepare or pull";
+    int seen[2] = {0, 0};
+    for (int i = 0; i < 100; i++) {
+        if (keys[i] != 3 && keys[i] != BIG - 2) return "big: a key of weight 0 was drawn";
+        seen[keys[i] == 3]++;
+    }
+    return seen[0] && seen[1] ? "ok" : "big: a key of positive weight never drawn";
+}
+
 static const char *run(cr_node *n, cr_wclient *w, wstate *st, int lw, const cr_cmd *c) {
     if (!w || !st->ws) return "no client";
     if (c->n1 == 4 && !memcmp(c->p1, "fill", 4)) return fill(n, w, lw);
@@ -132,6 +153,7 @@ static const char *run(cr_node *n, cr_wclient *w, wstate *st, int lw, const cr_c
     if (c->n1 == 4 && !memcmp(c->p1, "keep", 4)) return keep(n, st);
     if (c->n1 == 6 && !memcmp(c->p1, "finish", 6)) return finish_kept(n, st);
     if (c->n1 == 6 && !memcmp(c->p1, "client", 6)) return client(n, w);
+    if (c->n1 == 3 && !memcmp(c->p1, "big", 3)) return big(n, st);
     if (c->n1 == 5 && !memcmp(c->p1, "wrong", 5)) { /* a table the distribution is not over */
         cr_shandle h;
         cr_err e;
@@ -216,6 +238,10 @@ static cr_job *start_job(pthread_t *t) {
     if (cr_job_table(j, 0, &d, &e) < 0) return j;
     snprintf(d.name, sizeof d.name, "U");
     cr_job_table(j, 1, &d, &e);
+    snprintf(d.name, sizeof d.name, "B");
+    d.keys = BIG;
+    d.dim = 1;
+    cr_job_table(j, 2, &d, &e);
     return j;
 }
 
@@ -231,7 +257,18 @@ static void test_levels(void) {
     CR_CHECK(cr_job_distribution(j, 0, "short", w, K - 1, &e) < 0 && strstr(e.msg, "59 weights for the 60 keys"));
     CR_CHECK(cr_job_distribution(j, 0, "pi", NULL, 0, &e) < 0 && strstr(e.msg, "'pi' exists"));
     CR_CHECK(cr_job_distribution(j, 9, "x", NULL, 0, &e) < 0 && strstr(e.msg, "no table 9"));
+    /* weights in 3 parts (DIST messages), assembled on each node */
+    double *bw = calloc(BIG, sizeof *bw);
+    bw[3] = 1;
+    bw[BIG - 2] = 2;
+    int rc = cr_job_distribution(j, 2, "big", bw, BIG, &e);
+    bw[BIG - 2] = -1; /* refused by the caller's check in real use; the nodes refuse it too */
+    int bad = cr_job_distribution(j, 2, "big2", bw, BIG, &e);
+    free(bw);
+    CR_CHECK(rc == 0);
+    CR_CHECK(bad < 0 && strstr(e.msg, "negative"));
     tally tl = {0};
+    CR_CHECK(call(j, "big", "", &tl) == 4);
     CR_CHECK(call(j, "fill", "", &tl) == 4);
     CR_CHECK(call(j, "client", "", &tl) == 4);
     CR_CHECK(call(j, "wrong", "", &tl) == 4);
@@ -259,8 +296,8 @@ static void test_levels(void) {
                            "postponed=%llu}", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) == 6);
         printf("  node %d: drawn %llu local %llu pooled %llu remote %llu reused %llu postponed %llu\n", i, v[0], v[1],
                v[2], v[3], v[4], v[5]);
-        /* per node: 2 workers x (draw x 6 calls: 150 + 10) + 80 kept = served */
-        CR_CHECK(v[1] + v[2] == 2 * (6 * 160 + 80));
+        /* per node: 2 workers x (big 100 + draw x 6 calls: 150 + 10 + 80 kept) = served */
+        CR_CHECK(v[1] + v[2] == 2 * (100 + 6 * 160 + 80));
         CR_CHECK(v[0] > 0 && v[3] > 0 && v[4] > 0);
     }
     cr_job_close(&j);
