@@ -255,7 +255,9 @@ static const char *stale_reader(cr_node *n, char *msg, size_t msgn) {
     }
     /* no more adds: two rounds later every replica holds all of them */
     int64_t c = cr_replicas_round(r);
-    while (cr_replicas_round(r) < c + 2) usleep(1000);
+    double t0 = cr_now();
+    while (cr_replicas_round(r) < c + 2 && cr_now() - t0 < 5) usleep(1000);
+    if (cr_replicas_round(r) < c + 2) return snprintf(msg, msgn, "node %d: no sync round for 5 s", me), msg;
     int64_t keys[MAXN];
     float v[MAXN];
     cr_err e;
