@@ -101,7 +101,7 @@ struct cr_replicas {
     int started;
     _Atomic(rset *) sets[CR_NODE_MAX_TABLES];
     atomic_int sync_ms;
-    atomic_llong keys, reads, updates, syncs, msent, mrecv, bsent, brecv, dropped, round_max_us;
+    atomic_llong keys, reads, updates, syncs, msent, mrecv, bsent, brecv, dropped, round_max_us, gap_max_us;
     _Atomic int64_t round; /* rounds completed */
 
     pthread_mutex_t mu; /* guards what follows */
@@ -273,9 +273,9 @@ int cr_replicas_push(cr_replicas *r, int table, const int64_t *keys, int64_t n, 
         if (find(s, keys[i]) < 0) return not_replicated(s, "replica push", keys[i], i, e);
     if (cr_check_finite(g, (size_t)n * (size_t)s->dim, "replica push refused", e) < 0) return -1;
     cr_optim o = s->s->def.optim; /* lr changes only between commands (SETLR) */
-    float *old = cr_xmalloc((size_t)s->rowf * sizeof(float));
+    float small[256], *old = s->rowf <= 256 ? small : cr_xmalloc((size_t)s->rowf * sizeof(float));
     for (int64_t i = 0; i < n; i++) push_one(s, &o, find(s, keys[i]), g + i * s->dim, old);
-    free(old);
+    if (old != small) free(old);
     atomic_fetch_add(&r->updates, n);
     return 0;
 }
@@ -289,7 +289,8 @@ void cr_replicas_stats(const cr_replicas *r, cr_replica_stats *o) {
                             .msgs_sent = atomic_load(&m->msent), .msgs_recv = atomic_load(&m->mrecv),
                             .bytes_sent = atomic_load(&m->bsent), .bytes_recv = atomic_load(&m->brecv),
                             .dropped = atomic_load(&m->dropped), .sync_ms = atomic_load(&m->sync_ms),
-                            .round_max_s = (double)atomic_load(&m->round_max_us) / 1e6};
+                            .round_max_s = (double)atomic_load(&m->round_max_us) / 1e6,
+                            .gap_max_s = (double)atomic_load(&m->gap_max_us) / 1e6};
 }
 
 int64_t cr_replicas_round(const cr_replicas *r) { return atomic_load(&((cr_replicas *)r)->round); }
@@ -540,11 +541,14 @@ static void apply_delta(cr_replicas *r, rset *s) {
     clear_red(s);
 }
 
-static void round_done(cr_replicas *r, double t0) {
-    long long us = (long long)((cr_now() - t0) * 1e6);
-    long long cur = atomic_load(&r->round_max_us);
-    while (us > cur && !atomic_compare_exchange_weak(&r->round_max_us, &cur, us)) {
+static void raise_to(atomic_llong *a, double seconds) {
+    long long us = (long long)(seconds * 1e6), cur = atomic_load(a);
+    while (us > cur && !atomic_compare_exchange_weak(a, &cur, us)) {
     }
+}
+
+static void round_done(cr_replicas *r, double t0) {
+    raise_to(&r->round_max_us, cr_now() - t0);
     atomic_fetch_add(&r->round, 1);
     atomic_fetch_add(&r->syncs, 1);
 }
@@ -671,16 +675,19 @@ static int next_action(cr_replicas *r, double *due) {
 
 static void *sync_main(void *arg) {
     cr_replicas *r = arg;
-    double due = cr_now();
+    double due = cr_now(), last = -1; /* start of the last timed round, -1 after anything else */
     for (;;) {
         int act = next_action(r, &due);
         if (act == ACT_STOP) break;
         if (act == ACT_CHANGE) {
             if (change(r, r->rq) < 0) break;
             due = cr_now() + atomic_load(&r->sync_ms) / 1000.0;
+            last = -1;
             continue;
         }
         double start = cr_now();
+        if (act == ACT_TIMED && last >= 0) raise_to(&r->gap_max_us, start - last);
+        last = act == ACT_TIMED ? start : -1;
         int flags = act == ACT_FLAGGED ? FLAG_CHANGE : 0;
         if (delta_round(r, &flags) < 0) break;
         if (flags & FLAG_CHANGE) {

@@ -61,6 +61,8 @@ typedef struct cr_replica_stats {
     int64_t dropped;              /* malformed or unexpected sync messages dropped */
     int64_t sync_ms;              /* current period */
     double round_max_s;           /* longest all-reduce round so far (seconds) */
+    double gap_max_s;             /* longest time between the starts of two consecutive timed rounds
+                                   * (sync_ms, unless the machine is too busy to keep the period) */
 } cr_replica_stats;
 
 /* Replicas of node n (its id, node count, address book, tables) and its

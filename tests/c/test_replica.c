@@ -167,6 +167,7 @@ static const char *do_bad(cr_node *n, char *msg, size_t msgn) {
     if ((err = expect_err(cr_replicas_push(r, 0, &k, 1, g, &e), &e, "replica push refused", "NaN push", msg, msgn)))
         return err;
     /* the nodes disagree: each replicates a different key of table 1 */
+    if (cr_node_count(n) == 1) return NULL;
     int64_t mine = cr_node_id(n);
     return expect_err(cr_replicas_set(r, 1, &mine, 1, &e), &e, "the nodes disagree on the replicated keys of table 'A'",
                       "disagreeing nodes", msg, msgn);
@@ -415,12 +416,14 @@ static void counting(int nodes) {
     CR_CHECK(call(j, "snap", "1 1") == 0);
     for (int i = 1; i < nodes; i++) CR_CHECK(!memcmp(snap[0], snap[i], sizeof snap[0]));
     CR_CHECK(call(j, "stats", "0 0") == 0);
-    printf("  %d nodes: node 0 did %lld syncs, sent %lld messages, %lld bytes; %lld reads, %lld updates; "
+    printf("  %d node(s): node 0 did %lld syncs, sent %lld messages, %lld bytes; %lld reads, %lld updates; "
            "longest round %.1f ms\n",
            nodes, (long long)stats[0].syncs, (long long)stats[0].msgs_sent, (long long)stats[0].bytes_sent,
            (long long)stats[0].reads, (long long)stats[0].updates, stats[0].round_max_s * 1e3);
-    /* 7 changes of 3 rounds each, and timed rounds while the workers counted */
-    CR_CHECK(stats[0].msgs_sent > 0 && stats[0].syncs > 7 * 3 + 5 && stats[0].dropped == 0);
+    /* 7 changes (6 on one node: no disagreement) of 3 rounds each, and timed rounds while the workers counted;
+     * one node sends nothing */
+    CR_CHECK((stats[0].msgs_sent > 0) == (nodes > 1));
+    CR_CHECK(stats[0].syncs > (nodes > 1 ? 7 : 6) * 3 + 5 && stats[0].dropped == 0);
     CR_CHECK(stats[0].keys == K / 5 + AK);
     CR_CHECK(call(j, "set", "1 3") == 0);
     CR_CHECK(call(j, "set", "0 3") == 0); /* nothing replicated: every count is in the home rows */
@@ -456,21 +459,24 @@ static void staleness(int nodes) {
     CR_CHECK(call(j, "set", "3 1") == 0);
     CR_CHECK(call(j, "stale", "3 1") == 0);
     CR_CHECK(call(j, "stats", "0 0") == 0);
-    double lag = 0, round_max = 0;
+    double lag = 0, round_max = 0, gap_max = 0;
     int64_t ck = 0, lk = 0;
     for (int i = 0; i < nodes; i++) {
         lag = max_lag[i] > lag ? max_lag[i] : lag;
         round_max = stats[i].round_max_s > round_max ? stats[i].round_max_s : round_max;
+        gap_max = stats[i].gap_max_s > gap_max ? stats[i].gap_max_s : gap_max;
         ck += checked[i];
         lk += lacking[i];
         CR_CHECK(stats[i].sync_ms == SYNC_MS);
     }
-    /* the time bound: 2 periods and 2 rounds, and 25 ms for the scheduler of a busy machine */
-    double bound = 2 * SYNC_MS / 1e3 + 2 * round_max + 0.025;
+    /* the time bound: 2 periods and a round (docs/management.md), the period being sync_ms or what a busy
+     * machine let the sync threads keep; 10 ms for the reader's own delays */
+    double period = gap_max > SYNC_MS / 1e3 ? gap_max : SYNC_MS / 1e3, bound = 2 * period + round_max + 0.010;
     printf("  %d nodes, sync_ms %d: %lld reads of other nodes' counters, %lld lacking adds; oldest add lacking "
-           "%.1f ms (bound %.1f ms); longest round %.2f ms; %lld syncs\n",
-           nodes, SYNC_MS, (long long)ck, (long long)lk, lag * 1e3, bound * 1e3, round_max * 1e3,
+           "%.1f ms (bound %.1f ms); longest period %.1f ms, longest round %.2f ms; %lld syncs\n",
+           nodes, SYNC_MS, (long long)ck, (long long)lk, lag * 1e3, bound * 1e3, gap_max * 1e3, round_max * 1e3,
            (long long)stats[0].syncs);
+    CR_CHECK(gap_max >= SYNC_MS / 1e3 * 0.9); /* the period is kept, not shortened */
     CR_CHECK(ck > 1000 && lk > 0); /* the readers did see replicas lag, and often */
     CR_CHECK(lag <= bound);
     stop(&j);
@@ -486,10 +492,12 @@ static void test_staleness_3_nodes(void) {
     staleness(3);
 }
 
+static void test_counting_1_node(void) { counting(1); }
 static void test_counting_2_nodes(void) { counting(2); }
 static void test_counting_3_nodes(void) { counting(3); }
 
 int main(void) {
+    CR_RUN(test_counting_1_node);
     CR_RUN(test_counting_2_nodes);
     CR_RUN(test_counting_3_nodes);
     CR_RUN(test_staleness_2_nodes);
