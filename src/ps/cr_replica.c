@@ -88,6 +88,7 @@ typedef struct inmsg {
 
 typedef struct req {
     int table, done, rc;
+    int abandoned; /* its caller timed out: whoever ends it frees it */
     rset *target;
     uint64_t hash;
     char err[CR_ERR_MAX];
@@ -111,6 +112,7 @@ struct cr_replicas {
     int ninbox, stop, changing, broken;
     req *rq; /* the pending change, NULL if none */
     char broken_msg[CR_ERR_MAX];
+    cr_err why; /* sync thread only: why its last round failed */
 };
 
 /* ---------- sets ---------- */
@@ -341,13 +343,24 @@ static inmsg *await(cr_replicas *r, int64_t round, int step, int from) {
     pthread_mutex_lock(&r->mu);
     inmsg *got = NULL;
     while (!got && !r->stop) {
-        for (inmsg **pp = &r->inbox; *pp; pp = &(*pp)->next)
-            if ((*pp)->h.round == round && (*pp)->h.step == step && (*pp)->h.from == from) {
-                got = *pp;
-                *pp = got->next;
+        for (inmsg **pp = &r->inbox; *pp;) {
+            inmsg *m = *pp;
+            if (m->h.round < round) { /* of a round already done: a duplicate */
+                *pp = m->next;
+                r->ninbox--;
+                free(m->body);
+                free(m);
+                drop(r);
+                continue;
+            }
+            if (m->h.round == round && m->h.step == step && m->h.from == from) {
+                got = m;
+                *pp = m->next;
                 r->ninbox--;
                 break;
             }
+            pp = &m->next;
+        }
         if (!got) pthread_cond_wait(&r->cv, &r->mu);
     }
     pthread_mutex_unlock(&r->mu);
@@ -392,7 +405,7 @@ static int send_red(cr_replicas *r, const round_ctx *c, int to, int step) {
     void *sock = r->peer[to];
     if (zmq_send(sock, &d, sizeof d, ZMQ_SNDMORE) < 0 || zmq_send(sock, &h, sizeof h, ZMQ_SNDMORE) < 0 ||
         cr_send_owned(sock, body, bytes, 0) < 0)
-        return -1;
+        return cr_errf(&r->why, "replica sync: cannot send to node %d: %s", to, zmq_strerror(errno));
     atomic_fetch_add(&r->msent, 1);
     atomic_fetch_add(&r->bsent, (long long)(sizeof d + sizeof h + bytes));
     return 0;
@@ -469,9 +482,12 @@ static int combine(round_ctx *c, inmsg *m, int replace) {
 /* Receive from `from` and fold; 0, or -1 when stopping or on a bad message. */
 static int take(cr_replicas *r, round_ctx *c, int step, int from, int replace) {
     inmsg *m = await(r, c->round, step, from);
-    if (!m) return -1;
+    if (!m) return cr_errf(&r->why, "node stopping");
     int rc = combine(c, m, replace);
-    if (rc < 0) drop(r);
+    if (rc < 0) {
+        drop(r);
+        cr_errf(&r->why, "replica sync: a malformed message from node %d in round %lld", from, (long long)c->round);
+    }
     free(m->body);
     free(m);
     return rc;
@@ -620,6 +636,20 @@ static void install(cr_replicas *r, req *q) {
     atomic_store(&r->keys, k);
 }
 
+/* End the pending change q with rc (caller holds r->mu): its caller wakes,
+ * or, if it gave up waiting, q is freed here. */
+static void finish(cr_replicas *r, req *q, int rc) {
+    r->rq = NULL;
+    if (q->abandoned) {
+        set_free(q->target);
+        free(q);
+        return;
+    }
+    q->rc = rc;
+    q->done = 1;
+    pthread_cond_broadcast(&r->done_cv);
+}
+
 /* The change of a set: the final sync, then the install. -1 when stopping. */
 static int change(cr_replicas *r, req *q) {
     int flags = FLAG_CHANGE;
@@ -628,11 +658,8 @@ static int change(cr_replicas *r, req *q) {
     if (rc < 0) return -1;
     if (rc == 0) install(r, q);
     pthread_mutex_lock(&r->mu);
-    q->rc = rc ? -1 : 0;
-    q->done = 1;
-    r->rq = NULL;
     r->changing = 0;
-    pthread_cond_broadcast(&r->done_cv);
+    finish(r, q, rc ? -1 : 0);
     pthread_mutex_unlock(&r->mu);
     return 0;
 }
@@ -673,6 +700,22 @@ static int next_action(cr_replicas *r, double *due) {
     return act;
 }
 
+/* The sync thread ends (stop, or a round failed): a failure makes the
+ * replicas broken, and a pending change fails with the reason at once.
+ * Workers keep their replicas; nothing is merged any more. */
+static void give_up(cr_replicas *r) {
+    pthread_mutex_lock(&r->mu);
+    if (!r->stop && !r->broken) {
+        r->broken = 1;
+        snprintf(r->broken_msg, sizeof r->broken_msg, "%s", r->why.msg);
+    }
+    if (r->rq && !r->stop) {
+        snprintf(r->rq->err, sizeof r->rq->err, "replicate: %.400s", r->broken_msg);
+        finish(r, r->rq, -1);
+    }
+    pthread_mutex_unlock(&r->mu);
+}
+
 static void *sync_main(void *arg) {
     cr_replicas *r = arg;
     double due = cr_now(), last = -1; /* start of the last timed round, -1 after anything else */
@@ -697,6 +740,7 @@ static void *sync_main(void *arg) {
         }
         due = start + atomic_load(&r->sync_ms) / 1000.0;
     }
+    give_up(r);
     return NULL;
 }
 
@@ -743,7 +787,8 @@ int cr_replicas_set(cr_replicas *r, int table, const int64_t *keys, int64_t n, c
     r->rq = q;
     pthread_cond_broadcast(&r->cv);
     int rc = wait_req(r, q);
-    if (rc < 0) { /* the sync thread still holds q: it stays with r */
+    if (rc < 0) { /* the sync thread still holds q: it ends or frees it */
+        q->abandoned = 1;
         snprintf(r->broken_msg, sizeof r->broken_msg,
                  "replica sync stuck: a change of table '%s' got no answer from the other nodes within %.0f s",
                  sh->def.name, SET_TIMEOUT);

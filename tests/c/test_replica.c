@@ -9,7 +9,8 @@
  *    replicas of all nodes are bitwise equal after a final sync;
  *  - nothing is sent while nothing is replicated (the byte counters);
  *  - bad input: out-of-range keys, no such table, the assign rule, keys
- *    that are not replicated, nodes that disagree on the keys. */
+ *    that are not replicated, nodes that disagree on the keys, malformed
+ *    sync messages from a stranger on a node's data socket. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "base/cr_time.h"
 #include "cr_test.h"
 #include "ps/cr_job.h"
+#include "ps/cr_node_impl.h"
 #include "ps/cr_replica.h"
 
 #define MAXN 3
@@ -173,6 +175,45 @@ static const char *do_bad(cr_node *n, char *msg, size_t msgn) {
                       "disagreeing nodes", msg, msgn);
 }
 
+/* A stranger on node 1's data socket sends malformed sync messages: each
+ * is dropped and counted, the replicas go on. Run on node 0. */
+static const char *do_stranger(cr_node *n, char *msg, size_t msgn) {
+    if (cr_node_id(n) != 0 || cr_node_count(n) < 2) return NULL;
+    void *ctx = zmq_ctx_new(), *sock = zmq_socket(ctx, ZMQ_DEALER);
+    int linger = 2000; /* closing must not discard what is queued */
+    zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
+    if (zmq_connect(sock, n->addrs[1]) < 0) {
+        snprintf(msg, msgn, "stranger: cannot connect to %s", n->addrs[1]);
+        return msg;
+    }
+    cr_dhdr d = {.type = CR_D_SYNC};
+    char junk[64] = {0};
+    struct {
+        int64_t round, bytes;
+        int32_t from, step, kind, flags, table, nsec;
+        uint64_t hash;
+    } h = {.round = 0, .bytes = 8, .from = 7, .step = 1, .kind = 1};
+    zmq_send(sock, &d, sizeof d, 0); /* header alone */
+    zmq_send(sock, &d, sizeof d, ZMQ_SNDMORE);
+    zmq_send(sock, junk, 5, ZMQ_SNDMORE); /* a sync header of the wrong size */
+    zmq_send(sock, junk, 8, 0);
+    zmq_send(sock, &d, sizeof d, ZMQ_SNDMORE);
+    zmq_send(sock, &h, sizeof h, ZMQ_SNDMORE); /* from node 7 of 2 */
+    zmq_send(sock, junk, 8, 0);
+    h.from = 0;
+    zmq_send(sock, &d, sizeof d, ZMQ_SNDMORE);
+    zmq_send(sock, &h, sizeof h, ZMQ_SNDMORE); /* 8 bytes announced, 3 sent */
+    zmq_send(sock, junk, 3, 0);
+    h.kind = 9;
+    h.bytes = 3;
+    zmq_send(sock, &d, sizeof d, ZMQ_SNDMORE);
+    zmq_send(sock, &h, sizeof h, ZMQ_SNDMORE); /* an unknown kind */
+    zmq_send(sock, junk, 3, 0);
+    zmq_close(sock);
+    zmq_ctx_term(ctx);
+    return NULL;
+}
+
 static const char *do_snap(cr_node *n, char *msg, size_t msgn) {
     int64_t keys[AK];
     for (int64_t k = 0; k < AK; k++) keys[k] = k;
@@ -287,6 +328,7 @@ static const char *run(cr_node *n, int lw, const cr_cmd *c, char *msg, size_t ms
     if (!strcmp(c->p1, "check")) return do_check(n, phase, msg, msgn);
     if (!strcmp(c->p1, "bad")) return do_bad(n, msg, msgn);
     if (!strcmp(c->p1, "snap")) return do_snap(n, msg, msgn);
+    if (!strcmp(c->p1, "stranger")) return do_stranger(n, msg, msgn);
     if (!strcmp(c->p1, "stats")) {
         cr_replicas_stats(cr_node_replicas(n), &stats[cr_node_id(n)]);
         return NULL;
@@ -401,6 +443,15 @@ static void counting(int nodes) {
     CR_CHECK(sent_total() == 0);
     CR_CHECK(call(j, "set", "0 1") == 0);
     CR_CHECK(call(j, "bad", "0 0") == 0);
+    if (nodes > 1) { /* malformed sync messages to node 1: dropped, counted, harmless */
+        CR_CHECK(call(j, "stranger", "0 0") == 0);
+        for (int i = 0; i < 100 && stats[1].dropped < 5; i++) {
+            usleep(10 * 1000);
+            CR_CHECK(call(j, "stats", "0 0") == 0);
+        }
+        printf("  malformed sync messages dropped by node 1: %lld\n", (long long)stats[1].dropped);
+        CR_CHECK(stats[1].dropped == 5);
+    }
     CR_CHECK(call(j, "count", "0 1") == 0);
     CR_CHECK(call(j, "set", "0 1") == 0); /* the same keys again: a final sync */
     CR_CHECK(call(j, "check", "0 1") == 0);
@@ -424,6 +475,7 @@ static void counting(int nodes) {
      * one node sends nothing */
     CR_CHECK((stats[0].msgs_sent > 0) == (nodes > 1));
     CR_CHECK(stats[0].syncs > (nodes > 1 ? 7 : 6) * 3 + 5 && stats[0].dropped == 0);
+    CR_CHECK(nodes == 1 || stats[1].dropped == 5);
     CR_CHECK(stats[0].keys == K / 5 + AK);
     CR_CHECK(call(j, "set", "1 3") == 0);
     CR_CHECK(call(j, "set", "0 3") == 0); /* nothing replicated: every count is in the home rows */
