@@ -295,6 +295,16 @@ void cr_replicas_stats(const cr_replicas *r, cr_replica_stats *o) {
                             .gap_max_s = (double)atomic_load(&m->gap_max_us) / 1e6};
 }
 
+int cr_replicas_stats_put(const cr_replica_stats *t, char *b, size_t cap) {
+    return snprintf(b, cap,
+                    ",replica={keys=%lld,reads=%lld,updates=%lld,syncs=%lld,msgs_sent=%lld,msgs_recv=%lld,"
+                    "bytes_sent=%lld,bytes_recv=%lld,dropped=%lld,sync_ms=%lld,round_max_s=%.6f,gap_max_s=%.6f}",
+                    (long long)t->keys, (long long)t->reads, (long long)t->updates, (long long)t->syncs,
+                    (long long)t->msgs_sent, (long long)t->msgs_recv, (long long)t->bytes_sent,
+                    (long long)t->bytes_recv, (long long)t->dropped, (long long)t->sync_ms, t->round_max_s,
+                    t->gap_max_s);
+}
+
 int64_t cr_replicas_round(const cr_replicas *r) { return atomic_load(&((cr_replicas *)r)->round); }
 
 void cr_replicas_set_sync_ms(cr_replicas *r, int ms) {

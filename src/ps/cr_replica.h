@@ -37,7 +37,11 @@
  *   cr_replicas_set: collective (every node calls it with the same keys, in
  *     the same order of tables) from one thread per node, while no worker
  *     of any node uses the table (between commands): it swaps the set that
- *     has/pull/push read. Blocks until the change is done on this node.
+ *     has/pull/push read. Blocks until the change is done on this node
+ *     (three rounds once every node has called it). Every node must call
+ *     it, or none: check anything that could refuse the change first (a
+ *     node that never calls it makes the others fail after 30 s). Its own
+ *     checks (table, keys, rule) give the same answer on every node.
  *   cr_replicas_new/_destroy: the node's main thread (setup / teardown,
  *     after the server thread has stopped). */
 
@@ -100,6 +104,11 @@ int cr_replicas_pull(cr_replicas *r, int table, const int64_t *keys, int64_t n, 
 int cr_replicas_push(cr_replicas *r, int table, const int64_t *keys, int64_t n, const float *g, cr_err *e);
 
 void cr_replicas_stats(const cr_replicas *r, cr_replica_stats *out);
+/* Append the counters to a STATS answer as Lua table text:
+ * ",replica={keys=..,reads=..,updates=..,syncs=..,msgs_sent=..,msgs_recv=..,
+ * bytes_sent=..,bytes_recv=..,dropped=..,sync_ms=..,round_max_s=..,gap_max_s=..}".
+ * Returns what snprintf returns (the length it needed). */
+int cr_replicas_stats_put(const cr_replica_stats *t, char *b, size_t cap);
 /* Sync rounds this node has completed (a reader that saw round c sees
  * every update another node made before its snapshot of round c - 1). */
 int64_t cr_replicas_round(const cr_replicas *r);

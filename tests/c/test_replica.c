@@ -476,6 +476,10 @@ static void counting(int nodes) {
     CR_CHECK((stats[0].msgs_sent > 0) == (nodes > 1));
     CR_CHECK(stats[0].syncs > (nodes > 1 ? 7 : 6) * 3 + 5 && stats[0].dropped == 0);
     CR_CHECK(nodes == 1 || stats[1].dropped == 5);
+    char txt[512], want[64];
+    CR_CHECK(cr_replicas_stats_put(&stats[0], txt, sizeof txt) < (int)sizeof txt);
+    snprintf(want, sizeof want, ",replica={keys=%d,reads=7048,updates=24000,syncs=", K / 5 + AK);
+    CR_CHECK(strncmp(txt, want, strlen(want)) == 0 && txt[strlen(txt) - 1] == '}');
     CR_CHECK(stats[0].keys == K / 5 + AK);
     CR_CHECK(call(j, "set", "1 3") == 0);
     CR_CHECK(call(j, "set", "0 3") == 0); /* nothing replicated: every count is in the home rows */
