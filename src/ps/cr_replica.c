@@ -48,6 +48,12 @@
 enum { KIND_DELTA = 1, KIND_INSTALL = 2 };
 enum { FLAG_CHANGE = 1, FLAG_DISAGREE = 2, FLAG_MISSING = 4 };
 
+/* A slot of the key index: the key and its slot, side by side (one cache
+ * line per probe). */
+typedef struct hent {
+    int64_t key, slot;
+} hent;
+
 /* One table's replicated keys on this node. Immutable shape; rows under
  * the stripe locks (stripe = slot % STRIPES); red, rmark, rlist belong to
  * the sync thread. */
@@ -57,8 +63,7 @@ typedef struct rset {
     int32_t dim, sdim, rowf;
     int64_t n, hcap;
     int64_t *keys;       /* sorted, unique */
-    int64_t *hkey;       /* open addressing, -1 empty */
-    int32_t *hslot;
+    hent *h;             /* open addressing, key -1: empty */
     float *w, *base, *acc, *red;
     uint8_t *dirty, *rmark;
     int32_t *dlist;      /* stripe b's dirty slots at dlist[b * per ...] */
@@ -122,15 +127,15 @@ static inline uint64_t mix(int64_t k) { return (uint64_t)k * 0x9E3779B97F4A7C15U
 static int64_t find(const rset *s, int64_t key) {
     uint64_t m = (uint64_t)s->hcap - 1;
     for (uint64_t h = (mix(key) >> 17) & m;; h = (h + 1) & m) {
-        if (s->hkey[h] == key) return s->hslot[h];
-        if (s->hkey[h] < 0) return -1;
+        if (s->h[h].key == key) return s->h[h].slot;
+        if (s->h[h].key < 0) return -1;
     }
 }
 
 static void set_free(rset *s) {
     if (!s) return;
     for (int b = 0; b < STRIPES; b++) pthread_mutex_destroy(&s->locks[b]);
-    void *p[] = {s->keys, s->hkey, s->hslot, s->w, s->base, s->acc, s->red, s->dirty, s->rmark, s->dlist, s->rlist};
+    void *p[] = {s->keys, s->h, s->w, s->base, s->acc, s->red, s->dirty, s->rmark, s->dlist, s->rlist};
     for (size_t i = 0; i < sizeof p / sizeof *p; i++) free(p[i]);
     free(s);
 }
@@ -147,8 +152,7 @@ static int set_alloc(rset *s) {
     s->hcap = 16;
     while (s->hcap < 2 * s->n) s->hcap *= 2;
     s->per = s->n / STRIPES + 1;
-    s->hkey = malloc((size_t)s->hcap * sizeof *s->hkey);   /* all checked below */
-    s->hslot = malloc((size_t)s->hcap * sizeof *s->hslot);
+    s->h = malloc((size_t)s->hcap * sizeof *s->h); /* all checked below */
     s->w = malloc(rows);
     s->base = malloc(rows);
     s->acc = calloc(1, rows);
@@ -157,16 +161,15 @@ static int set_alloc(rset *s) {
     s->rmark = calloc(n, 1);
     s->dlist = malloc((size_t)(s->per * STRIPES) * sizeof *s->dlist);
     s->rlist = malloc(n * sizeof *s->rlist);
-    if (!s->hkey || !s->hslot || !s->w || !s->base || !s->acc || !s->red || !s->dirty || !s->rmark || !s->dlist ||
+    if (!s->h || !s->w || !s->base || !s->acc || !s->red || !s->dirty || !s->rmark || !s->dlist ||
         !s->rlist)
         return -1;
-    memset(s->hkey, 0xff, (size_t)s->hcap * sizeof *s->hkey);
+    for (int64_t i = 0; i < s->hcap; i++) s->h[i].key = -1;
     uint64_t m = (uint64_t)s->hcap - 1;
     for (int64_t i = 0; i < s->n; i++) {
         uint64_t h = (mix(s->keys[i]) >> 17) & m;
-        while (s->hkey[h] >= 0) h = (h + 1) & m;
-        s->hkey[h] = s->keys[i];
-        s->hslot[h] = (int32_t)i;
+        while (s->h[h].key >= 0) h = (h + 1) & m;
+        s->h[h] = (hent){s->keys[i], i};
     }
     for (int b = 0; b < STRIPES; b++) pthread_mutex_init(&s->locks[b], NULL);
     return 0;
@@ -253,14 +256,24 @@ int cr_replicas_pull(cr_replicas *r, int table, const int64_t *keys, int64_t n, 
 }
 
 /* Apply update g to slot's w with the table's rule; add the change to acc
- * and list the slot as dirty. old: rowf floats of scratch. */
+ * and list the slot as dirty. old: rowf floats of scratch (for adagrad,
+ * whose change, value and state, is taken as new - old). */
 static void push_one(rset *s, const cr_optim *o, int64_t slot, const float *g, float *old) {
     int b = (int)(slot % STRIPES);
     float *w = s->w + slot * s->rowf, *acc = s->acc + slot * s->rowf;
     pthread_mutex_lock(&s->locks[b]);
-    memcpy(old, w, (size_t)s->rowf * sizeof(float));
-    cr_optim_apply(o, w, w + s->dim, g, s->dim);
-    for (int32_t j = 0; j < s->rowf; j++) acc[j] += w[j] - old[j];
+    if (o->kind == CR_OPTIM_SGD || o->kind == CR_OPTIM_ADD) { /* the change is f * g: no copy needed */
+        float f = o->kind == CR_OPTIM_SGD ? -o->lr : 1.0f;   /* w += f * g is bitwise cr_optim_apply's */
+        for (int32_t j = 0; j < s->dim; j++) {
+            float d = f * g[j];
+            w[j] += d;
+            acc[j] += d;
+        }
+    } else {
+        memcpy(old, w, (size_t)s->rowf * sizeof(float));
+        cr_optim_apply(o, w, w + s->dim, g, s->dim);
+        for (int32_t j = 0; j < s->rowf; j++) acc[j] += w[j] - old[j];
+    }
     if (!s->dirty[slot]) {
         s->dirty[slot] = 1;
         s->dlist[b * s->per + s->dcnt[b]++] = (int32_t)slot;
@@ -271,13 +284,17 @@ static void push_one(rset *s, const cr_optim *o, int64_t slot, const float *g, f
 int cr_replicas_push(cr_replicas *r, int table, const int64_t *keys, int64_t n, const float *g, cr_err *e) {
     rset *s = set_of(r, table, "replica push", e);
     if (!s) return -1;
-    for (int64_t i = 0; i < n; i++)
-        if (find(s, keys[i]) < 0) return not_replicated(s, "replica push", keys[i], i, e);
-    if (cr_check_finite(g, (size_t)n * (size_t)s->dim, "replica push refused", e) < 0) return -1;
+    int64_t few[256], *slot = n <= 256 ? few : cr_xmalloc((size_t)n * sizeof *slot);
+    int rc = 0;
+    for (int64_t i = 0; i < n && rc == 0; i++)
+        if ((slot[i] = find(s, keys[i])) < 0) rc = not_replicated(s, "replica push", keys[i], i, e);
+    if (rc == 0) rc = cr_check_finite(g, (size_t)n * (size_t)s->dim, "replica push refused", e);
     cr_optim o = s->s->def.optim; /* lr changes only between commands (SETLR) */
     float small[256], *old = s->rowf <= 256 ? small : cr_xmalloc((size_t)s->rowf * sizeof(float));
-    for (int64_t i = 0; i < n; i++) push_one(s, &o, find(s, keys[i]), g + i * s->dim, old);
+    for (int64_t i = 0; i < n && rc == 0; i++) push_one(s, &o, slot[i], g + i * s->dim, old);
     if (old != small) free(old);
+    if (slot != few) free(slot);
+    if (rc < 0) return -1;
     atomic_fetch_add(&r->updates, n);
     return 0;
 }
