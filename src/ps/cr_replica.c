@@ -3,7 +3,8 @@
  * docs/management.md ("Replication").
  *
  * Per replicated key (a slot of its table's set) a node keeps three rows of
- * rowf = dim + sdim floats (the value, then the optimizer state):
+ * rowf = dim + sdim floats (the value, then the optimizer state), and a
+ * fourth for the sync thread's sums (red):
  *   w     what workers read and update (the rule applied at once),
  *   base  the value all nodes agreed on after the last round (bitwise equal
  *         on every node: the all-reduce sums in the same pairs everywhere),
@@ -27,7 +28,6 @@
 #include "ps/cr_replica.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +46,7 @@
 #define STEP_POST 1001  /* and gets the sum back */
 
 enum { KIND_DELTA = 1, KIND_INSTALL = 2 };
-enum { FLAG_CHANGE = 1, FLAG_DISAGREE = 2, FLAG_MISSING = 4 };
+enum { FLAG_CHANGE = 1, FLAG_DISAGREE = 2 };
 
 /* A slot of the key index: the key and its slot, side by side (one cache
  * line per probe). */
@@ -71,6 +71,7 @@ typedef struct rset {
     int64_t per;
     int32_t *rlist;
     int64_t rcnt;
+    int locked;          /* the locks are initialised */
     pthread_mutex_t locks[STRIPES];
 } rset;
 
@@ -134,7 +135,7 @@ static int64_t find(const rset *s, int64_t key) {
 
 static void set_free(rset *s) {
     if (!s) return;
-    for (int b = 0; b < STRIPES; b++) pthread_mutex_destroy(&s->locks[b]);
+    for (int b = 0; s->locked && b < STRIPES; b++) pthread_mutex_destroy(&s->locks[b]);
     void *p[] = {s->keys, s->h, s->w, s->base, s->acc, s->red, s->dirty, s->rmark, s->dlist, s->rlist};
     for (size_t i = 0; i < sizeof p / sizeof *p; i++) free(p[i]);
     free(s);
@@ -172,6 +173,7 @@ static int set_alloc(rset *s) {
         s->h[h] = (hent){s->keys[i], i};
     }
     for (int b = 0; b < STRIPES; b++) pthread_mutex_init(&s->locks[b], NULL);
+    s->locked = 1;
     return 0;
 }
 

@@ -227,8 +227,8 @@ static const char *do_snap(cr_node *n, char *msg, size_t msgn) {
 
 /* ---------- staleness ----------
  * Worker 0 of node j adds 1 to key j of table 3 every ~0.2 ms for STALE_S
- * seconds, recording the time before each add and the node's round count
- * after it; worker 1 of every node reads all keys all the time. The read
+ * seconds, recording the node's round count and the time after each add;
+ * worker 1 of every node reads all keys all the time. The read
  * of node j's key on node i must hold every add of j tagged <= c - 2, c
  * being i's round count before the read (the logical bound), and the
  * oldest add it lacks must be at most the time bound old. */
@@ -249,13 +249,13 @@ static const char *stale_writer(cr_node *n, char *msg, size_t msgn) {
     double t0 = cr_now();
     const char *err = NULL;
     for (int i = 0; i < WMAX && cr_now() - t0 < STALE_S; i++) {
-        wtime[me][i] = cr_now();
         if (cr_replicas_push(r, 3, &me, 1, &one, &e) < 0) {
             snprintf(msg, msgn, "writer: %s", e.msg);
             err = msg;
             break;
         }
         wtag[me][i] = cr_replicas_round(r);
+        wtime[me][i] = cr_now(); /* after the add: a writer paused before it does not count as lag */
         atomic_store(&wcount[me], i + 1);
         usleep(200);
     }
@@ -266,11 +266,12 @@ static const char *stale_writer(cr_node *n, char *msg, size_t msgn) {
 /* One read of every node's counter on node `me`; -1 with msg on a breach
  * of the logical bound or a value from nowhere. */
 static int stale_read(cr_replicas *r, int me, int64_t *upto, char *msg, size_t msgn) {
-    int64_t keys[MAXN], c = cr_replicas_round(r);
+    int64_t keys[MAXN];
     int cnt[MAXN];
     float v[MAXN];
+    for (int j = 0; j < nnodes; j++) keys[j] = j, cnt[j] = atomic_load(&wcount[j]); /* adds published by now */
+    int64_t c = cr_replicas_round(r);
     double t = cr_now();
-    for (int j = 0; j < nnodes; j++) keys[j] = j, cnt[j] = atomic_load(&wcount[j]);
     cr_err e;
     if (cr_replicas_pull(r, 3, keys, nnodes, v, &e) < 0) return snprintf(msg, msgn, "reader: %s", e.msg), -1;
     for (int j = 0; j < nnodes; j++) {
