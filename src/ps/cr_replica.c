@@ -594,7 +594,10 @@ static void raise_to(atomic_llong *a, double seconds) {
 
 static void round_done(cr_replicas *r, double t0) {
     raise_to(&r->round_max_us, cr_now() - t0);
+    pthread_mutex_lock(&r->mu);
     atomic_fetch_add(&r->round, 1);
+    pthread_cond_broadcast(&r->done_cv); /* settle waits on rounds */
+    pthread_mutex_unlock(&r->mu);
     atomic_fetch_add(&r->syncs, 1);
 }
 
@@ -794,6 +797,23 @@ static int wait_req(cr_replicas *r, req *q) {
     while (!q->done && !r->stop)
         if (pthread_cond_timedwait(&r->done_cv, &r->mu, &ts) == ETIMEDOUT) break;
     return q->done ? 0 : -1;
+}
+
+int cr_replicas_settle(cr_replicas *r, cr_err *e) {
+    if (!atomic_load(&r->keys)) return 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += (time_t)SET_TIMEOUT;
+    pthread_mutex_lock(&r->mu);
+    int64_t until = atomic_load(&r->round) + 3;
+    int rc = 0;
+    while (rc == 0 && atomic_load(&r->round) < until) {
+        if (r->stop || r->broken) rc = cr_errf(e, "replica settle: %s", r->stop ? "node stopping" : r->broken_msg);
+        else if (pthread_cond_timedwait(&r->done_cv, &r->mu, &ts) == ETIMEDOUT)
+            rc = cr_errf(e, "replica settle: no sync round for %.0f s", SET_TIMEOUT);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return rc;
 }
 
 int cr_replicas_set(cr_replicas *r, int table, const int64_t *keys, int64_t n, cr_err *e) {

@@ -32,7 +32,7 @@
  *   cr_replicas_has, _count: lock-free reads; any thread.
  *   cr_replicas_pull, _push: any worker thread, concurrently (striped locks
  *     held for one row at a time; never wait for the sync).
- *   cr_replicas_stats, _round, _set_sync_ms: any thread.
+ *   cr_replicas_stats, _round, _set_sync_ms, _settle: any thread.
  *   cr_replicas_deliver: the node's server thread (copies, never blocks).
  *   cr_replicas_set: collective (every node calls it with the same keys, in
  *     the same order of tables) from one thread per node, while no worker
@@ -87,6 +87,16 @@ void cr_replicas_destroy(cr_replicas **r);
  * out of [0, keys) named with its position, the rule "assign"), if the
  * nodes disagree on the keys, or if a peer does not answer within 30 s. */
 int cr_replicas_set(cr_replicas *r, int table, const int64_t *keys, int64_t n, cr_err *e);
+
+/* Wait until the updates made before the call are in every replica and in
+ * their home rows, provided no worker of any node updates replicas any
+ * more (between commands): three more rounds of this node (rounds on
+ * different nodes are at most one apart; the owner writes home before it
+ * joins the next round). For GETROWS and checkpoints that must see exact
+ * values. 0 at once if nothing is replicated; -1 with a message if the
+ * rounds stop (a change pending, a dead peer: after 30 s) or the node
+ * stops. Any thread but the sync thread; not collective. */
+int cr_replicas_settle(cr_replicas *r, cr_err *e);
 
 /* 1 if key is replicated in table (O(1) expected, lock-free), else 0. */
 int cr_replicas_has(const cr_replicas *r, int table, int64_t key);

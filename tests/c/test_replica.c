@@ -330,6 +330,12 @@ static const char *run(cr_node *n, int lw, const cr_cmd *c, char *msg, size_t ms
     if (!strcmp(c->p1, "bad")) return do_bad(n, msg, msgn);
     if (!strcmp(c->p1, "snap")) return do_snap(n, msg, msgn);
     if (!strcmp(c->p1, "stranger")) return do_stranger(n, msg, msgn);
+    if (!strcmp(c->p1, "settle")) {
+        cr_err e;
+        if (cr_replicas_settle(cr_node_replicas(n), &e) == 0) return NULL;
+        snprintf(msg, msgn, "settle: %s", e.msg);
+        return msg;
+    }
     if (!strcmp(c->p1, "stats")) {
         cr_replicas_stats(cr_node_replicas(n), &stats[cr_node_id(n)]);
         return NULL;
@@ -459,6 +465,8 @@ static void counting(int nodes) {
     CR_CHECK(home_rows_ok(j, 1) == 0);    /* home rows follow the replicas */
     CR_CHECK(call(j, "set", "0 2") == 0); /* a new set: multiples of 15 keep their counts */
     CR_CHECK(call(j, "count", "0 2") == 0);
+    CR_CHECK(call(j, "settle", "0 0") == 0); /* the home rows catch up without a change */
+    CR_CHECK(home_rows_ok(j, 2) == 0);
     CR_CHECK(call(j, "set", "0 2") == 0);
     CR_CHECK(call(j, "check", "0 2") == 0);
     /* adagrad: gradient 1 each time; the state sums of every node meet */
