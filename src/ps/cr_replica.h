@@ -19,7 +19,7 @@
  * Home rows: while a key is replicated, its owner (static range placement,
  * cr_shard_owner) writes the agreed value (and optimizer state) into its
  * shard after each round that changed it, so the home row lags the replicas
- * by at most one round and equals them once the job is idle. A key must be
+ * by a few rounds (cr_replicas_settle: exact, once workers are idle). A key must be
  * at its home node (not relocated) when it becomes replicated: the install
  * reads the home shards.
  *
@@ -30,8 +30,9 @@
  *
  * Thread safety:
  *   cr_replicas_has, _count: lock-free reads; any thread.
- *   cr_replicas_pull, _push: any worker thread, concurrently (striped locks
- *     held for one row at a time; never wait for the sync).
+ *   cr_replicas_pull, _push: any worker thread, concurrently (a stripe lock
+ *     per row; the sync thread holds a stripe only while it moves that
+ *     stripe's changed rows in or out, never across network waits).
  *   cr_replicas_stats, _round, _set_sync_ms, _settle: any thread.
  *   cr_replicas_deliver: the node's server thread (copies, never blocks).
  *   cr_replicas_set: collective (every node calls it with the same keys, in
