@@ -1,5 +1,7 @@
-/* Replication of hot keys (src/ps/cr_replica.h) on 2 and 3 node threads on
- * loopback tcp, workers written in C calling the replica API directly.
+/* Replication of hot keys (src/ps/cr_replica.h) on 1 to 5 node threads on
+ * loopback tcp (the all-reduce's shapes: none, a pair, an extra node, two
+ * doubling steps, both), workers written in C calling the replica API
+ * directly.
  *
  *  - counting model: every worker adds 1 to random replicated keys many
  *    times; after a final sync every node's replica, and then every home
@@ -21,7 +23,7 @@
 #include "ps/cr_node_impl.h"
 #include "ps/cr_replica.h"
 
-#define MAXN 3
+#define MAXN 5
 #define K 300    /* keys of the counting table */
 #define DIM 3
 #define AK 24    /* keys of the adagrad table, all replicated */
@@ -560,11 +562,15 @@ static void test_staleness_3_nodes(void) {
 static void test_counting_1_node(void) { counting(1); }
 static void test_counting_2_nodes(void) { counting(2); }
 static void test_counting_3_nodes(void) { counting(3); }
+static void test_counting_4_nodes(void) { counting(4); } /* two doubling steps */
+static void test_counting_5_nodes(void) { counting(5); } /* two steps, and node 4 hands its part to node 0 */
 
 int main(void) {
     CR_RUN(test_counting_1_node);
     CR_RUN(test_counting_2_nodes);
     CR_RUN(test_counting_3_nodes);
+    CR_RUN(test_counting_4_nodes);
+    CR_RUN(test_counting_5_nodes);
     CR_RUN(test_staleness_2_nodes);
     CR_RUN(test_staleness_3_nodes);
     return cr_test_done();
