@@ -28,12 +28,17 @@ static int check_shape(cr_kge_model m, const cr_mat *E, const cr_mat *R, cr_err 
 
 static int bad_row(int64_t i, int64_t n) { return i < 0 || i >= n; }
 
-int cr_kge_check(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const cr_mat *R, cr_err *e) {
+int cr_kge_check_split(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const cr_mat *E2, const cr_mat *R,
+                       cr_err *e) {
     if (check_shape(m, E, R, e)) return -1;
+    if (E2 && E2->cols != E->cols)
+        return cr_errf(e, "sampled entity rows have %lld columns, the entity rows %lld", (long long)E2->cols,
+                       (long long)E->cols);
+    int64_t ne = E->rows + (E2 ? E2->rows : 0);
     for (int64_t i = 0; i < b->n; i++) {
-        if (bad_row(b->s[i], E->rows) || bad_row(b->o[i], E->rows))
+        if (bad_row(b->s[i], ne) || bad_row(b->o[i], ne))
             return cr_errf(e, "triple %lld: entity row %lld out of range [0, %lld)", (long long)i + 1,
-                           (long long)(bad_row(b->s[i], E->rows) ? b->s[i] : b->o[i]), (long long)E->rows);
+                           (long long)(bad_row(b->s[i], ne) ? b->s[i] : b->o[i]), (long long)ne);
         if (bad_row(b->r[i], R->rows))
             return cr_errf(e, "triple %lld: relation row %lld out of range [0, %lld)", (long long)i + 1,
                            (long long)b->r[i], (long long)R->rows);
@@ -42,6 +47,10 @@ int cr_kge_check(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const c
                            (double)b->y[i]);
     }
     return 0;
+}
+
+int cr_kge_check(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const cr_mat *R, cr_err *e) {
+    return cr_kge_check_split(m, b, E, NULL, R, e);
 }
 
 int cr_kge_check_queries(cr_kge_model m, const cr_mat *E, const cr_mat *R, const int64_t *anchor,
@@ -160,15 +169,20 @@ static double rescal_triple(const float *s, const float *W, const float *o, int6
     return l;
 }
 
-void cr_kge_loss_grad(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const cr_mat *R, float lambda,
-                      cr_mat *gE, cr_mat *gR, cr_kge_stats *st) {
+/* Row i of the split entity matrix [A; B] (B may be NULL). */
+static float *split_row(const cr_mat *A, const cr_mat *B, int64_t i) {
+    return i < A->rows ? cr_mat_row(A, i) : cr_mat_row(B, i - A->rows);
+}
+
+void cr_kge_loss_grad_split(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const cr_mat *E2,
+                            const cr_mat *R, float lambda, cr_mat *gE, cr_mat *gE2, cr_mat *gR, cr_kge_stats *st) {
     const int64_t d = E->cols, dr = R->cols;
     const int grad = gE && gR;
     float *u = m == CR_KGE_RESCAL ? cr_xmalloc((size_t)(2 * d) * sizeof(float)) : NULL;
     double loss = 0, reg = 0;
     for (int64_t i = 0; i < b->n; i++) {
-        const float *s = cr_mat_row(E, b->s[i]), *r = cr_mat_row(R, b->r[i]), *o = cr_mat_row(E, b->o[i]);
-        float *gs = grad ? cr_mat_row(gE, b->s[i]) : NULL, *go = grad ? cr_mat_row(gE, b->o[i]) : NULL;
+        const float *s = split_row(E, E2, b->s[i]), *r = cr_mat_row(R, b->r[i]), *o = split_row(E, E2, b->o[i]);
+        float *gs = grad ? split_row(gE, gE2, b->s[i]) : NULL, *go = grad ? split_row(gE, gE2, b->o[i]) : NULL;
         float *gr = grad ? cr_mat_row(gR, b->r[i]) : NULL;
         if (m == CR_KGE_RESCAL) {
             loss += rescal_triple(s, r, o, d, b->y[i], gs, gr, go, u, u + d);
@@ -189,6 +203,11 @@ void cr_kge_loss_grad(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, co
     st->loss += loss;
     st->reg += reg;
     st->n += b->n;
+}
+
+void cr_kge_loss_grad(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const cr_mat *R, float lambda,
+                      cr_mat *gE, cr_mat *gR, cr_kge_stats *st) {
+    cr_kge_loss_grad_split(m, b, E, NULL, R, lambda, gE, NULL, gR, st);
 }
 
 /* ---- scoring against all entities */

@@ -26,7 +26,7 @@ static void make_triples(void) {
 }
 
 static cr_kgebatch *make(int64_t batch, int64_t neg, uint64_t seed) {
-    cr_kgebatch_opts o = {NE, NR, batch, neg, seed};
+    cr_kgebatch_opts o = {NE, NR, batch, neg, seed, 0, 0, 0};
     cr_err e;
     return cr_kgebatch_new(ts, tr, to, NT, &o, &e);
 }
@@ -142,7 +142,7 @@ static void test_deterministic(void) {
 }
 
 static void expect_new_error(int64_t n_ent, int64_t n_rel, int64_t batch, int64_t neg, const char *msg) {
-    cr_kgebatch_opts o = {n_ent, n_rel, batch, neg, 0};
+    cr_kgebatch_opts o = {n_ent, n_rel, batch, neg, 0, 0, 0, 0};
     cr_err e;
     CR_CHECK(cr_kgebatch_new(ts, tr, to, NT, &o, &e) == NULL);
     CR_CHECK_STR(e.msg, msg);
@@ -185,7 +185,7 @@ static void test_bad_input(void) {
 }
 
 static void test_empty(void) {
-    cr_kgebatch_opts o = {NE, NR, 8, 2, 0};
+    cr_kgebatch_opts o = {NE, NR, 8, 2, 0, 0, 0, 0};
     cr_err e;
     cr_kgebatch *kb = cr_kgebatch_new(ts, tr, to, 0, &o, &e);
     CR_CHECK(kb);
