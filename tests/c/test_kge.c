@@ -130,6 +130,35 @@ static void test_gradient_accumulates(void) {
     }
 }
 
+/* The split matrix [A; B] (rows 0..1 in A, 2..NE-1 in B) gives the same
+ * loss and gradient as the whole E, and the check counts rows over both. */
+static void test_split_matches_whole(void) {
+    for (int mi = 0; mi < NMODELS; mi++) {
+        cr_kge_model m = MODELS[mi];
+        random_batch(m, 5);
+        int64_t rc = rel_cols(m);
+        static float gw[NE * D], gs[NE * D], rw[NR * D * D], rs[NR * D * D];
+        memset(gw, 0, sizeof gw), memset(gs, 0, sizeof gs), memset(rw, 0, sizeof rw), memset(rs, 0, sizeof rs);
+        cr_mat E = {NE, D, Ed}, R = {NR, rc, Rd}, GW = {NE, D, gw}, RW = {NR, rc, rw}, RS = {NR, rc, rs};
+        cr_mat A = {2, D, Ed}, B = {NE - 2, D, Ed + 2 * D}, GA = {2, D, gs}, GB = {NE - 2, D, gs + 2 * D};
+        cr_kge_batch b = {NB, bs, br, bo, by};
+        cr_kge_stats sw = {0, 0, 0}, ss = {0, 0, 0};
+        cr_err e;
+        CR_CHECK(cr_kge_check_split(m, &b, &A, &B, &R, &e) == 0);
+        cr_kge_loss_grad(m, &b, &E, &R, 0.05f, &GW, &RW, &sw);
+        cr_kge_loss_grad_split(m, &b, &A, &B, &R, 0.05f, &GA, &GB, &RS, &ss);
+        CR_CHECK_NEAR(sw.loss, ss.loss, 1e-9);
+        CR_CHECK_NEAR(sw.reg, ss.reg, 1e-9);
+        for (int k = 0; k < NE * D; k++) CR_CHECK_NEAR(gw[k], gs[k], 1e-7);
+        for (int k = 0; k < NR * rc; k++) CR_CHECK_NEAR(rw[k], rs[k], 1e-7);
+        B.rows = NE - 3; /* row NE - 1 is past [A; B] now */
+        int64_t s1 = NE - 1, r1 = 0, o1 = 0;
+        float y1 = 1;
+        CR_CHECK(cr_kge_check_split(m, &(cr_kge_batch){1, &s1, &r1, &o1, &y1}, &A, &B, &R, &e) == -1);
+        CR_CHECK_STR(e.msg, "triple 1: entity row 5 out of range [0, 5)");
+    }
+}
+
 /* Pinned values: score 0 costs log 2 either way; a huge score costs about
  * itself when wrong and about nothing when right, without overflow. */
 static void test_loss_values(void) {
@@ -267,6 +296,7 @@ static void test_sgd_reduces_loss(void) {
 int main(void) {
     CR_RUN(test_gradient_check);
     CR_RUN(test_gradient_accumulates);
+    CR_RUN(test_split_matches_whole);
     CR_RUN(test_loss_values);
     CR_RUN(test_score_all_matches_score);
     CR_RUN(test_check_messages);
