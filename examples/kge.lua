@@ -17,7 +17,8 @@
 --   per side and positive), lr (AdaGrad), lambda (L2 per triple and row), init (std of the
 --   normal init), batch (positives per kernel call), epochs, eval (filtered MRR on valid every
 --   N epochs; 0: only test at the end), sampling (scheme of the negatives' sampling API, as
---   job:sampling takes it; default: the run's), quiet (0), checkpoint (a path: saved after
+--   job:sampling takes it; default: the run's), quiet (0), test (1; 0: no valid/test
+--   evaluation at the end, for benchmarks: the result line then shows nan), checkpoint (a path: saved after
 --   every epoch; if it exists at start the run resumes from it).
 -- Defaults per model are below (tuned on wordnet-rr, see docs/models.md).
 -- Output: one line per epoch, filtered MRR and Hits@1/3/10 on valid every `eval`
@@ -31,15 +32,15 @@ local me = "examples/kge.lua"
 local models = { complex = true, distmult = true, transe_l1 = true, transe_l2 = true, rescal = true }
 -- per-model defaults (any option given overrides them)
 local defaults = {
-  complex = { dim = 100, neg = 10, lr = 0.2, lambda = 1e-6, init = 0.1, batch = 500, epochs = 40 },
-  distmult = { dim = 100, neg = 10, lr = 0.2, lambda = 1e-6, init = 0.1, batch = 500, epochs = 40 },
-  transe_l1 = { dim = 100, neg = 10, lr = 0.1, lambda = 0, init = 0.1, batch = 500, epochs = 40 },
-  transe_l2 = { dim = 100, neg = 10, lr = 0.1, lambda = 0, init = 0.1, batch = 500, epochs = 40 },
-  rescal = { dim = 100, neg = 10, lr = 0.1, lambda = 1e-6, init = 0.1, batch = 500, epochs = 40 },
+  complex = { dim = 100, neg = 10, lr = 0.2, lambda = 1e-6, init = 0.1, batch = 500, epochs = 30 },
+  distmult = { dim = 100, neg = 10, lr = 0.2, lambda = 1e-6, init = 0.1, batch = 500, epochs = 30 },
+  transe_l1 = { dim = 100, neg = 10, lr = 0.1, lambda = 0, init = 0.1, batch = 500, epochs = 30 },
+  transe_l2 = { dim = 100, neg = 10, lr = 0.1, lambda = 0, init = 0.1, batch = 500, epochs = 30 },
+  rescal = { dim = 100, neg = 10, lr = 0.1, lambda = 1e-6, init = 0.1, batch = 500, epochs = 30 },
 }
 local numeric = { dim = true, neg = true, lr = true, lambda = true, init = true, batch = true, epochs = true,
-                  eval = true, quiet = true }
-local opt = { data = "data/wordnet-rr", model = "complex", eval = 5, quiet = 0 }
+                  eval = true, quiet = true, test = true }
+local opt = { data = "data/wordnet-rr", model = "complex", eval = 5, quiet = 0, test = 1 }
 local given = {}
 
 local argv = arg or {}
@@ -191,12 +192,12 @@ end
 local tps = positives / math.max(seconds, 1e-9)
 local rec = { epoch = job.epochs, triples_per_s = tps, train_seconds = seconds }
 local t = { mrr = 0 / 0, hits1 = 0 / 0, hits3 = 0 / 0, hits10 = 0 / 0 }
-if valid then
+if valid and opt.test ~= 0 then
   local v = evaluate("valid")
   rec.valid_mrr, rec.valid_hits1, rec.valid_hits3, rec.valid_hits10 = v.mrr, v.hits1, v.hits3, v.hits10
   say(("valid: mrr %.4f  hits@1 %.4f  hits@3 %.4f  hits@10 %.4f"):format(v.mrr, v.hits1, v.hits3, v.hits10))
 end
-if test then
+if test and opt.test ~= 0 then
   t = evaluate("test")
   rec.test_mrr, rec.test_hits1, rec.test_hits3, rec.test_hits10 = t.mrr, t.hits1, t.hits3, t.hits10
   say(("test:  mrr %.4f  hits@1 %.4f  hits@3 %.4f  hits@10 %.4f"):format(t.mrr, t.hits1, t.hits3, t.hits10))
