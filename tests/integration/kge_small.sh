@@ -6,7 +6,7 @@
 # 5x that of the same model untrained (lr=0: the random init, about 0.02);
 # the JSONL's last record holds test_mrr/hits and triples_per_s. The same
 # graph in the LibKGE layout (entity_ids.del, relation_ids.del, *.del) trains
-# to the same quality, and DistMult, TransE and RESCAL run on it.
+# to the same quality; a checkpoint resumes; DistMult, TransE and RESCAL run.
 set -u
 BIN=${CRESCENT_BIN:?} ROOT=${CRESCENT_ROOT:?}
 tmp=$(mktemp -d)
@@ -55,6 +55,12 @@ for cfg in 1x1 1x2 2x1 del; do
     echo "$cfg: test MRR $m"
 done
 grep -q '"valid_mrr"' "$tmp/1x1.jsonl" || { echo "FAIL: no valid_mrr record (eval=50)"; exit 1; }
+# checkpoint: 3 epochs, then a second run resumes and trains epochs 4 and 5 only
+run ck1 1 1 "$tmp/g" epochs=3 checkpoint="$tmp/kge.ckpt"
+timeout 60 "$BIN" run examples/kge.lua -- data="$tmp/g" $COMMON epochs=5 checkpoint="$tmp/kge.ckpt" >"$tmp/ck2.out" 2>&1 ||
+    { cat "$tmp/ck2.out"; echo "FAIL: resume exited non-zero"; exit 1; }
+grep -q "resumed from $tmp/kge.ckpt after epoch 3" "$tmp/ck2.out" || { cat "$tmp/ck2.out"; echo "FAIL: no resume"; exit 1; }
+grep -q "positives=3074 " "$tmp/ck2.out" || { cat "$tmp/ck2.out"; echo "FAIL: the resumed run did not train 2 epochs"; exit 1; }
 for model in distmult transe_l1 transe_l2 rescal; do
     run "$model" 1 1 "$tmp/g" model="$model" epochs=5 dim=8
 done
