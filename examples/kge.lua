@@ -144,14 +144,15 @@ local rdim = opt.model == "rescal" and opt.dim * opt.dim or opt.dim
 local adagrad = cr.optim.adagrad { lr = opt.lr }
 job:table { name = "E", keys = n_ent, dim = opt.dim, init = cr.init.normal(0, opt.init), optimizer = adagrad }
 job:table { name = "R", keys = n_rel, dim = rdim, init = cr.init.normal(0, opt.init), optimizer = adagrad }
-local sampling = job.distribution ~= nil
-if sampling then
-  job:distribution { name = "neg", table = "E", kind = "uniform" }
-  if opt.sampling then job:sampling(opt.sampling) end
+-- negatives: uniform over E's keys, drawn through the PS sampling API
+job:distribution { name = "neg", table = "E", kind = "uniform" }
+if opt.sampling then
+  if not job.sampling then error(me .. ": option sampling: this build has no sampling schemes (job:sampling)", 0) end
+  job:sampling(opt.sampling)
 end
 job:model("kge", { model = opt.model, train = files.train, valid = files.valid, test = files.test,
                    entities = files.entities, relations = files.relations, neg = opt.neg, batch = opt.batch,
-                   lambda = opt.lambda, sampling = sampling })
+                   lambda = opt.lambda, dist = "neg" })
 
 local function evaluate(set)
   local r = job:call("evaluate", { set = set }).sum
