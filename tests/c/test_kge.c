@@ -104,6 +104,37 @@ static void test_gradient_check(void) {
     }
 }
 
+/* The batcher's layout: each positive followed by 2 subject and 2 object
+ * corruptions (runs sharing (r, o), then (s, r), which RESCAL scores one run
+ * at a time), some corruptions equal to the kept side. */
+static void grouped_batch(cr_kge_model m, uint64_t seed) {
+    random_batch(m, seed);
+    cr_rng r;
+    cr_rng_seed(&r, seed + 100);
+    for (int i = 0; i < NB; i++) {
+        int p = i - i % 5, j = i % 5;
+        if (j == 0) continue;
+        bs[i] = j <= 2 ? (int64_t)cr_rng_below(&r, NE) : bs[p];
+        br[i] = br[p];
+        bo[i] = j <= 2 ? bo[p] : (int64_t)cr_rng_below(&r, NE);
+        by[i] = 0;
+    }
+    by[0] = 1, by[5] = 1;
+}
+
+static void test_gradient_check_grouped(void) {
+    for (int mi = 0; mi < NMODELS; mi++) {
+        cr_kge_model m = MODELS[mi];
+        uint64_t seed = 11;
+        grouped_batch(m, seed);
+        while (m == CR_KGE_TRANSE_L1 && !far_from_kinks(D, 0.05f)) grouped_batch(m, ++seed);
+        double norm, err = gradient_error(m, 0.1f, &norm);
+        if (!(err < 2e-3)) printf("  model %d grouped: worst relative error %g\n", mi, err);
+        CR_CHECK(err < 2e-3);
+        CR_CHECK(norm > 1.0);
+    }
+}
+
 /* A row used twice in a batch gets the sum of its two triples' gradients
  * (the batch call adds; it does not overwrite). */
 static void test_gradient_accumulates(void) {
@@ -295,6 +326,7 @@ static void test_sgd_reduces_loss(void) {
 
 int main(void) {
     CR_RUN(test_gradient_check);
+    CR_RUN(test_gradient_check_grouped);
     CR_RUN(test_gradient_accumulates);
     CR_RUN(test_split_matches_whole);
     CR_RUN(test_loss_values);
