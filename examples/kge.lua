@@ -36,8 +36,8 @@ local defaults = {
   distmult = { dim = 100, neg = 10, lr = 0.2, lambda = 1e-6, init = 0.1, batch = 500, epochs = 30 },
   transe_l1 = { dim = 100, neg = 10, lr = 0.1, lambda = 0, init = 0.1, batch = 500, epochs = 30 },
   transe_l2 = { dim = 100, neg = 10, lr = 0.1, lambda = 0, init = 0.1, batch = 500, epochs = 30 },
-  -- RESCAL costs O(d^2) per triple (d x d relation matrices): fewer negatives and epochs
-  rescal = { dim = 100, neg = 3, lr = 0.1, lambda = 1e-6, init = 0.1, batch = 500, epochs = 10 },
+  -- RESCAL: d x d products per run of corruptions (src/kernels/cr_kge.c), so fewer epochs
+  rescal = { dim = 100, neg = 10, lr = 0.1, lambda = 1e-6, init = 0.1, batch = 500, epochs = 20 },
 }
 local numeric = { dim = true, neg = true, lr = true, lambda = true, init = true, batch = true, epochs = true,
                   eval = true, quiet = true, test = true }
