@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # examples/kge.lua end to end on a tiny generated graph (tests/integration/
 # jobs/kge_graph.sh: 300 entities in 30 clusters, 2 relations, plain
-# train/valid/test.txt names): ComplEx trained on 1 node x 1 worker, 1 x 2
-# and 2 nodes x 1 must each reach a test filtered MRR of at least 0.2 and
+# train/valid/test.txt names): ComplEx trained on 1 node x 1 worker, 1 x 2,
+# 2 nodes x 1, and 2 x 1 with the bounded sampling scheme must each reach a test filtered MRR of at least 0.2 and
 # 5x that of the same model untrained (lr=0: the random init, about 0.02);
 # the JSONL's last record holds test_mrr/hits and triples_per_s. The same
 # graph in the LibKGE layout (entity_ids.del, relation_ids.del, *.del) trains
@@ -29,7 +29,7 @@ mrr() { sed -n 's/^kge result: .*test_mrr=\([0-9.]*\) .*/\1/p' "$1"; }
 run() { # name nodes workers data extra-options...
     local name=$1 nodes=$2 workers=$3 data=$4
     shift 4
-    timeout 120 "$BIN" run examples/kge.lua --nodes "$nodes" --workers "$workers" --metrics "$tmp/$name.jsonl" \
+    timeout 120 "$BIN" run examples/kge.lua --nodes "$nodes" --workers "$workers" ${RUNOPT:-} --metrics "$tmp/$name.jsonl" \
         -- data="$data" $COMMON quiet=1 "$@" >"$tmp/$name.out" 2>&1
     local rc=$?
     grep -v '^epoch [0-9]*[: ]' "$tmp/$name.out"
@@ -38,9 +38,10 @@ run() { # name nodes workers data extra-options...
 }
 run random 1 1 "$tmp/g" lr=0 epochs=1
 base=$(mrr "$tmp/random.out")
-for cfg in 1x1 1x2 2x1 del; do
+for cfg in 1x1 1x2 2x1 2x1bounded del; do
     case $cfg in
     del) run del 1 1 "$tmp/k" ;;
+    2x1bounded) RUNOPT="--sampling bounded" run "$cfg" 2 1 "$tmp/g" ;;
     *) run "$cfg" "${cfg%x*}" "${cfg#*x}" "$tmp/g" ;;
     esac
     m=$(mrr "$tmp/$cfg.out")
@@ -64,4 +65,4 @@ grep -q "positives=3074 " "$tmp/ck2.out" || { cat "$tmp/ck2.out"; echo "FAIL: th
 for model in distmult transe_l1 transe_l2 rescal; do
     run "$model" 1 1 "$tmp/g" model="$model" epochs=5 dim=8
 done
-echo "ok: untrained MRR $base; 1x1 $(mrr "$tmp/1x1.out"), 1x2 $(mrr "$tmp/1x2.out"), 2x1 $(mrr "$tmp/2x1.out"), LibKGE layout $(mrr "$tmp/del.out")"
+echo "ok: untrained MRR $base; 1x1 $(mrr "$tmp/1x1.out"), 1x2 $(mrr "$tmp/1x2.out"), 2x1 $(mrr "$tmp/2x1.out"), 2x1 bounded $(mrr "$tmp/2x1bounded.out"), LibKGE layout $(mrr "$tmp/del.out")"
