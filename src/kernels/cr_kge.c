@@ -9,6 +9,7 @@
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/cr_alloc.h"
 
@@ -28,12 +29,17 @@ static int check_shape(cr_kge_model m, const cr_mat *E, const cr_mat *R, cr_err 
 
 static int bad_row(int64_t i, int64_t n) { return i < 0 || i >= n; }
 
-int cr_kge_check(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const cr_mat *R, cr_err *e) {
+int cr_kge_check_split(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const cr_mat *E2, const cr_mat *R,
+                       cr_err *e) {
     if (check_shape(m, E, R, e)) return -1;
+    if (E2 && E2->cols != E->cols)
+        return cr_errf(e, "sampled entity rows have %lld columns, the entity rows %lld", (long long)E2->cols,
+                       (long long)E->cols);
+    int64_t ne = E->rows + (E2 ? E2->rows : 0);
     for (int64_t i = 0; i < b->n; i++) {
-        if (bad_row(b->s[i], E->rows) || bad_row(b->o[i], E->rows))
+        if (bad_row(b->s[i], ne) || bad_row(b->o[i], ne))
             return cr_errf(e, "triple %lld: entity row %lld out of range [0, %lld)", (long long)i + 1,
-                           (long long)(bad_row(b->s[i], E->rows) ? b->s[i] : b->o[i]), (long long)E->rows);
+                           (long long)(bad_row(b->s[i], ne) ? b->s[i] : b->o[i]), (long long)ne);
         if (bad_row(b->r[i], R->rows))
             return cr_errf(e, "triple %lld: relation row %lld out of range [0, %lld)", (long long)i + 1,
                            (long long)b->r[i], (long long)R->rows);
@@ -42,6 +48,10 @@ int cr_kge_check(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const c
                            (double)b->y[i]);
     }
     return 0;
+}
+
+int cr_kge_check(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const cr_mat *R, cr_err *e) {
+    return cr_kge_check_split(m, b, E, NULL, R, e);
 }
 
 int cr_kge_check_queries(cr_kge_model m, const cr_mat *E, const cr_mat *R, const int64_t *anchor,
@@ -117,7 +127,7 @@ static void grad_score(cr_kge_model m, const float *s, const float *r, const flo
     case CR_KGE_DISTMULT: grad_distmult(s, r, o, d, c, gs, gr, go); return;
     case CR_KGE_TRANSE_L1: grad_transe(1, s, r, o, d, c, gs, gr, go); return;
     case CR_KGE_TRANSE_L2: grad_transe(0, s, r, o, d, c, gs, gr, go); return;
-    case CR_KGE_RESCAL: return; /* rescal_triple */
+    case CR_KGE_RESCAL: return; /* rescal_run */
     }
 }
 
@@ -143,52 +153,106 @@ static void add_scaled(float *g, const float *x, int64_t n, float a) {
     for (int64_t k = 0; k < n; k++) g[k] += a * x[k];
 }
 
-/* RESCAL's triple through BLAS level 2: u = W o gives the score s.u and
- * d/ds = u; d/do = W^T s; d/dW = s o^T (a rank-one update). u, v: d floats. */
-static double rescal_triple(const float *s, const float *W, const float *o, int64_t d, float y, float *gs,
-                            float *gW, float *go, float *u, float *v) {
-    int n = (int)d;
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, n, n, 1.0f, W, n, o, 1, 0.0f, u, 1);
-    float f = cblas_sdot(n, s, 1, u, 1), c;
-    double l = logistic(f, y, &c);
-    if (gs) {
-        cblas_sgemv(CblasRowMajor, CblasTrans, n, n, 1.0f, W, n, s, 1, 0.0f, v, 1);
-        cblas_saxpy(n, c, u, 1, gs, 1);
-        cblas_saxpy(n, c, v, 1, go, 1);
-        cblas_sger(CblasRowMajor, n, n, c, s, 1, o, 1, gW, n);
-    }
-    return l;
+/* Row i of the split entity matrix [A; B] (B may be NULL). */
+static float *split_row(const cr_mat *A, const cr_mat *B, int64_t i) {
+    return i < A->rows ? cr_mat_row(A, i) : cr_mat_row(B, i - A->rows);
 }
 
-void cr_kge_loss_grad(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const cr_mat *R, float lambda,
-                      cr_mat *gE, cr_mat *gR, cr_kge_stats *st) {
+/* The batch and its matrices, for the RESCAL runs below. */
+typedef struct kge_ctx {
+    const cr_kge_batch *b;
+    const cr_mat *E, *E2, *R;
+    cr_mat *gE, *gE2, *gR;
+    float lambda;
+    double loss, reg;
+} kge_ctx;
+
+/* RESCAL over a run of triples [i, j) that share the relation and one side
+ * (the batcher's layout: a positive and its neg subject corruptions share
+ * (r, o); its neg object corruptions share (s, r)). With the shared side
+ * fixed, the score is linear in the other: obj = 0 (o fixed): f_t = s_t . u
+ * with u = W o; obj = 1 (s fixed): f_t = v . o_t with v = W^T s. So one
+ * matrix-vector product scores the whole run, and the gradients of the shared
+ * row and of W are one product each of the sum a = sum_t c_t x_t (x_t the
+ * varying rows, c_t = dloss/df_t): d/d(shared) = W^T a or W a, d/dW = a o^T
+ * or s a^T. Three d x d products per run instead of three per triple. The
+ * L2 term of W is computed once per run (times its length). u, a: d floats. */
+static void rescal_run(kge_ctx *k, int64_t i, int64_t j, int obj, float *u, float *a) {
+    const cr_kge_batch *b = k->b;
+    const int n = (int)k->E->cols, grad = k->gE && k->gR;
+    const int64_t fixed = obj ? b->s[i] : b->o[i];
+    const float *W = cr_mat_row(k->R, b->r[i]), *x0 = split_row(k->E, k->E2, fixed);
+    cblas_sgemv(CblasRowMajor, obj ? CblasTrans : CblasNoTrans, n, n, 1.0f, W, n, x0, 1, 0.0f, u, 1);
+    memset(a, 0, (size_t)n * sizeof *a);
+    float l2 = 2.0f * k->lambda;
+    for (int64_t t = i; t < j; t++) {
+        int64_t vt = obj ? b->o[t] : b->s[t];
+        const float *x = split_row(k->E, k->E2, vt);
+        float c;
+        k->loss += logistic(cblas_sdot(n, x, 1, u, 1), b->y[t], &c);
+        if (k->lambda != 0) k->reg += (double)k->lambda * ((double)sqnorm(x, n) + sqnorm(x0, n));
+        if (!grad) continue;
+        float *gx = split_row(k->gE, k->gE2, vt), *g0 = split_row(k->gE, k->gE2, fixed);
+        add_scaled(gx, u, n, c);
+        add_scaled(a, x, n, c);
+        if (l2 != 0) add_scaled(gx, x, n, l2), add_scaled(g0, x0, n, l2);
+    }
+    const int64_t len = j - i, dr = (int64_t)n * n;
+    if (k->lambda != 0) k->reg += (double)k->lambda * (double)len * sqnorm(W, dr);
+    if (!grad) return;
+    float *g0 = split_row(k->gE, k->gE2, fixed), *gW = cr_mat_row(k->gR, b->r[i]);
+    cblas_sgemv(CblasRowMajor, obj ? CblasNoTrans : CblasTrans, n, n, 1.0f, W, n, a, 1, 1.0f, g0, 1);
+    if (obj) cblas_sger(CblasRowMajor, n, n, 1.0f, x0, 1, a, 1, gW, n);
+    else cblas_sger(CblasRowMajor, n, n, 1.0f, a, 1, x0, 1, gW, n);
+    if (l2 != 0) add_scaled(gW, W, dr, l2 * (float)len);
+}
+
+/* RESCAL over the batch: greedy runs of consecutive triples sharing (r, o)
+ * or (s, r), the longer of the two at each start (a run may be 1 triple). */
+static void rescal_batch(kge_ctx *k) {
+    const cr_kge_batch *b = k->b;
+    int64_t d = k->E->cols;
+    float *u = cr_xmalloc((size_t)(2 * d) * sizeof(float));
+    for (int64_t i = 0; i < b->n;) {
+        int64_t j = i + 1, h = i + 1;
+        while (j < b->n && b->r[j] == b->r[i] && b->o[j] == b->o[i]) j++;
+        while (h < b->n && b->r[h] == b->r[i] && b->s[h] == b->s[i]) h++;
+        int obj = h > j;
+        rescal_run(k, i, obj ? h : j, obj, u, u + d);
+        i = obj ? h : j;
+    }
+    free(u);
+}
+
+void cr_kge_loss_grad_split(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const cr_mat *E2,
+                            const cr_mat *R, float lambda, cr_mat *gE, cr_mat *gE2, cr_mat *gR, cr_kge_stats *st) {
     const int64_t d = E->cols, dr = R->cols;
     const int grad = gE && gR;
-    float *u = m == CR_KGE_RESCAL ? cr_xmalloc((size_t)(2 * d) * sizeof(float)) : NULL;
-    double loss = 0, reg = 0;
-    for (int64_t i = 0; i < b->n; i++) {
-        const float *s = cr_mat_row(E, b->s[i]), *r = cr_mat_row(R, b->r[i]), *o = cr_mat_row(E, b->o[i]);
-        float *gs = grad ? cr_mat_row(gE, b->s[i]) : NULL, *go = grad ? cr_mat_row(gE, b->o[i]) : NULL;
+    kge_ctx k = {b, E, E2, R, gE, gE2, gR, lambda, 0, 0};
+    if (m == CR_KGE_RESCAL) rescal_batch(&k);
+    for (int64_t i = 0; i < b->n && m != CR_KGE_RESCAL; i++) {
+        const float *s = split_row(E, E2, b->s[i]), *r = cr_mat_row(R, b->r[i]), *o = split_row(E, E2, b->o[i]);
+        float *gs = grad ? split_row(gE, gE2, b->s[i]) : NULL, *go = grad ? split_row(gE, gE2, b->o[i]) : NULL;
         float *gr = grad ? cr_mat_row(gR, b->r[i]) : NULL;
-        if (m == CR_KGE_RESCAL) {
-            loss += rescal_triple(s, r, o, d, b->y[i], gs, gr, go, u, u + d);
-        } else {
-            float c;
-            loss += logistic(cr_kge_score(m, s, r, o, d), b->y[i], &c);
-            if (grad) grad_score(m, s, r, o, d, c, gs, gr, go);
-        }
+        float c;
+        k.loss += logistic(cr_kge_score(m, s, r, o, d), b->y[i], &c);
+        if (grad) grad_score(m, s, r, o, d, c, gs, gr, go);
         if (lambda == 0) continue;
-        reg += (double)lambda * ((double)sqnorm(s, d) + sqnorm(r, dr) + sqnorm(o, d));
+        k.reg += (double)lambda * ((double)sqnorm(s, d) + sqnorm(r, dr) + sqnorm(o, d));
         if (grad) {
             add_scaled(gs, s, d, 2.0f * lambda);
             add_scaled(gr, r, dr, 2.0f * lambda);
             add_scaled(go, o, d, 2.0f * lambda);
         }
     }
-    free(u);
-    st->loss += loss;
-    st->reg += reg;
+    st->loss += k.loss;
+    st->reg += k.reg;
     st->n += b->n;
+}
+
+void cr_kge_loss_grad(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const cr_mat *R, float lambda,
+                      cr_mat *gE, cr_mat *gR, cr_kge_stats *st) {
+    cr_kge_loss_grad_split(m, b, E, NULL, R, lambda, gE, NULL, gR, st);
 }
 
 /* ---- scoring against all entities */

@@ -69,6 +69,17 @@ int cr_kge_check(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const c
 void cr_kge_loss_grad(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const cr_mat *R, float lambda,
                       cr_mat *gE, cr_mat *gR, cr_kge_stats *st);
 
+/* The same over a split entity matrix [E; E2]: entity row i < E->rows is
+ * row i of E, row E->rows + j is row j of E2 (e.g. rows of sampled
+ * negatives, pulled apart from the positives' rows), and likewise for the
+ * gradients gE, gE2 (shapes of E, E2). E2 and gE2 may be NULL (then this is
+ * cr_kge_loss_grad). cr_kge_check_split checks a batch against [E; E2]
+ * (E2 may be NULL; its columns must be E's). */
+void cr_kge_loss_grad_split(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const cr_mat *E2,
+                            const cr_mat *R, float lambda, cr_mat *gE, cr_mat *gE2, cr_mat *gR, cr_kge_stats *st);
+int cr_kge_check_split(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const cr_mat *E2, const cr_mat *R,
+                       cr_err *e);
+
 /* Which side of a query is open: TAIL scores (s, r, x), HEAD (x, r, o). */
 typedef enum { CR_KGE_TAIL = 0, CR_KGE_HEAD = 1 } cr_kge_dir;
 

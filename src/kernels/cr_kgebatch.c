@@ -17,6 +17,7 @@ typedef struct idmap {
 
 struct cr_kgebatch {
     int64_t n, batch, neg, entities, relations;
+    int negrows;
     int64_t *s, *r, *o; /* the triples */
     uint64_t *walk;     /* this epoch's order */
     int64_t at;         /* walk position (positives handed out) */
@@ -85,6 +86,8 @@ static int check_opts(const cr_kgebatch_opts *o, cr_err *e) {
     if (o->neg < 0) return cr_errf(e, "neg must be >= 0 (got %lld)", (long long)o->neg);
     if (o->entities < 1) return cr_errf(e, "entities must be >= 1 (got %lld)", (long long)o->entities);
     if (o->relations < 1) return cr_errf(e, "relations must be >= 1 (got %lld)", (long long)o->relations);
+    if (o->parts > 1 && (o->part < 0 || o->part >= o->parts))
+        return cr_errf(e, "part %lld is not in [0, %lld)", (long long)o->part, (long long)o->parts);
     const int64_t lim = (int64_t)1 << 31;
     if (o->neg >= lim || o->batch > lim / (1 + 2 * o->neg))
         return cr_errf(e, "batch %lld with neg %lld makes more than 2^31 triples per batch", (long long)o->batch,
@@ -100,9 +103,13 @@ static int check_ids(const int64_t *v, int64_t n, int64_t lim, const char *what,
     return 0;
 }
 
-static int64_t *copy_ids(const int64_t *v, int64_t n) {
-    int64_t *c = cr_xmalloc((size_t)(n ? n : 1) * sizeof *c);
-    if (n) memcpy(c, v, (size_t)n * sizeof *c);
+/* The ids v[i] with i % parts == part (all when parts <= 1); *kept gets their count. */
+static int64_t *copy_ids(const int64_t *v, int64_t n, int64_t part, int64_t parts, int64_t *kept) {
+    if (parts < 1) parts = 1, part = 0;
+    int64_t k = n > part ? (n - part + parts - 1) / parts : 0;
+    int64_t *c = cr_xmalloc((size_t)(k ? k : 1) * sizeof *c);
+    for (int64_t i = 0; i < k; i++) c[i] = v[part + i * parts];
+    *kept = k;
     return c;
 }
 
@@ -132,15 +139,15 @@ cr_kgebatch *cr_kgebatch_new(const int64_t *s, const int64_t *r, const int64_t *
         check_ids(r, n, opts->relations, "relation", e) || check_ids(o, n, opts->entities, "object", e))
         return NULL;
     cr_kgebatch *kb = cr_xcalloc(1, sizeof *kb);
-    kb->n = n;
     kb->batch = opts->batch;
+    kb->negrows = opts->negrows != 0;
     kb->neg = opts->neg;
     kb->entities = opts->entities;
     kb->relations = opts->relations;
-    kb->s = copy_ids(s, n);
-    kb->r = copy_ids(r, n);
-    kb->o = copy_ids(o, n);
-    kb->walk = cr_xmalloc((size_t)(n ? n : 1) * sizeof *kb->walk);
+    kb->s = copy_ids(s, n, opts->part, opts->parts, &kb->n);
+    kb->r = copy_ids(r, n, opts->part, opts->parts, &kb->n);
+    kb->o = copy_ids(o, n, opts->part, opts->parts, &kb->n);
+    kb->walk = cr_xmalloc((size_t)(kb->n ? kb->n : 1) * sizeof *kb->walk);
     alloc_buffers(kb);
     cr_kgebatch_shuffle(kb, opts->seed);
     return kb;
@@ -188,21 +195,25 @@ static int64_t next_pos(const cr_kgebatch *kb) {
 
 int64_t cr_kgebatch_needs(const cr_kgebatch *kb) { return 2 * kb->neg * next_pos(kb); }
 
+void cr_kgebatch_uniform(cr_kgebatch *kb, int64_t *out, int64_t n) { cr_kgebatch_draw(&kb->rng, kb->entities, out, n); }
+
 void cr_kgebatch_draw(cr_rng *r, int64_t entities, int64_t *out, int64_t n) {
     for (int64_t i = 0; i < n; i++) out[i] = (int64_t)cr_rng_below(r, (uint64_t)entities);
 }
 
-/* Fill bs/br/bo/by with global ids for positives walk[at .. at + pos). */
+/* Fill bs/br/bo/by with global ids for positives walk[at .. at + pos). With
+ * negrows, a negative's entity is written as -1 - (its position in negs). */
 static void fill_global(cr_kgebatch *kb, int64_t pos, const int64_t *negs) {
-    int64_t w = 1 + 2 * kb->neg, k = kb->neg;
+    int64_t w = 1 + 2 * kb->neg, k = kb->neg, mark = kb->negrows;
     for (int64_t i = 0; i < pos; i++) {
         uint64_t t = kb->walk[kb->at + i];
         for (int64_t j = 0; j < w; j++) {
             int64_t x = i * w + j;
             kb->bs[x] = kb->s[t], kb->br[x] = kb->r[t], kb->bo[x] = kb->o[t];
             kb->by[x] = j == 0 ? 1.0f : 0.0f;
-            if (j >= 1 && j <= k) kb->bs[x] = negs[2 * k * i + j - 1];
-            if (j > k) kb->bo[x] = negs[2 * k * i + j - 1];
+            int64_t q = 2 * k * i + j - 1, ng = mark ? -1 - q : j ? negs[q] : 0;
+            if (j >= 1 && j <= k) kb->bs[x] = ng;
+            if (j > k) kb->bo[x] = ng;
         }
     }
 }
@@ -213,15 +224,15 @@ static void localize(cr_kgebatch *kb, int64_t m, cr_kgebatch_out *out) {
     idmap_clear(&kb->em);
     idmap_clear(&kb->rm);
     for (int64_t x = 0; x < m; x++) {
-        idmap_add(&kb->em, kb->bs[x], kb->ekeys, &ne);
-        idmap_add(&kb->em, kb->bo[x], kb->ekeys, &ne);
+        if (kb->bs[x] >= 0) idmap_add(&kb->em, kb->bs[x], kb->ekeys, &ne);
+        if (kb->bo[x] >= 0) idmap_add(&kb->em, kb->bo[x], kb->ekeys, &ne);
         idmap_add(&kb->rm, kb->br[x], kb->rkeys, &nr);
     }
     sort_keys(&kb->em, kb->ekeys, ne);
     sort_keys(&kb->rm, kb->rkeys, nr);
-    for (int64_t x = 0; x < m; x++) {
-        kb->bs[x] = idmap_get(&kb->em, kb->bs[x]);
-        kb->bo[x] = idmap_get(&kb->em, kb->bo[x]);
+    for (int64_t x = 0; x < m; x++) { /* a marked negative -1 - q becomes row ne + q */
+        kb->bs[x] = kb->bs[x] >= 0 ? idmap_get(&kb->em, kb->bs[x]) : ne - 1 - kb->bs[x];
+        kb->bo[x] = kb->bo[x] >= 0 ? idmap_get(&kb->em, kb->bo[x]) : ne - 1 - kb->bo[x];
         kb->br[x] = idmap_get(&kb->rm, kb->br[x]);
     }
     out->ne = ne;
@@ -248,6 +259,7 @@ int cr_kgebatch_next(cr_kgebatch *kb, const int64_t *negs, int64_t nneg, cr_kgeb
     fill_global(kb, pos, negs);
     localize(kb, pos * (1 + 2 * kb->neg), out);
     out->pos = pos;
+    out->negs = negs;
     kb->at += pos;
     return 1;
 }

@@ -18,6 +18,14 @@
  * ids [2 neg i, 2 neg i + neg) replace the subject, the next neg the object.
  * No filtering: a negative may happen to be a true triple.
  *
+ * With opts.negrows the negatives are not merged into ekeys: ekeys holds the
+ * positives' entities only (ne of them), and the negative at position j of
+ * the ids the caller passed is entity row ne + j. The caller then gives the
+ * kernel the split matrix [rows of ekeys; rows of the negatives] (cr_kge.h,
+ * cr_kge_loss_grad_split): the rows of the negatives can be the ones the
+ * sampling API already returned with their keys (a key drawn twice has two
+ * rows and two gradients), so nothing is pulled twice.
+ *
  * Memory: the triples are copied (3 int64 per positive plus an 8-byte walk
  * order); every buffer a batch needs (O(batch (1 + 2 neg))) is allocated once
  * at creation, so handing out batches allocates nothing. A batch costs
@@ -36,12 +44,15 @@ typedef struct cr_kgebatch_opts {
     int64_t batch;     /* positives per batch, >= 1 */
     int64_t neg;       /* negatives per side and positive, >= 0 */
     uint64_t seed;     /* walk order of the first epoch (cr_kgebatch_shuffle) */
+    int negrows;       /* 1: negatives get rows of their own (see below) */
+    int64_t part, parts; /* keep triple i (0-based) iff i % parts == part; parts 0 or 1: all */
 } cr_kgebatch_opts;
 
 typedef struct cr_kgebatch cr_kgebatch;
 
-/* A new batcher over the n triples (s[i], r[i], o[i]) (copied; n >= 0), or
- * NULL with e set: "batch must be >= 1 (got B)", "neg must be >= 0 (got N)",
+/* A new batcher over the n triples (s[i], r[i], o[i]) (copied; n >= 0; only
+ * those of part `part` of `parts` when parts > 1: one worker's share), or
+ * NULL with e set: "part P is not in [0, PARTS)", "batch must be >= 1 (got B)", "neg must be >= 0 (got N)",
  * "entities must be >= 1 (got N)", "relations must be >= 1 (got N)",
  * "batch B with neg N makes more than 2^31 triples per batch",
  * "triple I: subject|relation|object X is not in [0, N)" (I 1-based).
@@ -74,6 +85,7 @@ typedef struct cr_kgebatch_out {
     int64_t ne, nr;              /* unique entity and relation keys */
     const int64_t *ekeys, *rkeys; /* sorted ascending, unique */
     cr_kge_batch b;              /* b.n = pos (1 + 2 neg) triples */
+    const int64_t *negs;         /* the 2 neg pos negative ids used (given or drawn) */
 } cr_kgebatch_out;
 
 /* The next batch of the walk into *out: 1, or 0 at the end of the walk, or
@@ -83,6 +95,10 @@ typedef struct cr_kgebatch_out {
  * uniformly from [0, entities) with kb's generator (cr_kgebatch_draw). On an
  * error the walk does not move. */
 int cr_kgebatch_next(cr_kgebatch *kb, const int64_t *negs, int64_t nneg, cr_kgebatch_out *out, cr_err *e);
+
+/* n entity ids drawn uniformly from [0, entities) with kb's generator (the
+ * one cr_kgebatch_next draws with; seeded by cr_kgebatch_shuffle). */
+void cr_kgebatch_uniform(cr_kgebatch *kb, int64_t *out, int64_t n);
 
 /* n entity ids drawn uniformly from [0, entities) with r. O(n). */
 void cr_kgebatch_draw(cr_rng *r, int64_t entities, int64_t *out, int64_t n);

@@ -15,12 +15,18 @@
  *       holds the score of every entity row x for query i: (anchors[i],
  *       rels[i], x) for dir = "tail" (the default), (x, rels[i], anchors[i])
  *       for dir = "head". anchors, rels: row indices as for kge_step.
+ *       opts.es, opts.ges: entity rows of sampled negatives and their
+ *       gradient (Matrices of the same shape): entity row Em:rows() + j of
+ *       the batch is row j of es (batches made with negrows = true).
  *   kernels.kge_batches(triples [, opts]) -> batches
  *       triples: {s =, r =, o =} global ids as crescent.Ints or tables (e.g.
  *       the result of crescent.core.data.triples; copied). opts: batch
  *       (positives per batch, 1000), neg (negatives per side and positive,
  *       1), entities, relations (id ranges; default triples.n_ent,
- *       triples.n_rel), seed (walk order of the first epoch, 0).
+ *       triples.n_rel), seed (walk order of the first epoch, 0), part, parts
+ *       (keep triple i iff i % parts == part: a worker's share), negrows
+ *       (false; true: ekeys are the positives' entities only and the j-th
+ *       negative id passed to next() is entity row #ekeys + j, see es).
  *   batches:next([negatives]) -> ekeys, rkeys, batch, pos | nil at the end
  *       ekeys, rkeys: sorted unique entity / relation ids (new crescent.Ints)
  *       to pull; batch: {s, r, o (Ints of rows into ekeys, rkeys, ekeys),
@@ -30,6 +36,7 @@
  *       (Ints or table; 2 neg per positive, the subject ones first), or nil
  *       to draw them uniformly (seeded by the last shuffle's seed).
  *   batches:needs() -> negative ids the next batch takes (0 at the end)
+ *   batches:draw(n) -> n entity ids (Ints) drawn uniformly
  *   batches:shuffle(seed) (new walk order, restarts), batches:rewind(),
  *   batches:count() (positives), batches:batches(), batches:close()
  * Wrong model names, shapes, indices and labels raise, naming the function. */
@@ -99,6 +106,8 @@ static const char *const dir_names[] = {"tail", "head", NULL};
 static const cr_opt kge_step_rows[] = {
     {"lambda", CR_OPT_DOUBLE, offsetof(kge_opts, lambda), CR_OPT_RANGE, 0, 1e30, "0", NULL,
      "L2 weight per triple and row", NULL, NULL},
+    {"es", CR_OPT_CUSTOM, 0, 0, 0, 0, NULL, NULL, "rows of sampled negatives (entity rows after Em's)", NULL, NULL},
+    {"ges", CR_OPT_CUSTOM, 0, 0, 0, 0, NULL, NULL, "their gradient (shape of es)", NULL, NULL},
     END_ROWS};
 static const cr_opt kge_score_rows[] = {
     {"dir", CR_OPT_ENUM, offsetof(kge_opts, dir), 0, 0, 0, "tail", NULL, "open side: tail (s, r, ?) or head (?, r, o)",
@@ -125,25 +134,39 @@ static void same_shape(lua_State *L, const char *fn, const char *what, const cr_
                    (int)m->rows, (int)m->cols);
 }
 
+/* [-0, +0] Matrix option `name` of the table at idx, or NULL when absent. */
+static cr_mat *mat_opt(lua_State *L, int idx, const char *fn, const char *name) {
+    if (!lua_istable(L, idx)) return NULL;
+    lua_getfield(L, idx, name);
+    cr_mat *m = lua_isnil(L, -1) ? NULL : cr_lmat_test(L, -1);
+    if (!m && !lua_isnil(L, -1)) luaL_error(L, "%s: option %s must be a crescent.Matrix", fn, name);
+    lua_pop(L, 1); /* the table at idx keeps it alive */
+    return m;
+}
+
 /* kge_step(model, Em, Rm, gE, gR, batch [, opts]) -> loss, reg, n */
 static int l_kge_step(lua_State *L) {
     const char *fn = "kge_step";
     cr_kge_model m = check_model(L, 1, fn);
     cr_mat *E = cr_lmat_check(L, 2), *R = cr_lmat_check(L, 3), *gE = NULL, *gR = NULL;
+    static const cr_lopt_set set = {"kge_step", NULL, kge_step_rows};
+    kge_opts o;
+    cr_lopt_read(L, 7, &set, &o);
+    cr_mat *Es = mat_opt(L, 7, fn, "es"), *gEs = mat_opt(L, 7, fn, "ges");
     if (!lua_isnil(L, 4) || !lua_isnil(L, 5)) {
         gE = cr_lmat_check(L, 4);
         gR = cr_lmat_check(L, 5);
         same_shape(L, fn, "gE", gE, E);
         same_shape(L, fn, "gR", gR, R);
+        if (Es && !gEs) luaL_error(L, "%s: option es needs ges (the gradient of the sampled rows)", fn);
+        if (gEs) same_shape(L, fn, "ges", gEs, Es ? Es : gEs);
     }
-    static const cr_lopt_set set = {"kge_step", NULL, kge_step_rows};
-    kge_opts o;
-    cr_lopt_read(L, 7, &set, &o);
+    if (gEs && !Es) luaL_error(L, "%s: option ges needs es", fn);
     cr_kge_batch b = kge_batch_arg(L, 6, fn);
     cr_err e;
-    if (cr_kge_check(m, &b, E, R, &e)) luaL_error(L, "%s: %s", fn, e.msg);
+    if (cr_kge_check_split(m, &b, E, Es, R, &e)) luaL_error(L, "%s: %s", fn, e.msg);
     cr_kge_stats st = {0, 0, 0};
-    cr_kge_loss_grad(m, &b, E, R, (float)o.lambda, gE, gR, &st);
+    cr_kge_loss_grad_split(m, &b, E, Es, R, (float)o.lambda, gE, gE ? gEs : NULL, gR, &st);
     lua_pushnumber(L, st.loss);
     lua_pushnumber(L, st.reg);
     lua_pushinteger(L, st.n);
@@ -195,7 +218,8 @@ static int kgeb_gc(lua_State *L) {
 }
 
 typedef struct kgeb_opts {
-    int64_t batch, neg, entities, relations, seed;
+    int64_t batch, neg, entities, relations, seed, part, parts;
+    int negrows;
 } kgeb_opts;
 
 #define KB(f) offsetof(kgeb_opts, f)
@@ -207,6 +231,10 @@ static const cr_opt kge_batches_rows[] = {
     {"relations", CR_OPT_INT, KB(relations), 0, 0, 0, "0", NULL,
      "relation ids are below this (0: triples.n_rel)", NULL, NULL},
     {"seed", CR_OPT_INT, KB(seed), 0, 0, 0, "0", NULL, "walk order of the first epoch", NULL, NULL},
+    {"part", CR_OPT_INT, KB(part), 0, 0, 0, "0", NULL, "keep triples i with i % parts == part", NULL, NULL},
+    {"parts", CR_OPT_INT, KB(parts), 0, 0, 0, "1", NULL, "number of parts (e.g. workers)", NULL, NULL},
+    {"negrows", CR_OPT_FLAG, KB(negrows), 0, 0, 0, "0", NULL, "negatives get entity rows of their own", NULL,
+     NULL},
     END_ROWS};
 
 /* Integer field `name` of the table at idx, or dflt when it is not one. */
@@ -231,7 +259,7 @@ static int l_kge_batches(lua_State *L) {
                    (int)o->n);
     cr_kgebatch_opts ko = {v.entities ? v.entities : int_field(L, 1, "n_ent", 0),
                            v.relations ? v.relations : int_field(L, 1, "n_rel", 0), v.batch, v.neg,
-                           (uint64_t)v.seed};
+                           (uint64_t)v.seed, v.negrows, v.part, v.parts};
     lkgeb *u = lua_newuserdatauv(L, sizeof *u, 0);
     u->kb = NULL;
     luaL_setmetatable(L, KGEB_MT);
@@ -291,6 +319,16 @@ static int kgeb_needs(lua_State *L) {
     return 1;
 }
 
+/* batches:draw(n) -> Ints of n entity ids drawn uniformly (the batcher's generator) */
+static int kgeb_draw(lua_State *L) {
+    lkgeb *u = check_kgeb(L, 1);
+    lua_Integer n = luaL_checkinteger(L, 2);
+    if (n < 0) luaL_error(L, "kge batches:draw: count %d is negative", (int)n);
+    cr_ints *v = cr_lints_new(L, n);
+    cr_kgebatch_uniform(u->kb, v->data, n);
+    return 1;
+}
+
 static int kgeb_shuffle(lua_State *L) {
     cr_kgebatch_shuffle(check_kgeb(L, 1)->kb, (uint64_t)luaL_checkinteger(L, 2));
     return 0;
@@ -312,7 +350,7 @@ static int kgeb_batches(lua_State *L) {
 }
 
 static const luaL_Reg kgeb_methods[] = {
-    {"next", kgeb_next},     {"needs", kgeb_needs}, {"shuffle", kgeb_shuffle}, {"rewind", kgeb_rewind},
+    {"next", kgeb_next},     {"needs", kgeb_needs}, {"draw", kgeb_draw}, {"shuffle", kgeb_shuffle}, {"rewind", kgeb_rewind},
     {"count", kgeb_count},   {"batches", kgeb_batches}, {"close", kgeb_gc},    {NULL, NULL},
 };
 

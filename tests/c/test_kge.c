@@ -104,6 +104,37 @@ static void test_gradient_check(void) {
     }
 }
 
+/* The batcher's layout: each positive followed by 2 subject and 2 object
+ * corruptions (runs sharing (r, o), then (s, r), which RESCAL scores one run
+ * at a time), some corruptions equal to the kept side. */
+static void grouped_batch(cr_kge_model m, uint64_t seed) {
+    random_batch(m, seed);
+    cr_rng r;
+    cr_rng_seed(&r, seed + 100);
+    for (int i = 0; i < NB; i++) {
+        int p = i - i % 5, j = i % 5;
+        if (j == 0) continue;
+        bs[i] = j <= 2 ? (int64_t)cr_rng_below(&r, NE) : bs[p];
+        br[i] = br[p];
+        bo[i] = j <= 2 ? bo[p] : (int64_t)cr_rng_below(&r, NE);
+        by[i] = 0;
+    }
+    by[0] = 1, by[5] = 1;
+}
+
+static void test_gradient_check_grouped(void) {
+    for (int mi = 0; mi < NMODELS; mi++) {
+        cr_kge_model m = MODELS[mi];
+        uint64_t seed = 11;
+        grouped_batch(m, seed);
+        while (m == CR_KGE_TRANSE_L1 && !far_from_kinks(D, 0.05f)) grouped_batch(m, ++seed);
+        double norm, err = gradient_error(m, 0.1f, &norm);
+        if (!(err < 2e-3)) printf("  model %d grouped: worst relative error %g\n", mi, err);
+        CR_CHECK(err < 2e-3);
+        CR_CHECK(norm > 1.0);
+    }
+}
+
 /* A row used twice in a batch gets the sum of its two triples' gradients
  * (the batch call adds; it does not overwrite). */
 static void test_gradient_accumulates(void) {
@@ -127,6 +158,35 @@ static void test_gradient_accumulates(void) {
         double sum = 0;
         for (int k = 0; k < D; k++) sum += fabs(g2[1 * D + k]);
         CR_CHECK(sum > 0);
+    }
+}
+
+/* The split matrix [A; B] (rows 0..1 in A, 2..NE-1 in B) gives the same
+ * loss and gradient as the whole E, and the check counts rows over both. */
+static void test_split_matches_whole(void) {
+    for (int mi = 0; mi < NMODELS; mi++) {
+        cr_kge_model m = MODELS[mi];
+        random_batch(m, 5);
+        int64_t rc = rel_cols(m);
+        static float gw[NE * D], gs[NE * D], rw[NR * D * D], rs[NR * D * D];
+        memset(gw, 0, sizeof gw), memset(gs, 0, sizeof gs), memset(rw, 0, sizeof rw), memset(rs, 0, sizeof rs);
+        cr_mat E = {NE, D, Ed}, R = {NR, rc, Rd}, GW = {NE, D, gw}, RW = {NR, rc, rw}, RS = {NR, rc, rs};
+        cr_mat A = {2, D, Ed}, B = {NE - 2, D, Ed + 2 * D}, GA = {2, D, gs}, GB = {NE - 2, D, gs + 2 * D};
+        cr_kge_batch b = {NB, bs, br, bo, by};
+        cr_kge_stats sw = {0, 0, 0}, ss = {0, 0, 0};
+        cr_err e;
+        CR_CHECK(cr_kge_check_split(m, &b, &A, &B, &R, &e) == 0);
+        cr_kge_loss_grad(m, &b, &E, &R, 0.05f, &GW, &RW, &sw);
+        cr_kge_loss_grad_split(m, &b, &A, &B, &R, 0.05f, &GA, &GB, &RS, &ss);
+        CR_CHECK_NEAR(sw.loss, ss.loss, 1e-9);
+        CR_CHECK_NEAR(sw.reg, ss.reg, 1e-9);
+        for (int k = 0; k < NE * D; k++) CR_CHECK_NEAR(gw[k], gs[k], 1e-7);
+        for (int k = 0; k < NR * rc; k++) CR_CHECK_NEAR(rw[k], rs[k], 1e-7);
+        B.rows = NE - 3; /* row NE - 1 is past [A; B] now */
+        int64_t s1 = NE - 1, r1 = 0, o1 = 0;
+        float y1 = 1;
+        CR_CHECK(cr_kge_check_split(m, &(cr_kge_batch){1, &s1, &r1, &o1, &y1}, &A, &B, &R, &e) == -1);
+        CR_CHECK_STR(e.msg, "triple 1: entity row 5 out of range [0, 5)");
     }
 }
 
@@ -266,7 +326,9 @@ static void test_sgd_reduces_loss(void) {
 
 int main(void) {
     CR_RUN(test_gradient_check);
+    CR_RUN(test_gradient_check_grouped);
     CR_RUN(test_gradient_accumulates);
+    CR_RUN(test_split_matches_whole);
     CR_RUN(test_loss_values);
     CR_RUN(test_score_all_matches_score);
     CR_RUN(test_check_messages);

@@ -26,7 +26,7 @@ static void make_triples(void) {
 }
 
 static cr_kgebatch *make(int64_t batch, int64_t neg, uint64_t seed) {
-    cr_kgebatch_opts o = {NE, NR, batch, neg, seed};
+    cr_kgebatch_opts o = {NE, NR, batch, neg, seed, 0, 0, 0};
     cr_err e;
     return cr_kgebatch_new(ts, tr, to, NT, &o, &e);
 }
@@ -142,7 +142,7 @@ static void test_deterministic(void) {
 }
 
 static void expect_new_error(int64_t n_ent, int64_t n_rel, int64_t batch, int64_t neg, const char *msg) {
-    cr_kgebatch_opts o = {n_ent, n_rel, batch, neg, 0};
+    cr_kgebatch_opts o = {n_ent, n_rel, batch, neg, 0, 0, 0, 0};
     cr_err e;
     CR_CHECK(cr_kgebatch_new(ts, tr, to, NT, &o, &e) == NULL);
     CR_CHECK_STR(e.msg, msg);
@@ -184,8 +184,66 @@ static void test_bad_input(void) {
     cr_kgebatch_destroy(&kb); /* NULL is fine */
 }
 
+/* negrows: ekeys are the positives' entities only; negative j of the ids
+ * passed is entity row ne + j, even when its id is also a positive's. */
+static void test_negrows(void) {
+    cr_kgebatch_opts o = {NE, NR, 4, 2, 1, 1, 0, 0};
+    cr_err e;
+    cr_kgebatch *kb = cr_kgebatch_new(ts, tr, to, NT, &o, &e);
+    CR_CHECK(kb);
+    int64_t negs[16], total = 0;
+    cr_kgebatch_out b;
+    for (;;) {
+        int64_t need = cr_kgebatch_needs(kb);
+        for (int64_t i = 0; i < need; i++) negs[i] = (i * 11 + total) % NE;
+        if (cr_kgebatch_next(kb, negs, need, &b, &e) != 1) break;
+        CR_CHECK(b.negs == negs);
+        CR_CHECK(sorted_unique(b.ekeys, b.ne, NE));
+        for (int64_t i = 0; i < b.pos; i++) {
+            int64_t p = i * 5;
+            CR_CHECK(b.b.s[p] < b.ne && b.b.o[p] < b.ne); /* positives: rows of ekeys */
+            for (int64_t j = 0; j < 2; j++) {
+                CR_CHECK(b.b.s[p + 1 + j] == b.ne + 4 * i + j && b.b.o[p + 1 + j] == b.b.o[p]);
+                CR_CHECK(b.b.o[p + 3 + j] == b.ne + 4 * i + 2 + j && b.b.s[p + 3 + j] == b.b.s[p]);
+            }
+        }
+        int64_t pe = 0; /* ekeys are exactly the positives' entities */
+        for (int64_t k = 0; k < b.ne; k++)
+            for (int64_t i = 0; i < b.pos; i++)
+                if (b.ekeys[b.b.s[i * 5]] == b.ekeys[k] || b.ekeys[b.b.o[i * 5]] == b.ekeys[k]) {
+                    pe++;
+                    break;
+                }
+        CR_CHECK(pe == b.ne);
+        total += b.pos;
+    }
+    CR_CHECK(total == NT);
+    cr_kgebatch_destroy(&kb);
+}
+
+/* parts: worker w of W keeps triples w, w + W, ...; the parts cover all. */
+static void test_parts(void) {
+    int seen[NT] = {0};
+    for (int64_t w = 0; w < 3; w++) {
+        cr_kgebatch_opts o = {NE, NR, 5, 0, 1, 0, w, 3};
+        cr_err e;
+        cr_kgebatch *kb = cr_kgebatch_new(ts, tr, to, NT, &o, &e);
+        CR_CHECK(kb);
+        CR_CHECK(cr_kgebatch_count(kb) == (NT - w + 2) / 3);
+        int bad = 0;
+        check_epoch(kb, 0, seen, &bad);
+        CR_CHECK(!bad);
+        cr_kgebatch_destroy(&kb);
+    }
+    for (int i = 0; i < NT; i++) CR_CHECK(seen[i] == 1);
+    cr_kgebatch_opts o = {NE, NR, 5, 0, 1, 0, 3, 3};
+    cr_err e;
+    CR_CHECK(cr_kgebatch_new(ts, tr, to, NT, &o, &e) == NULL);
+    CR_CHECK_STR(e.msg, "part 3 is not in [0, 3)");
+}
+
 static void test_empty(void) {
-    cr_kgebatch_opts o = {NE, NR, 8, 2, 0};
+    cr_kgebatch_opts o = {NE, NR, 8, 2, 0, 0, 0, 0};
     cr_err e;
     cr_kgebatch *kb = cr_kgebatch_new(ts, tr, to, 0, &o, &e);
     CR_CHECK(kb);
@@ -198,6 +256,8 @@ static void test_empty(void) {
 int main(void) {
     make_triples();
     CR_RUN(test_epoch_covers_each_positive_once);
+    CR_RUN(test_negrows);
+    CR_RUN(test_parts);
     CR_RUN(test_given_negatives);
     CR_RUN(test_deterministic);
     CR_RUN(test_bad_input);

@@ -125,4 +125,53 @@ describe("crescent.core.kernels.kge_batches", function()
     end
     assert.is_true(losses[80] < 0.6 * losses[1], ("loss %g -> %g"):format(losses[1], losses[80]))
   end)
+
+  it("with negrows, gives the negatives rows of their own: kge_step with es/ges equals the merged batch", function()
+    local t = graph()
+    local merged <close> = K.kge_batches(t, { batch = 5, neg = 2, entities = NE, relations = NR, seed = 4 })
+    local split <close> = K.kge_batches(t, { batch = 5, neg = 2, entities = NE, relations = NR, seed = 4,
+                                              negrows = true })
+    local E, R = util.matrix(NE, D), util.matrix(NR, D)
+    for i = 1, NE do for k = 1, D do E:set(i, k, math.sin(i * 7 + k)) end end
+    for i = 1, NR do for k = 1, D do R:set(i, k, math.cos(i * 3 + k)) end end
+    local function rows(M, keys)
+      local L = util.matrix(#keys, M:cols())
+      for i = 1, #keys do for k = 1, M:cols() do L:set(i, k, M:get(keys:get(i) + 1, k)) end end
+      return L
+    end
+    local negs = split:draw(split:needs())
+    assert.equal(20, #negs)
+    for i = 1, #negs do assert.is_true(negs:get(i) >= 0 and negs:get(i) < NE) end
+    local ek1, rk1, b1 = merged:next(negs)
+    local ek2, rk2, b2 = split:next(negs)
+    for i = 1, #ek2 do assert.is_true(ek2:get(i) < NE) end
+    assert.is_true(#ek2 <= #ek1)
+    local g1, r1 = util.matrix(#ek1, D), util.matrix(#rk1, D)
+    local g2, r2, gs = util.matrix(#ek2, D), util.matrix(#rk2, D), util.matrix(#negs, D)
+    local l1 = K.kge_step("complex", rows(E, ek1), rows(R, rk1), g1, r1, b1, { lambda = 0.01 })
+    local l2 = K.kge_step("complex", rows(E, ek2), rows(R, rk2), g2, r2, b2,
+                          { lambda = 0.01, es = rows(E, negs), ges = gs })
+    assert.near(l1, l2, 1e-9)
+    -- the gradient of entity x: its row in the merged batch = its ekeys row + all its negative rows
+    local sum = {}
+    for i = 1, #ek2 do for k = 1, D do local x = ek2:get(i); sum[x * D + k] = (sum[x * D + k] or 0) + g2:get(i, k) end end
+    for i = 1, #negs do for k = 1, D do local x = negs:get(i); sum[x * D + k] = (sum[x * D + k] or 0) + gs:get(i, k) end end
+    for i = 1, #ek1 do for k = 1, D do assert.near(g1:get(i, k), sum[ek1:get(i) * D + k], 1e-5) end end
+    assert.truthy(err_of(function() K.kge_step("complex", rows(E, ek2), rows(R, rk2), g2, r2, b2) end))
+    has("option es needs ges", err_of(function()
+      K.kge_step("complex", rows(E, ek2), rows(R, rk2), g2, r2, b2, { es = rows(E, negs) })
+    end))
+  end)
+
+  it("splits the triples over parts", function()
+    local t, n = graph(), 0
+    for p = 0, 2 do
+      local b <close> = K.kge_batches(t, { batch = 4, neg = 0, entities = NE, relations = NR, part = p, parts = 3 })
+      n = n + b:count()
+    end
+    assert.equal(16, n)
+    has("part 3 is not in [0, 3)", err_of(function()
+      K.kge_batches(t, { entities = NE, relations = NR, part = 3, parts = 3 })
+    end))
+  end)
 end)
