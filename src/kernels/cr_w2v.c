@@ -55,13 +55,17 @@ static inline float dot(const float *a, const float *b, int64_t d) {
 
 /* The k negatives of the update for center i: a pointer into the caller's
  * rows, or buf (k entries) when drawn or wrapped around the pool. */
-static const int32_t *negs_for(cr_w2v_negs *ng, int64_t i, int32_t *buf) {
+static const int32_t *negs_for(cr_w2v_negs *ng, int64_t i, int32_t *buf, cr_rng *rng) {
     if (ng->draw) {
         for (int j = 0; j < ng->k; j++) buf[j] = ng->draw(ng->ctx);
         return buf;
     }
     if (ng->per_position) return ng->rows + i * ng->k;
     if (ng->n == 0) return buf; /* k == 0 (checked) */
+    if (ng->pick) {
+        for (int j = 0; j < ng->k; j++) buf[j] = ng->rows[cr_rng_below(rng, (uint64_t)ng->n)];
+        return buf;
+    }
     if (ng->pos >= ng->n) ng->pos %= ng->n;
     if (ng->pos + ng->k <= ng->n) {
         const int32_t *r = ng->rows + ng->pos;
@@ -127,7 +131,7 @@ void cr_w2v_sgns(const cr_w2v_batch *b, const cr_w2v_params *p, cr_w2v_negs *ng,
                 if (c == i) continue;
                 float *h = cr_mat_row(syn0, b->in[c]);
                 memset(e, 0, sizeof e);
-                loss += targets(h, e, b->out[i], negs_for(ng, i, buf), p, ng->k, syn1);
+                loss += targets(h, e, b->out[i], negs_for(ng, i, buf, rng), p, ng->k, syn1);
                 for (int64_t k = 0; k < d; k++) h[k] += e[k];
                 pairs++;
             }
@@ -169,7 +173,7 @@ void cr_w2v_cbow(const cr_w2v_batch *b, const cr_w2v_params *p, cr_w2v_negs *ng,
             window(p, rng, i, lo, hi, &c0, &c1);
             if (!context_mean(b, syn0, i, c0, c1, h)) continue;
             memset(e, 0, sizeof e);
-            loss += targets(h, e, b->out[i], negs_for(ng, i, buf), p, ng->k, syn1);
+            loss += targets(h, e, b->out[i], negs_for(ng, i, buf, rng), p, ng->k, syn1);
             for (int64_t c = c0; c < c1; c++) {
                 if (c == i) continue;
                 float *x = cr_mat_row(syn0, b->in[c]);
@@ -219,7 +223,7 @@ double cr_w2v_sgns_loss_grad(const cr_w2v_batch *b, const cr_w2v_params *p, cr_w
             for (int64_t c = c0; c < c1; c++)
                 if (c != i)
                     loss += targets_grad(cr_mat_row(syn0, b->in[c]), cr_mat_row(g0, b->in[c]), b->out[i],
-                                         negs_for(ng, i, buf), ng->k, syn1, g1);
+                                         negs_for(ng, i, buf, rng), ng->k, syn1, g1);
         }
     }
     return loss;
@@ -240,7 +244,7 @@ double cr_w2v_cbow_loss_grad(const cr_w2v_batch *b, const cr_w2v_params *p, cr_w
             int64_t cw = context_mean(b, syn0, i, c0, c1, h);
             if (!cw) continue;
             memset(gh, 0, sizeof gh);
-            loss += targets_grad(h, gh, b->out[i], negs_for(ng, i, buf), ng->k, syn1, g1);
+            loss += targets_grad(h, gh, b->out[i], negs_for(ng, i, buf, rng), ng->k, syn1, g1);
             for (int64_t c = c0; c < c1; c++) {
                 if (c == i) continue;
                 float *g = cr_mat_row(g0, b->in[c]);

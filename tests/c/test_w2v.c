@@ -37,7 +37,7 @@ static double loss_at(loss_grad_fn fn, float *g0d, float *g1d) {
     cr_mat S0 = {V, D, s0}, S1 = {V, D, s1}, G0 = {V, D, g0d ? g0d : z0}, G1 = {V, D, g1d ? g1d : z1};
     cr_w2v_batch b = {NT, tin, tout, sent, 2};
     cr_w2v_params p = {3, 0.0f, 1, 1};
-    cr_w2v_negs ng = {3, pool, NP, 0, 0, NULL, NULL};
+    cr_w2v_negs ng = {3, pool, NP, 0, 0, NULL, NULL, 0};
     cr_rng r;
     cr_rng_seed(&r, 99);
     return fn(&b, &p, &ng, &r, &S0, &S1, &G0, &G1);
@@ -92,7 +92,7 @@ static void step_matches_gradient(train_fn train, loss_grad_fn lg) {
     cr_w2v_batch b = {NT, tin, tout, pairs2, 6};
     const float alpha = 1e-4f;
     cr_w2v_params p = {1, alpha, 1, 1};
-    cr_w2v_negs ng = {2, pool, NP, 0, 0, NULL, NULL};
+    cr_w2v_negs ng = {2, pool, NP, 0, 0, NULL, NULL, 0};
     cr_rng r;
     cr_rng_seed(&r, 5);
     double l0 = lg(&b, &p, &ng, &r, &S0, &S1, &G0, &G1);
@@ -141,7 +141,7 @@ static void test_window_shrink(void) {
     cr_mat S0 = {2, D, a}, S1 = {2, D, c};
     cr_w2v_batch b = {N, zeros, zeros, offs, 5};
     cr_w2v_params p = {W, 0.0f, 0, 0};
-    cr_w2v_negs ng = {0, NULL, 0, 0, 0, NULL, NULL};
+    cr_w2v_negs ng = {0, NULL, 0, 0, 0, NULL, NULL, 0};
     cr_rng r, replay;
     cr_rng_seed(&r, 42);
     cr_rng_seed(&replay, 42);
@@ -217,7 +217,7 @@ static void test_init(void) {
 static void test_check(void) {
     random_setup(1);
     cr_w2v_batch b = {NT, tin, tout, sent, 2};
-    cr_w2v_negs ng = {3, pool, NP, 0, 0, NULL, NULL};
+    cr_w2v_negs ng = {3, pool, NP, 0, 0, NULL, NULL, 0};
     const char *why;
     CR_CHECK(cr_w2v_check(&b, &ng, V, V, &why) == 0);
     pool[3] = V;
@@ -229,7 +229,7 @@ static void test_check(void) {
     ng.k = 4;
     CR_CHECK(cr_w2v_check(&b, &ng, V, V, &why) == -1);
     CR_CHECK_STR(why, "fewer negatives than tokens * k");
-    ng = (cr_w2v_negs){3, pool, NP, 0, 0, NULL, NULL};
+    ng = (cr_w2v_negs){3, pool, NP, 0, 0, NULL, NULL, 0};
     int64_t bad[] = {0, 7, 5};
     b.sent = bad;
     CR_CHECK(cr_w2v_check(&b, &ng, V, V, &why) == -1);
@@ -275,7 +275,7 @@ static double train_topics(train_fn train) {
     }
     offs[S] = S * L;
     cr_w2v_batch b = {S * L, toks, toks, offs, S};
-    cr_w2v_negs ng = {3, NULL, 0, 0, 0, draw_uniform, &nr};
+    cr_w2v_negs ng = {3, NULL, 0, 0, 0, draw_uniform, &nr, 0};
     cr_w2v_stats st = {0, 0}, first = {0, 0};
     for (int ep = 0; ep < 20; ep++) {
         cr_w2v_params p = {2, 0.025f * (1.0f - ep / 20.0f), 0, 1};
