@@ -85,7 +85,7 @@ function M.new(o)
     if not ok then error(rt, 2) end
     local job = setmetatable({
         rt = rt, nodes = nodes, workers = workers, seed = seed, tables = {}, ntables = 0,
-        metrics = mpath, epochs = 0, memory_mb = mem,
+        metrics = mpath, epochs = 0, memory_mb = mem, dists = {},
         curve = {}, -- one record per finished epoch (job:epoch, then job:log merges into it)
         state = {}, -- the script's own resume state (plain data), saved and restored with the job
     }, Job)
@@ -243,4 +243,5 @@ end
 
 require("crescent.epoch").install(Job, M)
 checkpoint.install(Job)
+require("crescent.sampling").install(Job)
 return M

@@ -20,6 +20,8 @@
  * and the command is cancelled on every node. */
 #include <lauxlib.h>
 #include <lua.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,6 +328,97 @@ static int j_set_rows(lua_State *L) {
     return 0;
 }
 
+/* [-0, +0] Raise msg as is (no position: lua/crescent/job.lua adds the
+ * script's line). */
+static int raise_plain(lua_State *L, const char *fmt, ...) {
+    char buf[CR_ERR_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    lua_pushstring(L, buf);
+    return lua_error(L);
+}
+
+/* Weight i (0-based) of the weights at idx: a Matrix, an Ints or a table. */
+static double weight_at(lua_State *L, int idx, const cr_mat *m, const cr_ints *k, int64_t i) {
+    if (m) return m->data[i];
+    if (k) return (double)k->data[i];
+    lua_rawgeti(L, idx, (lua_Integer)i + 1);
+    int ok;
+    double v = lua_tonumberx(L, -1, &ok);
+    if (!ok) raise_plain(L, "weights[%lld] is not a number (got %s)", (long long)i + 1, luaL_typename(L, -1));
+    lua_pop(L, 1);
+    return v;
+}
+
+/* [-0, +1] The weights at idx (a Matrix of any shape, an Ints, or a table
+ * of numbers) as keys doubles in a new userdata, checked: as many as keys,
+ * finite, >= 0, positive sum. Returns the array. */
+static double *weights_arg(lua_State *L, int idx, int64_t keys) {
+    cr_mat *m = cr_lmat_test(L, idx);
+    cr_ints *k = m ? NULL : cr_lints_test(L, idx);
+    if (!m && !k && !lua_istable(L, idx))
+        raise_plain(L, "weights must be a Matrix, an Ints or a table of numbers (got %s)", luaL_typename(L, idx));
+    int64_t n = m ? m->rows * m->cols : k ? k->n : (int64_t)luaL_len(L, idx);
+    if (n != keys) raise_plain(L, "weights has %lld entries for the %lld keys of the table", (long long)n, (long long)keys);
+    if (keys > CR_PROTO_MAX_WEIGHTS)
+        raise_plain(L, "the table has %lld keys: weighted distributions are limited to %lld keys", (long long)keys,
+                    (long long)CR_PROTO_MAX_WEIGHTS);
+    double *w = lua_newuserdatauv(L, (size_t)keys * sizeof *w, 0), sum = 0;
+    for (int64_t i = 0; i < keys; i++) {
+        double v = weight_at(L, idx, m, k, i);
+        if (v != v) raise_plain(L, "weights[%lld] is not a number (NaN)", (long long)i + 1);
+        if (isinf(v)) raise_plain(L, "weights[%lld] is infinite", (long long)i + 1);
+        if (v < 0) raise_plain(L, "weights[%lld] is negative (%g)", (long long)i + 1, v);
+        w[i] = v;
+        sum += v;
+    }
+    if (!(sum > 0)) raise_plain(L, "all weights are zero");
+    if (isinf(sum)) raise_plain(L, "the sum of the weights is not finite");
+    return w;
+}
+
+/* J:distribution(table_id, name, keys, weights|nil): errors raised without
+ * a position (the Lua layer adds the script's). */
+static int j_distribution(lua_State *L) {
+    cr_job *j = check_job(L);
+    int table = (int)luaL_checkinteger(L, 2);
+    const char *name = luaL_checkstring(L, 3);
+    int64_t keys = (int64_t)luaL_checkinteger(L, 4);
+    double *w = lua_isnoneornil(L, 5) ? NULL : weights_arg(L, 5, keys);
+    cr_err e;
+    if (cr_job_distribution(j, table, name, w, keys, &e) < 0) return raise_job(L, j);
+    return 0;
+}
+
+/* J:sampling(label, {{name=, level=, pool=, reuse=, postpone=}, ...}):
+ * entry 1 is the default (name ""). Checked by the Lua layer. */
+static int j_sampling(lua_State *L) {
+    cr_job *j = check_job(L);
+    const char *label = luaL_checkstring(L, 2);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    lua_Integer n = luaL_len(L, 3);
+    if (n < 1 || n > CR_PROTO_MAX_SCHEME) return raise_plain(L, "sampling: %d entries (1 to %d)", (int)n, CR_PROTO_MAX_SCHEME);
+    cr_sampling_entry *v = lua_newuserdatauv(L, (size_t)n * sizeof *v, 0);
+    memset(v, 0, (size_t)n * sizeof *v);
+    for (lua_Integer i = 0; i < n; i++) {
+        lua_rawgeti(L, 3, i + 1);
+        luaL_checktype(L, -1, LUA_TTABLE);
+        lua_getfield(L, -1, "name");
+        snprintf(v[i].name, sizeof v[i].name, "%s", luaL_optstring(L, -1, ""));
+        lua_pop(L, 1);
+        v[i].level = opt_int(L, lua_gettop(L), "level", 1);
+        v[i].pool = opt_int(L, lua_gettop(L), "pool", CR_SAMPLING_POOL_DEFAULT);
+        v[i].reuse = opt_int(L, lua_gettop(L), "reuse", CR_SAMPLING_REUSE_DEFAULT);
+        v[i].postpone = opt_int(L, lua_gettop(L), "postpone", 0);
+        lua_pop(L, 1);
+    }
+    cr_err e;
+    if (cr_job_sampling(j, label, v, (int)n, &e) < 0) return raise_job(L, j);
+    return 0;
+}
+
 static int j_close(lua_State *L) {
     ljob *j = luaL_checkudata(L, 1, JOB_MT);
     cr_job_close(&j->j);
@@ -365,7 +458,8 @@ void cr_ljob_register(lua_State *L) {
         {"table", j_table},       {"model", j_model},           {"call", j_call},     {"policy", j_policy},
         {"set_lr", j_set_lr},     {"set_clocks", j_set_clocks}, {"stats", j_stats},   {"get_rows", j_get_rows},
         {"set_rows", j_set_rows}, {"close", j_close},           {"endpoint", j_endpoint}, {"nodes", j_nodes},
-        {"workers", j_workers},   {"closed", j_closed},         {"failed", j_failed}, {NULL, NULL}};
+        {"workers", j_workers},   {"closed", j_closed},         {"failed", j_failed}, {"distribution", j_distribution},
+        {"sampling", j_sampling}, {NULL, NULL}};
     if (luaL_newmetatable(L, JOB_MT)) {
         luaL_newlib(L, methods);
         lua_setfield(L, -2, "__index");

@@ -17,8 +17,10 @@
 #include "lua/l_util.h"
 #include "lua/l_worker_serial.h"
 #include "ps/cr_wclient.h"
+#include "ps/cr_wsample.h"
 
 #define WTABLE_MT "crescent.WorkerTable"
+#define SHANDLE_MT "crescent.SampleHandle"
 #define WORKER_KEY "crescent.worker"
 #define CTX_KEY "crescent.ctx"
 
@@ -26,6 +28,7 @@ typedef struct lworker {
     cr_node *n;
     int lw, gw;
     cr_wclient *wc;
+    cr_wsample *ws;  /* NULL once destroyed (handles collected after that do nothing) */
     lua_State *L;
     uint64_t pol_gen;
     int pol_ref;     /* registry ref of the policy table, or LUA_NOREF */
@@ -53,15 +56,20 @@ static void raise_err(lua_State *L, cr_err *e) { luaL_error(L, "%s", e->msg); }
 
 /* Pending async requests live in registry table "crescent.pending":
  * [id] = {creq, matrix-or-true}. */
-static int remember(lua_State *L, lworker *w, uint32_t creq, int result_idx) {
+static int remember_keys(lua_State *L, lworker *w, uint32_t creq, int result_idx, int keys_idx) {
     result_idx = lua_absindex(L, result_idx);
+    keys_idx = keys_idx ? lua_absindex(L, keys_idx) : 0;
     lua_getfield(L, LUA_REGISTRYINDEX, "crescent.pending");
     int id = ++w->next_async;
-    lua_createtable(L, 2, 0);
+    lua_createtable(L, 3, 0);
     lua_pushinteger(L, creq);
     lua_rawseti(L, -2, 1);
     lua_pushvalue(L, result_idx);
     lua_rawseti(L, -2, 2);
+    if (keys_idx) { /* a sample pull: [3] = keys, creq is the pull's pend id */
+        lua_pushvalue(L, keys_idx);
+        lua_rawseti(L, -2, 3);
+    }
     lua_rawseti(L, -2, id);
     lua_pop(L, 1);
     lua_pushinteger(L, id);
@@ -76,6 +84,10 @@ static int start_pull(lua_State *L, uint32_t *req) {
     cr_err e;
     if (cr_wclient_pull_copy(w->wc, s, k->data, k->n, m->data, req, &e) < 0) raise_err(L, &e);
     return lua_gettop(L); /* the matrix */
+}
+
+static int remember(lua_State *L, lworker *w, uint32_t creq, int result_idx) {
+    return remember_keys(L, w, creq, result_idx, 0);
 }
 
 /* T:pull(keys) -> Matrix (rows in key order) */
@@ -128,7 +140,7 @@ static int t_push_async(lua_State *L) {
     return remember(L, get_worker(L), req, -1);
 }
 
-/* T:wait(id) -> Matrix (pull) or true (push) */
+/* T:wait(id) -> Matrix (pull), true (push) or keys, rows (pull_sample_async) */
 static int t_wait(lua_State *L) {
     check_wtable(L);
     lua_Integer id = luaL_checkinteger(L, 2);
@@ -138,12 +150,76 @@ static int t_wait(lua_State *L) {
         return luaL_error(L, "wait: unknown or already completed request id %d", (int)id);
     lua_rawgeti(L, -1, 1);
     uint32_t creq = (uint32_t)lua_tointeger(L, -1);
-    lua_rawgeti(L, -2, 2);
+    int sample = lua_rawgeti(L, -2, 3) != LUA_TNIL; /* keys */
+    lua_rawgeti(L, -3, 2);                          /* rows or result */
     lua_pushnil(L);
-    lua_rawseti(L, -5, id);
+    lua_rawseti(L, -6, id);
     cr_err e;
+    if (sample) {
+        if (creq && (!w->ws || cr_wsample_finish(w->ws, creq, &e) < 0)) raise_err(L, &e);
+        return 2;
+    }
     if (cr_wclient_wait(w->wc, creq, &e) < 0) raise_err(L, &e);
     return 1;
+}
+
+/* ---------- sampling (ps/cr_wsample.h) ---------- */
+
+typedef struct lshandle {
+    cr_shandle h;
+    cr_shard *t;
+} lshandle;
+
+static int h_gc(lua_State *L) {
+    lshandle *h = luaL_checkudata(L, 1, SHANDLE_MT);
+    lworker *w = get_worker(L);
+    if (w && w->ws && h->t) cr_wsample_close(w->ws, h->h);
+    h->t = NULL;
+    return 0;
+}
+
+/* T:prepare_sample(dist, n) -> handle */
+static int t_prepare_sample(lua_State *L) {
+    cr_shard *s = check_wtable(L);
+    const char *dist = luaL_checkstring(L, 2);
+    lua_Integer n = luaL_checkinteger(L, 3);
+    lworker *w = get_worker(L);
+    lshandle *h = lua_newuserdatauv(L, sizeof *h, 0);
+    h->t = NULL;
+    luaL_setmetatable(L, SHANDLE_MT);
+    cr_err e;
+    if (cr_wsample_prepare(w->ws, s, dist, (int64_t)n, &h->h, &e) < 0) raise_err(L, &e);
+    h->t = s;
+    return 1;
+}
+
+/* Pull m (default: all left) samples of the handle at 2 into new keys and
+ * rows (pushed); pend: see cr_wsample_pull. */
+static void start_sample(lua_State *L, uint32_t *pend) {
+    cr_shard *s = check_wtable(L);
+    lshandle *h = luaL_checkudata(L, 2, SHANDLE_MT);
+    lworker *w = get_worker(L);
+    int64_t left = h->t ? cr_wsample_left(w->ws, h->h) : -1;
+    lua_Integer m = luaL_optinteger(L, 3, left > 0 ? left : 0);
+    if (left < 0) luaL_error(L, "pull_sample: the handle is closed (all its samples were pulled, or it was closed)");
+    if (m < 0 || m > left) luaL_error(L, "pull_sample: the handle has %I samples left, asked for %I", (lua_Integer)left, m);
+    cr_ints *k = cr_lints_new(L, m);
+    cr_mat *r = cr_lmat_new(L, m, s->def.dim);
+    cr_err e;
+    if (cr_wsample_pull(w->ws, s, h->h, m, k->data, r->data, pend, &e) < 0) raise_err(L, &e);
+}
+
+/* T:pull_sample(handle [, m]) -> keys (Ints), rows (Matrix m x dim) */
+static int t_pull_sample(lua_State *L) {
+    start_sample(L, NULL);
+    return 2;
+}
+
+/* T:pull_sample_async(handle [, m]) -> id; T:wait(id) -> keys, rows */
+static int t_pull_sample_async(lua_State *L) {
+    uint32_t pend;
+    start_sample(L, &pend);
+    return remember_keys(L, get_worker(L), pend, -1, -2);
 }
 
 /* T:owner(k) -> node */
@@ -389,7 +465,9 @@ static const char *interrupted(void *arg) {
 static int setup(lua_State *L) {
     static const luaL_Reg methods[] = {{"pull", t_pull}, {"push", t_push}, {"pull_async", t_pull_async},
                                        {"push_async", t_push_async}, {"wait", t_wait}, {"owner", t_owner},
-                                       {"local_range", t_local_range}, {NULL, NULL}};
+                                       {"local_range", t_local_range}, {"prepare_sample", t_prepare_sample},
+                                       {"pull_sample", t_pull_sample}, {"pull_sample_async", t_pull_sample_async},
+                                       {NULL, NULL}};
     lworker *w = lua_touserdata(L, 1);
     lua_setfield(L, LUA_REGISTRYINDEX, WORKER_KEY);
     lua_newtable(L);
@@ -401,6 +479,10 @@ static int setup(lua_State *L) {
     lua_setfield(L, -2, "methods");
     lua_pushcfunction(L, t_index);
     lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, SHANDLE_MT);
+    lua_pushcfunction(L, h_gc);
+    lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
     make_ctx(L, w);
     cr_sandbox_protect_metatables(L);
@@ -597,6 +679,7 @@ static void worker_main(cr_node *n, int lw) {
     cr_err e;
     char msg[CR_ERR_MAX + 64] = "";
     w.wc = cr_wclient_new(n, lw, &e);
+    if (w.wc) w.ws = cr_wsample_new(n, lw, w.wc);
     if (!w.wc) snprintf(msg, sizeof msg, "%s", e.msg);
     else if (!(w.L = worker_state(&w))) snprintf(msg, sizeof msg, "worker %d: cannot create Lua state", w.gw);
     cr_cmd c;
@@ -604,7 +687,8 @@ static void worker_main(cr_node *n, int lw) {
         if (msg[0]) reply_error(&w, msg);
         else run_cmd(&w, &c);
     }
-    /* sockets first: nothing may still read a borrowed matrix when Lua frees it */
+    /* samplers, then sockets: nothing may still read a borrowed matrix when Lua frees it */
+    cr_wsample_destroy(&w.ws);
     cr_wclient_destroy(&w.wc);
     cr_sandbox_close(&w.L);
 }

@@ -46,6 +46,8 @@ enum {
     CR_M_ROWS,
     CR_M_SETCLOCKS,
     CR_M_CANCEL,
+    CR_M_DIST,
+    CR_M_SAMPLING,
 };
 
 /* The fixed header of every control message; the meaning of node, worker,

@@ -370,3 +370,20 @@ int cr_job_set_rows(cr_job *j, int table, int node, int64_t lo, int64_t count, i
     if (check_node(j, node, e) < 0 || cr_proto_encode_rows(CR_M_SETROWS, &r, &m, e) < 0) return done(j, -1, e);
     return done(j, request(j, node, &m, 1, NULL, NULL, NULL, e), e);
 }
+
+int cr_job_distribution(cr_job *j, int table, const char *name, const double *weights, int64_t nweights, cr_err *e) {
+    begin(j);
+    cr_proto_msg m;
+    cr_msg_dist d = {.table = table, .kind = weights ? CR_DIST_WEIGHTS : CR_DIST_UNIFORM, .name = name,
+                     .namen = strlen(name), .weights = weights, .nweights = weights ? nweights : 0};
+    if (cr_proto_encode_dist(&d, &m, e) < 0) return done(j, -1, e);
+    return done(j, request(j, -1, &m, cr_job_nodes(j), NULL, NULL, NULL, e), e);
+}
+
+int cr_job_sampling(cr_job *j, const char *label, const cr_sampling_entry *entries, int count, cr_err *e) {
+    begin(j);
+    cr_proto_msg m;
+    cr_msg_sampling s = {.label = label, .labeln = strlen(label), .count = count, .entries = entries};
+    if (cr_proto_encode_sampling(&s, &m, e) < 0) return done(j, -1, e);
+    return done(j, request(j, -1, &m, cr_job_nodes(j), NULL, NULL, NULL, e), e);
+}

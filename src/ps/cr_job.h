@@ -23,6 +23,7 @@
 
 #include "base/cr_err.h"
 #include "ps/cr_node.h"
+#include "ps/cr_proto.h"
 #include "ps/cr_table.h"
 
 typedef struct cr_job cr_job;
@@ -116,5 +117,13 @@ int cr_job_get_rows(cr_job *j, int table, int node, int64_t lo, int64_t count, i
                     float *values, float *state, cr_err *e);
 int cr_job_set_rows(cr_job *j, int table, int node, int64_t lo, int64_t count, int32_t dim, int32_t sdim,
                     const float *values, const float *state, cr_err *e);
+/* Declare sampling distribution `name` over the keys of table `table` on
+ * every node: weights (nweights doubles, one per key, checked by the caller:
+ * finite, >= 0, positive sum; at most CR_PROTO_MAX_WEIGHTS) or uniform when
+ * weights is NULL. Each node builds its alias tables before it answers. */
+int cr_job_distribution(cr_job *j, int table, const char *name, const double *weights, int64_t nweights, cr_err *e);
+/* Set the sampling scheme on every node (count entries, entry 0 the
+ * default; see cr_msg_sampling). Workers use it from their next prepare. */
+int cr_job_sampling(cr_job *j, const char *label, const cr_sampling_entry *entries, int count, cr_err *e);
 
 #endif

@@ -462,9 +462,14 @@ static int teardown(cr_node *n, cr_err *e) {
         if (socks[i]) zmq_close(socks[i]);
     cr_zap_stop(&n->zap);
     for (int i = 0; i < atomic_load(&n->ntables); i++) cr_shard_destroy(&n->tables[i]);
+    for (int i = 0; i < atomic_load(&n->ndists); i++) {
+        cr_alias_free(&n->dists[i]->pi);
+        cr_alias_free(&n->dists[i]->local);
+        free(n->dists[i]);
+    }
     for (int i = 0; n->addrs && i < n->nodes; i++) free(n->addrs[i]);
     void *bufs[] = {n->addrs, n->clocks, n->barriers, n->active, n->ws, n->wup, n->workers,
-                    n->cmd_buf1, n->cmd_buf2, n->pol_src, n->pol_chunk, n->pol_opts};
+                    n->cmd_buf1, n->cmd_buf2, n->pol_src, n->pol_chunk, n->pol_opts, n->samp};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     pthread_mutex_destroy(&n->mu);
     pthread_cond_destroy(&n->cmd_cv);

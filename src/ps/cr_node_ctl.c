@@ -234,10 +234,89 @@ static int on_setrows(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     return 0;
 }
 
+/* ---------- sampling ---------- */
+
+static cr_dist *find_dist(cr_node *n, const char *name, size_t len) {
+    for (int i = 0; i < atomic_load(&n->ndists); i++)
+        if (strlen(n->dists[i]->name) == len && !memcmp(n->dists[i]->name, name, len)) return n->dists[i];
+    return NULL;
+}
+
+/* The weights as an aligned copy (the frame may be unaligned), or NULL
+ * (uniform); their count must be the table's key count. */
+static double *dist_weights(const cr_msg_dist *d, const cr_shard *s, cr_err *e) {
+    if (d->kind == CR_DIST_UNIFORM) return NULL;
+    if (d->nweights != s->def.keys) {
+        cr_errf(e, "distribution '%.*s': %lld weights for the %lld keys of table '%s'", (int)d->namen, d->name,
+                (long long)d->nweights, (long long)s->def.keys, s->def.name);
+        return NULL;
+    }
+    double *w = cr_xmalloc((size_t)d->nweights * sizeof *w);
+    memcpy(w, d->weights, (size_t)d->nweights * sizeof *w);
+    return w;
+}
+
+/* A new distribution: its alias tables are built here, once per node. The
+ * local one may be missing (a slice without weight): level 4 refuses then. */
+static int on_dist(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+    cr_msg_dist d;
+    if (cr_proto_decode_dist(m, &d, e) < 0) return -1;
+    cr_shard *s = table_of(n, d.table, e);
+    if (!s) return -1;
+    if (find_dist(n, d.name, d.namen)) return cr_errf(e, "distribution '%.*s' exists", (int)d.namen, d.name);
+    if (atomic_load(&n->ndists) >= CR_NODE_MAX_DISTS)
+        return cr_errf(e, "too many distributions (at most %d)", CR_NODE_MAX_DISTS);
+    double *w = dist_weights(&d, s, e);
+    if (!w && d.kind != CR_DIST_UNIFORM) return -1;
+    cr_dist *x = cr_xcalloc(1, sizeof *x);
+    memcpy(x->name, d.name, d.namen);
+    x->table = d.table;
+    int rc = cr_alias_build(&x->pi, w, (uint64_t)s->def.keys, e);
+    cr_err le;
+    if (rc == 0 && (s->lo >= s->hi || cr_alias_build_range(&x->local, w, (uint64_t)s->def.keys, (uint64_t)s->lo,
+                                                           (uint64_t)s->hi, &le) < 0))
+        snprintf(x->local_err, sizeof x->local_err, "node %d holds no key of table '%s' with a positive weight",
+                 n->id, s->def.name);
+    free(w);
+    if (rc < 0) {
+        free(x);
+        return -1;
+    }
+    n->dists[atomic_load(&n->ndists)] = x;
+    atomic_fetch_add(&n->ndists, 1);
+    ack(n);
+    return 0;
+}
+
+/* A new sampling scheme: workers pick it up at their next prepare_sample. */
+static int on_sampling(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+    cr_msg_sampling s;
+    if (cr_proto_decode_sampling(m, &s, e) < 0) return -1;
+    cr_sampling_entry *v = cr_xmalloc((size_t)s.count * sizeof *v);
+    for (int i = 0; i < s.count; i++) cr_proto_sampling_entry(&s, i, &v[i]);
+    pthread_mutex_lock(&n->mu);
+    free(n->samp);
+    n->samp = v;
+    n->nsamp = s.count;
+    snprintf(n->samp_label, sizeof n->samp_label, "%.*s", (int)s.labeln, s.label);
+    n->samp_gen++;
+    pthread_mutex_unlock(&n->mu);
+    ack(n);
+    return 0;
+}
+
+/* ",sampling={drawn=...,postponed=...}" for stats. */
+static size_t put_samp(char *b, size_t cap, const cr_sampling_stats *t) {
+    return (size_t)snprintf(b, cap, ",sampling={drawn=%llu,served_local=%llu,served_pooled=%llu,remote=%llu,reused=%llu,postponed=%llu}",
+                            (unsigned long long)t->drawn, (unsigned long long)t->local,
+                            (unsigned long long)t->pooled, (unsigned long long)t->remote,
+                            (unsigned long long)t->reused, (unsigned long long)t->postponed);
+}
+
 /* The node's counters and each local worker's, as a serialized Lua table. */
 static int on_stats(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     if (cr_proto_decode_empty(m, e) < 0) return -1;
-    size_t cap = 512 + (size_t)n->wpn * 200, len = 0;
+    size_t cap = 1024 + (size_t)n->wpn * 400, len = 0;
     char *b = cr_xmalloc(cap);
     len += (size_t)snprintf(b + len, cap - len,
                             "{node=%d,messages_remote=%lld,bytes_remote=%lld,messages_local=%lld,"
@@ -246,17 +325,23 @@ static int on_stats(cr_node *n, const cr_proto_msg *m, cr_err *e) {
                             n->id, (long long)n->msgs_remote, (long long)n->bytes_remote, (long long)n->msgs_local,
                             (long long)n->bytes_local, (long long)n->keys_local, (long long)n->keys_remote,
                             (long long)n->pulls, (long long)n->pushes, (long long)n->served);
+    cr_sampling_stats sum = {0};
     pthread_mutex_lock(&n->mu);
     for (int i = 0; i < n->wpn; i++) {
         cr_wstat *w = &n->ws[i];
         len += (size_t)snprintf(b + len, cap - len,
                                 "{worker=%d,node=%d,clock=%lld,barriers=%lld,wait=%.6f,max_gap=%lld,"
-                                "pulls=%lld,pushes=%lld},",
+                                "pulls=%lld,pushes=%lld",
                                 n->id * n->wpn + i, n->id, (long long)w->clock, (long long)w->barrier, w->wait_s,
                                 (long long)w->max_gap, (long long)w->pulls, (long long)w->pushes);
+        len += put_samp(b + len, cap - len, &w->samp);
+        len += (size_t)snprintf(b + len, cap - len, "},");
+        cr_sampling_stats_add(&sum, &w->samp);
     }
     pthread_mutex_unlock(&n->mu);
-    len += (size_t)snprintf(b + len, cap - len, "}}");
+    len += (size_t)snprintf(b + len, cap - len, "}");
+    len += put_samp(b + len, cap - len, &sum);
+    len += (size_t)snprintf(b + len, cap - len, "}");
     cr_proto_msg out;
     cr_msg_reply r = {.worker = -1, .data = b, .n = len};
     cr_proto_encode_reply(CR_M_REPLY, &r, &out, NULL);
@@ -270,7 +355,8 @@ static const handler_fn handlers[] = {
     [CR_M_MODEL] = on_model,     [CR_M_CALL] = on_call,         [CR_M_CANCEL] = on_cancel,
     [CR_M_POLICY] = on_policy,   [CR_M_CLOCKS] = on_clocks,     [CR_M_SETCLOCKS] = on_setclocks,
     [CR_M_SETLR] = on_setlr,     [CR_M_GETROWS] = on_getrows,   [CR_M_SETROWS] = on_setrows,
-    [CR_M_STATS] = on_stats,     [CR_M_ERROR] = on_error,
+    [CR_M_STATS] = on_stats,     [CR_M_ERROR] = on_error,       [CR_M_DIST] = on_dist,
+    [CR_M_SAMPLING] = on_sampling,
 };
 #define NHANDLERS ((int)(sizeof handlers / sizeof handlers[0]))
 

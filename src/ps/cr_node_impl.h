@@ -5,10 +5,25 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "base/cr_alias.h"
 #include "net/cr_wire.h"
 #include "ps/cr_node.h"
+#include "ps/cr_proto.h"
+#include "ps/cr_sampling.h"
 
 #define CR_NODE_MAX_TABLES 256
+#define CR_NODE_MAX_DISTS 256
+
+/* A sampling distribution (DIST): alias tables over all keys of its table
+ * and over this node's slice, built once, then read-only and shared by the
+ * node's workers. local.m == 0 when the slice has no key of positive weight
+ * (local_err says so; level 4 cannot sample here then). */
+typedef struct cr_dist {
+    char name[CR_DIST_NAME_MAX];
+    int table;
+    cr_alias pi, local;
+    char local_err[CR_ERR_MAX];
+} cr_dist;
 
 typedef struct cr_wstat {
     int64_t clock, barrier;
@@ -16,6 +31,7 @@ typedef struct cr_wstat {
     int64_t max_gap;
     int64_t pulls, pushes;
     uint64_t seen_cmd; /* last command generation taken by this worker */
+    cr_sampling_stats samp; /* this worker's samplers, replaced ones included */
 } cr_wstat;
 
 struct cr_node {
@@ -58,6 +74,13 @@ struct cr_node {
 
     cr_shard *tables[CR_NODE_MAX_TABLES];
     atomic_int ntables;
+    cr_dist *dists[CR_NODE_MAX_DISTS]; /* added by the main thread, never removed */
+    atomic_int ndists;
+    /* the sampling scheme (SAMPLING), under mu: nsamp = 0 is conform for all */
+    uint64_t samp_gen;
+    cr_sampling_entry *samp;
+    int nsamp;
+    char samp_label[CR_PROTO_MAX_NAME + 1];
 
     atomic_llong progress;
     atomic_llong msgs_remote, bytes_remote, msgs_local, bytes_local;

@@ -17,7 +17,7 @@ static const char *const names[] = {
     [CR_M_SHUTDOWN] = "SHUTDOWN", [CR_M_REPLY] = "REPLY",       [CR_M_ERROR] = "ERROR",
     [CR_M_STATE] = "STATE",       [CR_M_PROGRESS] = "PROGRESS", [CR_M_DEAD] = "DEAD",
     [CR_M_ACK] = "ACK",           [CR_M_ROWS] = "ROWS",         [CR_M_SETCLOCKS] = "SETCLOCKS",
-    [CR_M_CANCEL] = "CANCEL",
+    [CR_M_CANCEL] = "CANCEL",     [CR_M_DIST] = "DIST",         [CR_M_SAMPLING] = "SAMPLING",
 };
 #define NTYPES ((int)(sizeof names / sizeof names[0]))
 
@@ -428,4 +428,91 @@ int cr_proto_send_ack(void *sock, const void *id, size_t idlen, int node) {
     cr_proto_encode_empty(CR_M_ACK, &m, NULL);
     m.h.node = node;
     return cr_proto_send(sock, id, idlen, &m);
+}
+
+/* ---------- DIST, SAMPLING ---------- */
+
+/* table; a = kind, b = weights; p1 = name, p2 = weights (doubles). */
+int cr_proto_encode_dist(const cr_msg_dist *d, cr_proto_msg *m, cr_err *e) {
+    start(m, CR_M_DIST);
+    m->h.table = d->table;
+    m->h.a = d->kind;
+    m->h.b = d->nweights;
+    payload(m, d->name, d->namen);
+    size_t wb = d->nweights > 0 && d->nweights <= CR_PROTO_MAX_WEIGHTS ? (size_t)d->nweights * sizeof(double) : 0;
+    payload(m, d->weights, d->kind == CR_DIST_WEIGHTS ? wb : 0);
+    cr_msg_dist check;
+    return cr_proto_decode_dist(m, &check, e);
+}
+
+int cr_proto_decode_dist(const cr_proto_msg *m, cr_msg_dist *d, cr_err *e) {
+    if (shape(m, CR_M_DIST, 0, 2, e) < 0) return -1;
+    if (m->n[0] == 0 || m->n[0] >= CR_DIST_NAME_MAX || memchr(m->p[0], '\0', m->n[0]))
+        return cr_errf(e, "DIST: name of %zu bytes (1 to %d, no NUL)", m->n[0], CR_DIST_NAME_MAX - 1);
+    if (m->h.table < 0) return cr_errf(e, "DIST: negative table id");
+    if (m->h.a == CR_DIST_UNIFORM) {
+        if (m->h.b != 0 || m->n[1] != 0) return cr_errf(e, "DIST: a uniform distribution carries no weights");
+    } else if (m->h.a == CR_DIST_WEIGHTS) {
+        if (m->h.b < 1 || m->h.b > CR_PROTO_MAX_WEIGHTS)
+            return cr_errf(e, "DIST: %lld weights (1 to %lld)", (long long)m->h.b, (long long)CR_PROTO_MAX_WEIGHTS);
+        if (m->n[1] != (size_t)m->h.b * sizeof(double))
+            return cr_errf(e, "DIST: weights frame of %zu bytes for %lld weights", m->n[1], (long long)m->h.b);
+    } else {
+        return cr_errf(e, "DIST: unknown kind %lld", (long long)m->h.a);
+    }
+    d->table = m->h.table;
+    d->kind = (int)m->h.a;
+    d->name = m->p[0];
+    d->namen = m->n[0];
+    d->weights = m->n[1] ? m->p[1] : NULL;
+    d->nweights = m->h.b;
+    return 0;
+}
+
+/* a = count; p1 = label, p2 = count entries. */
+int cr_proto_encode_sampling(const cr_msg_sampling *s, cr_proto_msg *m, cr_err *e) {
+    start(m, CR_M_SAMPLING);
+    m->h.a = s->count;
+    payload(m, s->label, s->labeln);
+    size_t eb = s->count > 0 && s->count <= CR_PROTO_MAX_SCHEME ? (size_t)s->count * sizeof(cr_sampling_entry) : 0;
+    payload(m, s->entries, eb);
+    cr_msg_sampling check;
+    return cr_proto_decode_sampling(m, &check, e);
+}
+
+void cr_proto_sampling_entry(const cr_msg_sampling *s, int i, cr_sampling_entry *out) {
+    memcpy(out, (const char *)s->entries + (size_t)i * sizeof *out, sizeof *out);
+}
+
+/* Each entry names "" (entry 0 only) or something, NUL-terminated, and
+ * holds a configuration cr_sampling_conf_check accepts. */
+static int check_entries(const cr_msg_sampling *s, cr_err *e) {
+    for (int i = 0; i < s->count; i++) {
+        cr_sampling_entry x;
+        cr_proto_sampling_entry(s, i, &x);
+        if (!memchr(x.name, '\0', sizeof x.name)) return cr_errf(e, "SAMPLING: entry %d: name not terminated", i);
+        if ((i == 0) != (x.name[0] == '\0'))
+            return cr_errf(e, "SAMPLING: entry %d: only entry 0 (the default) has no name", i);
+        cr_sampling_conf c;
+        cr_sampling_conf_default(&c, CR_SAMPLING_CONFORM);
+        c.level = x.level < 0 || x.level > 99 ? -1 : (int)x.level;
+        c.pool = x.pool;
+        c.reuse = x.reuse;
+        c.postpone = x.postpone != 0;
+        if (cr_sampling_conf_check(&c, e) < 0) return -1;
+    }
+    return 0;
+}
+
+int cr_proto_decode_sampling(const cr_proto_msg *m, cr_msg_sampling *s, cr_err *e) {
+    if (shape(m, CR_M_SAMPLING, 0, 2, e) < 0 || cap(m, "label", m->n[0], CR_PROTO_MAX_NAME, e) < 0) return -1;
+    if (m->h.a < 1 || m->h.a > CR_PROTO_MAX_SCHEME)
+        return cr_errf(e, "SAMPLING: %lld entries (1 to %d)", (long long)m->h.a, CR_PROTO_MAX_SCHEME);
+    if (m->n[1] != (size_t)m->h.a * sizeof(cr_sampling_entry))
+        return cr_errf(e, "SAMPLING: entries frame of %zu bytes for %lld entries", m->n[1], (long long)m->h.a);
+    s->label = m->p[0];
+    s->labeln = m->n[0];
+    s->count = (int)m->h.a;
+    s->entries = m->p[1];
+    return check_entries(s, e);
 }

@@ -22,6 +22,7 @@
 
 #include "base/cr_err.h"
 #include "net/cr_wire.h"
+#include "ps/cr_sampling.h"
 #include "ps/cr_table.h"
 
 /* Caps on sizes read off the wire (checked before anything is allocated). */
@@ -32,6 +33,8 @@
 #define CR_PROTO_MAX_NAME 255           /* chunk name, function name */
 #define CR_PROTO_MAX_ERROR (1u << 20)   /* an error message (with its traceback) */
 #define CR_PROTO_MAX_REPLY (1u << 30)   /* a serialized reply */
+#define CR_PROTO_MAX_WEIGHTS (1ll << 27) /* weights of one distribution (8 bytes each: 1 GiB) */
+#define CR_PROTO_MAX_SCHEME 256         /* entries of one sampling scheme */
 
 /* A message as frames: the header and up to two payloads. Encoders fill it
  * pointing at the caller's data (no copy) or at `owned`, a buffer the encoder
@@ -161,6 +164,38 @@ typedef struct cr_msg_dead {
     size_t whyn;
 } cr_msg_dead;
 
+/* DIST, scheduler -> node, answered with ACK (or ERROR): the sampling
+ * distribution `name` over the keys of table `table`. kind 0: uniform (no
+ * weights); kind 1: nweights doubles, one per key of the table, finite, >= 0,
+ * with a positive sum (the node checks the count against its table and
+ * builds the alias tables). nweights <= CR_PROTO_MAX_WEIGHTS. */
+#define CR_DIST_NAME_MAX 64 /* with the NUL */
+#define CR_DIST_UNIFORM 0
+#define CR_DIST_WEIGHTS 1
+typedef struct cr_msg_dist {
+    int table, kind;
+    const char *name; /* not NUL-terminated; 1 <= namen < CR_DIST_NAME_MAX */
+    size_t namen;
+    const void *weights; /* unaligned view: read with memcpy */
+    int64_t nweights;
+} cr_msg_dist;
+
+/* SAMPLING, scheduler -> node, answered with ACK: the sampling scheme, as
+ * the scheme script configured it. Entry 0 (name "") is the configuration
+ * of every distribution; a later entry overrides it for the distribution,
+ * or the table, it names. label: the scheme as the user named it
+ * ("bounded:pool=100"), for stats. */
+typedef struct cr_sampling_entry {
+    char name[CR_DIST_NAME_MAX]; /* "" (entry 0 only), a distribution or a table */
+    int64_t level, pool, reuse, postpone;
+} cr_sampling_entry;
+typedef struct cr_msg_sampling {
+    const char *label; /* not NUL-terminated; labeln <= CR_PROTO_MAX_NAME */
+    size_t labeln;
+    int count;              /* 1 <= count <= CR_PROTO_MAX_SCHEME */
+    const void *entries;    /* count cr_sampling_entry, unaligned: read with memcpy */
+} cr_msg_sampling;
+
 /* HB (both ways), STATS (scheduler -> node, answered with a REPLY of worker
  * -1 holding a serialized table), ACK (node -> scheduler), CANCEL (scheduler
  * -> node: end the running command at each worker's next clock, barrier,
@@ -184,6 +219,8 @@ int cr_proto_encode_state(const cr_msg_state *s, cr_proto_msg *m, cr_err *e);
 int cr_proto_encode_progress(const cr_msg_progress *p, cr_proto_msg *m, cr_err *e);
 int cr_proto_encode_dead(const cr_msg_dead *d, cr_proto_msg *m, cr_err *e);
 int cr_proto_encode_empty(int type, cr_proto_msg *m, cr_err *e);
+int cr_proto_encode_dist(const cr_msg_dist *d, cr_proto_msg *m, cr_err *e);
+int cr_proto_encode_sampling(const cr_msg_sampling *s, cr_proto_msg *m, cr_err *e);
 
 /* Decoders: check that m has the right type and shape, then fill the
  * struct. Returns 0, or -1 with a message naming the message and what is
@@ -202,6 +239,10 @@ int cr_proto_decode_state(const cr_proto_msg *m, cr_msg_state *s, cr_err *e);
 int cr_proto_decode_progress(const cr_proto_msg *m, cr_msg_progress *p, cr_err *e);
 int cr_proto_decode_dead(const cr_proto_msg *m, cr_msg_dead *d, cr_err *e);
 int cr_proto_decode_empty(const cr_proto_msg *m, cr_err *e);
+int cr_proto_decode_dist(const cr_proto_msg *m, cr_msg_dist *d, cr_err *e);
+int cr_proto_decode_sampling(const cr_proto_msg *m, cr_msg_sampling *s, cr_err *e);
+/* Entry i of a decoded SAMPLING (copied out: the frame may be unaligned). */
+void cr_proto_sampling_entry(const cr_msg_sampling *s, int i, cr_sampling_entry *out);
 
 /* Address i of a decoded WELCOME book (NUL-terminated inside the frame,
  * checked by the decoder), or NULL past the end. */

@@ -341,6 +341,8 @@ int64_t cr_sampler_left(const cr_sampler *s, uint32_t h) {
     return hd ? hd->tail - hd->head : -1;
 }
 
+int64_t cr_sampler_handles(const cr_sampler *s) { return s->nh; }
+
 void cr_sampler_close(cr_sampler *s, uint32_t h) {
     flush_retired(s);
     int64_t at;

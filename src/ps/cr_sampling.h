@@ -165,6 +165,9 @@ int cr_sampler_pull(cr_sampler *s, uint32_t h, int64_t m, cr_sample *out, cr_err
 /* Samples of handle h not pulled yet, or -1 if h is not open. */
 int64_t cr_sampler_left(const cr_sampler *s, uint32_t h);
 
+/* Handles open (prepared, not yet pulled to the end or closed). */
+int64_t cr_sampler_handles(const cr_sampler *s);
+
 /* Drop handle h and its unpulled samples (e.g. a Lua handle collected
  * early). Unknown or closed handles are ignored. */
 void cr_sampler_close(cr_sampler *s, uint32_t h);

@@ -494,10 +494,10 @@ static int take_reply(cr_wclient *w, int node, cr_parts *p, cr_err *e) {
     return 0;
 }
 
-/* Wait for replies (no timeout: every request gets one) and take them; -1
- * once the node stops (its stop signal is item 0). */
-static int pump(cr_wclient *w, cr_err *e) {
-    if (zmq_poll(w->items, w->nitems, -1) <= 0) return 0; /* EINTR: the caller looks again */
+/* Wait up to timeout_ms (-1: no timeout: every request gets a reply) for
+ * replies and take them; -1 once the node stops (its stop signal is item 0). */
+static int pump(cr_wclient *w, long timeout_ms, cr_err *e) {
+    if (zmq_poll(w->items, w->nitems, timeout_ms) <= 0) return 0; /* EINTR or nothing yet: the caller looks again */
     if ((w->items[0].revents & ZMQ_POLLIN) || atomic_load(&w->n->stop)) return cr_errf(e, "node stopping");
     for (int i = 1; i < w->nitems; i++) {
         cr_parts p;
@@ -515,7 +515,7 @@ int cr_wclient_wait(cr_wclient *w, uint32_t req, cr_err *e) {
     wreq *r;
     while ((r = find_req(w, req)) && r->outstanding > 0) {
         if (atomic_load(&w->n->stop)) return cr_errf(e, "node stopping");
-        if (pump(w, e) < 0) return -1;
+        if (pump(w, -1, e) < 0) return -1;
     }
     drop_done(w);
     return 0;
@@ -527,8 +527,27 @@ int cr_wclient_drain(cr_wclient *w, cr_err *e) {
         for (int i = 0; i < w->nreqs; i++) busy |= w->reqs[i].outstanding > 0;
         if (!busy) break;
         if (atomic_load(&w->n->stop)) return cr_errf(e, "node stopping");
-        if (pump(w, e) < 0) return -1;
+        if (pump(w, -1, e) < 0) return -1;
     }
     drop_done(w);
     return 0;
+}
+
+int cr_wclient_test(cr_wclient *w, uint32_t req, cr_err *e) {
+    wreq *r = req ? find_req(w, req) : NULL;
+    if (!r || r->outstanding == 0) return 1;
+    if (atomic_load(&w->n->stop)) return cr_errf(e, "node stopping");
+    if (pump(w, 0, e) < 0) return -1;
+    r = find_req(w, req);
+    return !r || r->outstanding == 0;
+}
+
+void cr_wclient_forget(cr_wclient *w, uint32_t req) {
+    if (!req) return;
+    for (int i = 0; i < w->nreqs; i++) {
+        if (w->reqs[i].id != req) continue;
+        req_free(w, &w->reqs[i]);
+        w->reqs[i] = w->reqs[--w->nreqs];
+        return;
+    }
 }

@@ -61,6 +61,14 @@ int cr_wclient_push_take(cr_wclient *w, cr_shard *s, int64_t **keys, int64_t n, 
 
 /* Wait for request req (0 or already complete: returns at once). */
 int cr_wclient_wait(cr_wclient *w, uint32_t req, cr_err *e);
+/* Without blocking: take the replies that have arrived, then 1 if request
+ * req is complete (or 0, or already waited on), 0 if it is still
+ * outstanding, -1 with a message when a reply taken is an error (of any
+ * request: as for cr_wclient_wait) or the node stops. */
+int cr_wclient_test(cr_wclient *w, uint32_t req, cr_err *e);
+/* Drop request req whatever its state: a reply still to come is ignored,
+ * so a pull's out buffer may be freed right after. Unknown ids are ignored. */
+void cr_wclient_forget(cr_wclient *w, uint32_t req);
 /* Wait for every outstanding request of this worker. */
 int cr_wclient_drain(cr_wclient *w, cr_err *e);
 
