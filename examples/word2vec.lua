@@ -106,11 +106,10 @@ local sgd1 = cr.optim.sgd { lr = 1 } -- workers push the change of each row (see
 local IN = job:table { name = "in", keys = vocab.n, dim = d, init = cr.init.uniform(-0.5 / d, 0.5 / d), optimizer = sgd1 }
 job:table { name = "out", keys = vocab.n, dim = d, init = cr.init.zeros(), optimizer = sgd1 }
 job:table { name = "progress", keys = 1, dim = 1, init = cr.init.zeros(), optimizer = sgd1 }
-if job.distribution then
-  local w = {}
-  for k = 1, vocab.n do w[k] = vocab.counts[k] ^ 0.75 end
-  job:distribution { name = "neg", table = "out", kind = "weights", weights = w }
-end
+-- negatives: from counts^0.75, through the PS sampling API (docs/sampling.md)
+local w = {}
+for k = 1, vocab.n do w[k] = vocab.counts:get(k) ^ 0.75 end
+job:distribution { name = "neg", table = "out", kind = "weights", weights = w }
 job:model("word2vec", { corpus = opt.corpus, vocab = vocab.text, words = vocab.kept, epochs = opt.epochs,
                         model = opt.sg == 1 and "sg" or "cbow", window = opt.window, negative = opt.negative,
                         alpha = opt.alpha, sample = opt.sample, batch = opt.batch, pool = opt.pool })

@@ -112,16 +112,15 @@ function M.init(ctx, opts)
   return { workers = ctx.workers }
 end
 
--- The pool of negatives for the next batch: keys and rows of S.pool samples.
--- (TEMPORARY, until the sampling API lands: drawn here from counts^0.75 and
--- pulled.)
+-- The pool of negatives for the next batch: S.pool samples of distribution
+-- S.dist over `out` (keys and their rows), drawn and fetched in the
+-- background; sample_wait returns keys (Ints) and rows (Matrix).
 local function sample_start()
-  local keys = S.R:draw_local(S.pool)
-  return { keys = keys, rows = S.OUT:pull(keys) }
+  return S.OUT:pull_sample_async(S.OUT:prepare_sample(S.dist, S.pool), S.pool)
 end
 
 local function sample_wait(req)
-  return req.keys, req.rows
+  return S.OUT:wait(req)
 end
 
 function M.epoch(ctx, args)
@@ -156,6 +155,7 @@ function M.epoch(ctx, args)
     words, raw, kept, pairs, loss = words + bwords, raw + braw, kept + bkept, pairs + p, loss + l
     ctx:progress(braw)
   end
+  if sreq then sample_wait(sreq) end -- the pool for a batch that did not come
   return { words = words, raw = raw, kept = kept, pairs = pairs, loss = loss,
            seconds = cr.core.util.now() - t0 }
 end

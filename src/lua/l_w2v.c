@@ -21,7 +21,6 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <limits.h>
-#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,7 +209,6 @@ typedef struct w2vr {
     cr_w2v_rbatch b;
     int state; /* 0 no batch, 1 batch read, 2 pool mapped */
     cr_rng rng; /* window shrink and pool picks */
-    cr_alias alias;
 } w2vr;
 
 static w2vr *check_w2vr(lua_State *L, int idx) {
@@ -223,7 +221,6 @@ static int w2vr_gc(lua_State *L) {
     w2vr *u = luaL_checkudata(L, 1, W2VR_MT);
     cr_w2v_reader_close(&u->r);
     cr_w2v_vocab_free(&u->v);
-    cr_alias_free(&u->alias);
     return 0;
 }
 
@@ -497,27 +494,7 @@ static int l_w2v_read_vectors(lua_State *L) {
     return 2;
 }
 
-/* R:draw_local(m) -> Ints of m word ids from counts^0.75 (TEMPORARY: until
- * the PS sampling API lands) */
-static int w2vr_draw_local(lua_State *L) {
-    w2vr *u = check_w2vr(L, 1);
-    lua_Integer m = luaL_checkinteger(L, 2);
-    if (!u->alias.m) {
-        int64_t n = u->v.words.n;
-        double *w = cr_xmalloc((size_t)n * sizeof *w);
-        for (int64_t i = 0; i < n; i++) w[i] = pow((double)u->v.count[i], 0.75);
-        cr_err e;
-        int rc = cr_alias_build(&u->alias, w, (uint64_t)n, &e);
-        free(w);
-        if (rc) luaL_error(L, "%s", e.msg);
-    }
-    cr_ints *k = cr_lints_new(L, m);
-    for (lua_Integer i = 0; i < m; i++) k->data[i] = (int64_t)cr_alias_draw(&u->alias, &u->rng);
-    return 1;
-}
-
 static const luaL_Reg w2vr_methods[] = {
-    {"draw_local", w2vr_draw_local},
     {"next", w2vr_next}, {"pool", w2vr_pool}, {"train", w2vr_train},
     {"rewind", w2vr_rewind}, {"close", w2vr_gc}, {NULL, NULL},
 };
