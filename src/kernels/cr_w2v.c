@@ -1,13 +1,29 @@
 /* word2vec kernels: see cr_w2v.h.
  *
  * Built at -O3 like cr_mf.c: the dim-wide loops (dot, two axpys per target)
- * are the whole cost, and -O2 leaves them scalar. */
+ * are the whole cost, and -O2 leaves them scalar.
+ *
+ * The two training walks are also compiled for AVX2 (target_clones: the
+ * loader picks the AVX2 copy on a CPU that has it, the baseline copy
+ * elsewhere): 8-float vectors instead of 4 make skip-gram about 1.2x and
+ * CBOW 1.4x faster (tests/bench/w2v_kernel). No FMA: without contraction
+ * both copies do the same float operations in the same order (the dot's
+ * eight partial sums are explicit), so results do not depend on the CPU. */
 #pragma GCC optimize("O3")
 #include "kernels/cr_w2v.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
+
+/* The walks' helpers are forced inline, so each target clone gets them
+ * compiled for its own instruction set. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define W2V_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define W2V_CLONES
+#endif
+#define W2V_INLINE static inline __attribute__((always_inline))
 
 /* ---- sigmoid ---- */
 
@@ -41,7 +57,7 @@ static inline double softplus(double x) { return x > 0 ? x + log1p(exp(-x)) : lo
  * reduction in order, hence scalar; eight lanes let it use vector registers
  * (about 2x on skip-gram at d = 100). The sum order differs from a plain loop
  * only by rounding. */
-static inline float dot(const float *a, const float *b, int64_t d) {
+W2V_INLINE float dot(const float *a, const float *b, int64_t d) {
     float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int64_t k = 0;
     for (; k + 8 <= d; k += 8)
@@ -94,7 +110,7 @@ static inline void window(const cr_w2v_params *p, cr_rng *rng, int64_t i, int64_
 }
 
 /* One target update (see the header); returns its loss when p->loss. */
-static inline double target(const float *h, float *v, float *e, int64_t d, float label, const cr_w2v_params *p) {
+W2V_INLINE double target(const float *h, float *v, float *e, int64_t d, float label, const cr_w2v_params *p) {
     float f = dot(h, v, d);
     float g = (label - sigm(f, p->exact)) * p->alpha;
     for (int64_t k = 0; k < d; k++) {
@@ -105,7 +121,7 @@ static inline double target(const float *h, float *v, float *e, int64_t d, float
 }
 
 /* Positive out row o and the negatives against input h, error into e. */
-static double targets(const float *h, float *e, int32_t o, const int32_t *neg, const cr_w2v_params *p, int k,
+W2V_INLINE double targets(const float *h, float *e, int32_t o, const int32_t *neg, const cr_w2v_params *p, int k,
                       cr_mat *syn1) {
     const int64_t d = syn1->cols;
     double loss = target(h, cr_mat_row(syn1, o), e, d, 1.0f, p);
@@ -114,7 +130,7 @@ static double targets(const float *h, float *e, int32_t o, const int32_t *neg, c
     return loss;
 }
 
-void cr_w2v_sgns(const cr_w2v_batch *b, const cr_w2v_params *p, cr_w2v_negs *ng, cr_rng *rng, cr_mat *syn0,
+W2V_CLONES void cr_w2v_sgns(const cr_w2v_batch *b, const cr_w2v_params *p, cr_w2v_negs *ng, cr_rng *rng, cr_mat *syn0,
                  cr_mat *syn1, cr_w2v_stats *st) {
     pthread_once(&table_once, build_table);
     const int64_t d = syn0->cols;
@@ -142,7 +158,7 @@ void cr_w2v_sgns(const cr_w2v_batch *b, const cr_w2v_params *p, cr_w2v_negs *ng,
 }
 
 /* h = mean of the context rows in [c0, c1) except i; returns their count. */
-static int64_t context_mean(const cr_w2v_batch *b, const cr_mat *syn0, int64_t i, int64_t c0, int64_t c1,
+W2V_INLINE int64_t context_mean(const cr_w2v_batch *b, const cr_mat *syn0, int64_t i, int64_t c0, int64_t c1,
                             float *h) {
     const int64_t d = syn0->cols;
     int64_t cw = 0;
@@ -158,7 +174,7 @@ static int64_t context_mean(const cr_w2v_batch *b, const cr_mat *syn0, int64_t i
     return cw;
 }
 
-void cr_w2v_cbow(const cr_w2v_batch *b, const cr_w2v_params *p, cr_w2v_negs *ng, cr_rng *rng, cr_mat *syn0,
+W2V_CLONES void cr_w2v_cbow(const cr_w2v_batch *b, const cr_w2v_params *p, cr_w2v_negs *ng, cr_rng *rng, cr_mat *syn0,
                  cr_mat *syn1, cr_w2v_stats *st) {
     pthread_once(&table_once, build_table);
     const int64_t d = syn0->cols;
