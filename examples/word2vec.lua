@@ -10,8 +10,8 @@
 --   corpus (data/gcide-brown.txt: any whitespace-tokenized text file, one
 --   sentence per line, plain or gzip), sg (1: skip-gram; 0: CBOW), dim (100),
 --   window (5), negative (5), sample (1e-4), min_count (5), alpha (0.025 for
---   skip-gram, 0.05 for CBOW, as the tool), epochs (1), batch (20000 corpus
---   words per kernel call), pool (negatives drawn per batch; default batch),
+--   skip-gram, 0.05 for CBOW, as the tool), epochs (1), batch (50000 corpus
+--   words per kernel call), pool (negatives drawn per batch; default batch / 5),
 --   save (a path: the input vectors in the word2vec text format, which
 --   gensim's KeyedVectors.load_word2vec_format and fastText read),
 --   synonyms (data/wordnet-synonyms.tsv), analogy
@@ -29,7 +29,7 @@
 local cr = require "crescent"
 
 local opt = { corpus = "data/gcide-brown.txt", sg = 1, dim = 100, window = 5, negative = 5, sample = 1e-4,
-              min_count = 5, epochs = 1, batch = 20000, quiet = 0, synonyms = "data/wordnet-synonyms.tsv",
+              min_count = 5, epochs = 1, batch = 50000, quiet = 0, synonyms = "data/wordnet-synonyms.tsv",
               analogy = "../shared/data/analogy/questions-words.txt" }
 local numeric = { sg = true, dim = true, window = true, negative = true, sample = true, min_count = true,
                   alpha = true, epochs = true, batch = true, pool = true, quiet = true }

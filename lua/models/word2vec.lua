@@ -13,44 +13,49 @@
 --
 -- Corpus: streamed (kernels.w2v_reader): worker w of W takes the lines with
 -- (line - 1) % W == w, one batch of whole lines at a time (opts.batch corpus
--- words, about 20000), subsampled with the tool's rule (threshold sample), so
--- a worker holds one batch and the vocabulary, never the corpus. The job
--- script counts the vocabulary once (kernels.w2v_vocab, min_count) and
--- passes it as text ("word count" lines), so every worker maps words to the
--- same ids (ids = keys of both tables, by descending count).
+-- words, 50000 by default), subsampled with the tool's rule (threshold
+-- sample), so a worker holds one batch and the vocabulary, never the corpus.
+-- The job script counts the vocabulary once (kernels.w2v_vocab, min_count)
+-- and passes it as text ("word count" lines), so every worker maps words to
+-- the same ids (ids = keys of both tables, by descending count).
 --
 -- Per batch: the distinct words of the batch (keys) are pulled from `in` and
 -- `out`; the negatives come from the PS sampling API (distribution `neg` over
--- `out`, counts^0.75, declared by the job script) as a pool of `pool` samples
--- (keys and their `out` rows), prepared one batch ahead, so the next batch's
--- pool is drawn and its remote rows fetched while this batch trains; one
--- kernel call (R:train) runs the tool's loop over every sentence of the batch
--- on the copies, each update picking its `negative` negatives uniformly from
--- the pool; then both changes are pushed. Lua never loops over tokens.
+-- `out`, counts^0.75, declared by the job script) as a pool of `pool`
+-- samples (keys and their `out` rows), prepared one batch ahead with
+-- pull_sample_async, so the next batch's pool is drawn and its remote rows
+-- fetched while this batch trains; one kernel call (R:train) runs the tool's
+-- loop over every sentence of the batch on the copies, each update picking
+-- its `negative` negatives uniformly from the pool; then both changes are
+-- pushed. Lua never loops over tokens.
 --
--- Negatives and conformity (docs/sampling.md, NuPS section 4): the tool draws
--- `negative` fresh words per (context, center) pair, about 30 per corpus
--- word; drawing them one by one through a row-copying API would cost a row
--- copy per draw. Here a batch draws `pool` samples (default: as many as the
--- batch has corpus words) and reuses each about pairs * negative / pool times
--- (~10-20 on gcide-brown with sample 1e-4) at random positions of the batch.
--- Every negative is still marginally counts^0.75 (the pool's samples are
--- drawn from it, picks are uniform), but negatives of one batch share one
--- pool: with the conform scheme (L1) this is the bounded level L2 with B =
--- the negatives of one batch; with bounded.lua (pools of G reused U times)
--- the reuse multiplies. A pool word that is also a word of the batch uses
--- the batch's freshly pulled row (the same row for both roles, as in the
--- tool); only pool words not in the batch use the row fetched with the
--- sample, one batch older.
+-- Negatives and conformity (docs/models.md, NuPS section 4): the tool draws
+-- `negative` fresh words for every (context, center) pair, about 14 per
+-- corpus word on gcide-brown with sample 1e-4 (2.8 pairs per word times 5);
+-- a row-copying draw per negative would copy more rows than the batch
+-- itself holds. Here a batch draws `pool` samples (default batch / 5: 10000
+-- for 50000 words) and each is used about pairs * negative / pool times
+-- (~70 there), at uniformly random positions of the batch. Every negative is
+-- still marginally distributed as counts^0.75 (the pool is drawn from it,
+-- picks are uniform), but the negatives of one batch share one pool: under
+-- the conform scheme (L1) the model's negatives are at the bounded level L2
+-- with B = the negatives of one batch (conditional on samples outside the
+-- batch, a negative is distributed as pi); under bounded.lua (pools of G
+-- reused U times) the reuse multiplies and B grows to cover both. A smaller
+-- pool copies fewer rows (faster) and reuses more; on gcide-brown pools of
+-- batch / 5 and batch / 2 gave the same synonym accuracy (docs/models.md).
+-- A pool word that is also a word of the batch uses the batch's freshly
+-- pulled row (one row for both roles, as in the tool); only pool words not
+-- in the batch use the row fetched with the sample, one batch older.
 --
 -- Between a worker's pull and its push, other workers update the same rows
 -- (frequent words are in every batch): their changes meet at the owner as
--- sums, like the tool's lock-free threads, one batch (about 20000 words) late.
+-- sums, like the tool's lock-free threads, one batch late.
 --
 -- opts (job:model("word2vec", opts)): corpus (path), vocab (text, above),
 --   words (vocabulary words in the corpus: the count behind the decay),
 --   epochs (for the decay), model = "sg" | "cbow", window = 5, negative = 5,
---   alpha = 0.025, sample = 1e-3, batch = 20000, pool = batch,
+--   alpha = 0.025, sample = 1e-3, batch = 50000, pool = batch / 5,
 --   max_sentence = 1000, dist = "neg", input = "in", output = "out",
 --   progress = "progress", loss = false (the loss costs an exp and a log
 --   per target: off unless asked).
@@ -98,8 +103,8 @@ function M.init(ctx, opts)
   S.alpha = number(opts, "alpha", 0.025)
   S.epochs = posint(opts, "epochs", 1)
   S.words = posint(opts, "words", 1)
-  local batch = posint(opts, "batch", 20000)
-  S.pool = posint(opts, "pool", batch)
+  local batch = posint(opts, "batch", 50000)
+  S.pool = posint(opts, "pool", math.max(1, batch // 5))
   S.dist = opts.dist or "neg"
   S.IN, S.OUT = tbl(ctx, opts.input or "in"), tbl(ctx, opts.output or "out")
   S.PROG = tbl(ctx, opts.progress or "progress")
