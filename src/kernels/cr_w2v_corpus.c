@@ -150,6 +150,7 @@ struct cr_w2v_reader {
     float *scratch[2];
     int64_t capscratch[2];
     int64_t line; /* lines read */
+    char *rest, *rest_end; /* unread part of the current line, or NULL */
 };
 
 cr_w2v_reader *cr_w2v_reader_open(const char *path, const cr_w2v_vocab *v, const cr_w2v_reader_opts *o,
@@ -182,6 +183,7 @@ int cr_w2v_reader_rewind(cr_w2v_reader *r, int64_t epoch, cr_err *e) {
     cr_lines_close(&r->in);
     r->in = cr_lines_open(r->path, e);
     r->line = 0;
+    r->rest = r->rest_end = NULL;
     cr_rng_seed2(&r->rng, r->seed + (uint64_t)epoch * 0x9E3779B97F4A7C15ull, (uint64_t)r->o.part);
     return r->in ? 0 : -1;
 }
@@ -194,9 +196,12 @@ static void push_row(cr_w2v_reader *r, int32_t x) {
     r->row[r->nrow++] = x;
 }
 
-/* Tokens of one line into the batch; returns how many were read. */
-static void take_line(cr_w2v_reader *r, char *s, size_t len, cr_w2v_rbatch *b) {
-    char *p = s, *end = s + len, *w;
+/* Tokens of [p, end) (a line or the rest of one) into the batch. Returns
+ * where it stopped: end, or the end of a sentence cut at max_sentence once
+ * the batch is full (so a corpus on one long line, like text8, still comes
+ * in batches). */
+static char *take_line(cr_w2v_reader *r, char *p, char *end, cr_w2v_rbatch *b) {
+    char *w;
     size_t wl;
     int64_t start = r->nrow;
     while (next_token(&p, end, &w, &wl)) {
@@ -213,9 +218,11 @@ static void take_line(cr_w2v_reader *r, char *s, size_t len, cr_w2v_rbatch *b) {
         if (r->nrow - start == r->o.max_sentence) {
             cr_i64v_push(&r->sent, r->nrow);
             start = r->nrow;
+            if (b->raw >= r->o.batch) return p;
         }
     }
     if (r->nrow > start) cr_i64v_push(&r->sent, r->nrow);
+    return end;
 }
 
 static void reset_batch(cr_w2v_reader *r, cr_w2v_rbatch *b) {
@@ -228,11 +235,18 @@ static void reset_batch(cr_w2v_reader *r, cr_w2v_rbatch *b) {
 
 int cr_w2v_reader_next(cr_w2v_reader *r, cr_w2v_rbatch *b, cr_err *e) {
     reset_batch(r, b);
-    char *s;
+    char *s, *stop;
     size_t len;
     int rc = 1;
-    while (b->raw < r->o.batch && (rc = cr_lines_next(r->in, &s, &len, e)) == 1)
-        if (r->line++ % r->o.parts == r->o.part) take_line(r, s, len, b);
+    if (r->rest) { /* the line the last batch stopped in */
+        stop = take_line(r, r->rest, r->rest_end, b);
+        r->rest = stop < r->rest_end ? stop : NULL;
+    }
+    while (!r->rest && b->raw < r->o.batch && (rc = cr_lines_next(r->in, &s, &len, e)) == 1) {
+        if (r->line++ % r->o.parts != r->o.part) continue;
+        stop = take_line(r, s, s + len, b);
+        if (stop < s + len) r->rest = stop, r->rest_end = s + len; /* valid until the next cr_lines_next */
+    }
     if (rc < 0) return -1;
     b->n = r->nrow;
     b->row = r->row;
@@ -240,7 +254,7 @@ int cr_w2v_reader_next(cr_w2v_reader *r, cr_w2v_rbatch *b, cr_err *e) {
     b->nsent = r->sent.n - 1;
     b->nkeys = r->keys.n;
     b->keys = r->keys.a;
-    return b->raw > 0 || rc == 1 ? 1 : 0;
+    return b->raw > 0 || rc == 1 || r->rest ? 1 : 0;
 }
 
 int cr_w2v_reader_pool(cr_w2v_reader *r, cr_w2v_rbatch *b, const int64_t *pool, int64_t m, cr_err *e) {

@@ -15,7 +15,8 @@
  * tokenizes only its own lines, so each holds one line and one batch at a
  * time. A batch is whole lines until at least `batch` tokens were read (a
  * line longer than max_sentence kept words is cut into several sentences,
- * as the tool cuts at 1000); its kept tokens (after subsampling with
+ * as the tool cuts at 1000, and a full batch also ends at such a cut, so a
+ * corpus on one line still comes in batches); its kept tokens (after subsampling with
  * threshold `sample`, one uniform draw per in-vocabulary token, the tool's
  * rule cr_w2v_keep_prob) are given as rows into the batch's list of
  * distinct words, so the caller pulls those words' rows once and the kernel

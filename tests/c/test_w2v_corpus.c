@@ -109,11 +109,27 @@ static void test_parts_and_batches(void) {
     cr_w2v_reader *r = cr_w2v_reader_open(path, &v, &o, 1, &e);
     read_all(r, &v, out, &nb, &raw);
     CR_CHECK_STR(out, "a b|c a|b a|d|a b|c d|a|");
-    CR_CHECK(nb == 2 && raw == 14); /* lines 1-2 (7 words), then 3-5 */
+    /* a full batch ends at a cut: "a b c a" "b a" | "d" "e a b c d" | "a f" */
+    CR_CHECK(nb == 3 && raw == 14);
     CR_CHECK(cr_w2v_reader_rewind(r, 1, &e) == 0);
     read_all(r, &v, out, &nb, &raw);
-    CR_CHECK(nb == 2 && raw == 14);
+    CR_CHECK(nb == 3 && raw == 14);
     cr_w2v_reader_close(&r);
+    /* one long line comes in batches, cut at sentence ends */
+    char *q = cr_test_tmpfile("a b c d a b c d a b\n");
+    char path2[64];
+    strcpy(path2, q);
+    cr_w2v_reader_opts o2 = {0, 1, 4, 3, 0};
+    r = cr_w2v_reader_open(path2, &v, &o2, 1, &e);
+    cr_w2v_rbatch b;
+    CR_CHECK(cr_w2v_reader_next(r, &b, &e) == 1);
+    CR_CHECK(b.raw == 6 && b.n == 6 && b.nsent == 2); /* "a b c" "d a b", then full */
+    CR_CHECK(cr_w2v_reader_next(r, &b, &e) == 1);
+    CR_CHECK(b.raw == 4 && b.n == 4 && b.nsent == 2); /* "c d a" "b" */
+    CR_CHECK(b.keys[b.row[0]] == 2 && b.keys[b.row[3]] == 1);
+    CR_CHECK(cr_w2v_reader_next(r, &b, &e) == 0);
+    cr_w2v_reader_close(&r);
+    unlink(path2);
     o.part = 2;
     CR_CHECK(cr_w2v_reader_open(path, &v, &o, 1, &e) == NULL);
     cr_w2v_vocab_free(&v);
