@@ -102,10 +102,10 @@ say(("word2vec: %s: %d words (%d lines), vocabulary %d words with min_count %d (
 
 local job = cr.job { nodes = 1, workers = 1, seed = 1 } -- crescent run --nodes/--workers/--seed override
 local d = opt.dim
-local sgd1 = cr.optim.sgd { lr = 1 } -- workers push the change of each row (see lua/models/word2vec.lua)
-local IN = job:table { name = "in", keys = vocab.n, dim = d, init = cr.init.uniform(-0.5 / d, 0.5 / d), optimizer = sgd1 }
-job:table { name = "out", keys = vocab.n, dim = d, init = cr.init.zeros(), optimizer = sgd1 }
-job:table { name = "progress", keys = 1, dim = 1, init = cr.init.zeros(), optimizer = sgd1 }
+local add = cr.optim.add {} -- workers push the change of each row (see lua/models/word2vec.lua)
+local IN = job:table { name = "in", keys = vocab.n, dim = d, init = cr.init.uniform(-0.5 / d, 0.5 / d), optimizer = add }
+job:table { name = "out", keys = vocab.n, dim = d, init = cr.init.zeros(), optimizer = add }
+job:table { name = "progress", keys = 1, dim = 1, init = cr.init.zeros(), optimizer = add }
 -- negatives: from counts^0.75, through the PS sampling API (docs/sampling.md)
 local w = {}
 for k = 1, vocab.n do w[k] = vocab.counts:get(k) ^ 0.75 end

@@ -3,10 +3,10 @@
 --
 -- Tables: `in` (input vectors, the tool's syn0: uniform in [-0.5/d, 0.5/d],
 -- which the job script sets) and `out` (output vectors, syn1neg: zero), both
--- with an sgd optimizer of lr 1: a worker pushes the change of each row
--- (before - after), so the owner adds exactly what the kernel did to the
--- copy. A third table of one key (`progress`, dim 1, zero, sgd lr 1) counts
--- the corpus words done by all workers: each batch pushes -words, so every
+-- with the add optimizer (cr.optim.add): a worker pushes the change of each
+-- row (after - before), so the owner adds exactly what the kernel did to the
+-- copy. A third table of one key (`progress`, dim 1, zero, add) counts the
+-- corpus words done by all workers: each batch pushes its words, so every
 -- worker reads the job's global progress for the learning rate, which decays
 -- linearly from alpha to alpha * 1e-4 over epochs * (vocabulary words) as in
 -- the tool (whose threads share one counter the same way).
@@ -154,7 +154,7 @@ function M.epoch(ctx, args)
     local d1, l, p = R:train(s0, s1, prow, tr)
     IN:push(keys, s0)
     OUT:push(okeys, d1)
-    count:set(1, 1, -bwords)
+    count:set(1, 1, bwords)
     PROG:push(zero, count)
     done = PROG:pull(zero):get(1, 1)
     words, raw, kept, pairs, loss = words + bwords, raw + braw, kept + bkept, pairs + p, loss + l

@@ -380,9 +380,9 @@ static const cr_opt w2v_train_rows[] = {
     {"loss", CR_OPT_FLAG, TO(loss), 0, 0, 0, "0", NULL, "compute the loss (an exp and a log per target)", NULL, NULL},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL}};
 
-/* dst = before - dst over n floats: the change, as a gradient for lr 1 */
+/* dst = dst - before over n floats: the change the kernel made */
 static void to_delta(float *dst, const float *before, int64_t n) {
-    for (int64_t i = 0; i < n; i++) dst[i] = before[i] - dst[i];
+    for (int64_t i = 0; i < n; i++) dst[i] -= before[i];
 }
 
 /* [-0, +1] The batch's output rows: the pulled rows of its words, then the
@@ -402,7 +402,7 @@ static cr_mat *w2vr_syn1(lua_State *L, const w2vr *u, const cr_mat *s1, const cr
  * next); pool_rows: the fetched rows of the pool given to R:pool (nil when
  * negative = 0). Trains in place, then turns syn0 into the change of the
  * input rows and returns the change of the output rows (out keys of pool),
- * both as before - after: push them to sgd tables with lr 1. */
+ * both as after - before: push them to tables with the add optimizer. */
 static int w2vr_train(lua_State *L) {
     w2vr *u = check_w2vr(L, 1);
     cr_mat *s0 = cr_lmat_check(L, 2), *s1 = cr_lmat_check(L, 3);

@@ -95,7 +95,8 @@ p.wait()
 if p.returncode != 0 or t0 is None or t1 is None:
     sys.stderr.write(buf.decode(errors="replace"))
     sys.exit(1)
-print("fasttext result: train_seconds=%.3f" % (t1 - t0))
+own = buf.decode(errors="replace").replace("\r", "\n").split("words/sec/thread:")[-1].split()[0]
+print("fasttext result: train_seconds=%.3f own_words_per_s_per_thread=%s" % (t1 - t0, own))
 EOF
 
 score() { # vectors -> "synonym_acc analogy_acc"
@@ -126,9 +127,10 @@ run_f() {
     local t
     t=$("$PY" "$tmp/peer_fasttext.py" fasttext skipgram -input "$CORPUS" -output "$tmp/f" -dim 100 -ws 5 -neg 5 \
         -t 1e-4 -minCount 5 -epoch 1 -lr 0.025 -minn 0 -maxn 0 -bucket 0 -thread "$1" 2>/dev/null |
-        sed -n 's/^fasttext result: train_seconds=\([0-9.]*\)$/\1/p')
+        sed -n 's/^fasttext result: train_seconds=\([0-9.]*\) own_words_per_s_per_thread=\([0-9]*\)$/\1 \2/p')
     [ -n "$t" ] || return 1
-    echo "$(awk -v t="$t" -v w="$WORDS" 'BEGIN {printf "%.0f", w / t}') $(score "$tmp/f.vec")"
+    echo "    (fastText's own count at $1 thread(s): ${t#* } words/s/thread, its tokens: in-vocabulary words and line ends)" >&2
+    echo "$(awk -v t="${t% *}" -v w="$WORDS" 'BEGIN {printf "%.0f", w / t}') $(score "$tmp/f.vec")"
 }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print 0}'; }
 
