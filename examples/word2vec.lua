@@ -2,8 +2,7 @@
 -- server, the word2vec tool's recipe (lua/models/word2vec.lua), evaluated on
 -- a synonym test and on word analogies.
 --
---   crescent data gcide-brown --out data/gcide-brown.txt     (or: make data)
---   crescent data wordnet-synonyms --out data/wordnet-synonyms.tsv
+--   make data          (builds data/gcide-brown.txt and data/wordnet-synonyms.tsv, among others)
 --   crescent run examples/word2vec.lua [--nodes 2] [--workers 2] [--metrics w2v.jsonl] [-- sg=0 epochs=3 ...]
 --
 -- Script options (after "--", as name=value or --name value):
@@ -88,14 +87,14 @@ local function test_file(k, how)
   say(("word2vec: no %s test (%s is missing%s)"):format(k, opt[k], how))
   return nil
 end
-local syn_path = test_file("synonyms", "; make it with: crescent data wordnet-synonyms --out " .. opt.synonyms)
+local syn_path = test_file("synonyms", "; make data builds it")
 local ana_path = test_file("analogy", "")
 
 local K = cr.core.kernels
 local t0 = cr.core.util.now()
 local vocab, err = K.w2v_vocab(opt.corpus, { min_count = opt.min_count })
 if not vocab then
-  error(err .. (opt.corpus:match("gcide%-brown") and "\n(make it with: crescent data gcide-brown --out data/gcide-brown.txt)" or ""), 0)
+  error(err .. (not given.corpus and " (make data builds it)" or ""), 0)
 end
 say(("word2vec: %s: %d words (%d lines), vocabulary %d words with min_count %d (%d tokens), %.2fs"):format(
     opt.corpus, vocab.raw, vocab.lines, vocab.n, opt.min_count, vocab.kept, cr.core.util.now() - t0))

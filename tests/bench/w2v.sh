@@ -5,7 +5,7 @@
 #   C  examples/word2vec.lua --nodes 1 --workers T       (crescent)
 #   G  gensim Word2Vec, corpus_file mode, workers=T       (python3-gensim 4.2)
 #   F  fasttext skipgram -minn 0 -maxn 0 -thread T       (fastText 0.9.2)
-# Same corpus file (data/gcide-brown.txt, made if missing), skip-gram, d=100,
+# Same corpus file (data/gcide-brown.txt; `make data` if missing), skip-gram, d=100,
 # window 5, negative 5, sample 1e-4, min-count 5, one epoch, alpha 0.025 for
 # all (fastText's -lr; its default would be 0.05). fastText also gets
 # -bucket 0: with minn = maxn = 0 it uses no subword rows, and the default 2M
@@ -23,7 +23,7 @@
 # shadow the module.)
 # Quality: each side's vectors are saved in the word2vec text format and
 # scored by the same code (tests/bench/w2v_score.lua: cr.eval.synonyms on
-# data/wordnet-synonyms.tsv, made if missing, and cr.eval.analogy on
+# data/wordnet-synonyms.tsv from `make data`, and cr.eval.analogy on
 # ../shared/data/analogy/questions-words.txt if present).
 # Targets (exit 1 if missed or a run fails): C >= 1.0x G and >= 1.0x F in
 # words/s at 1 and at 2 threads; C's synonym accuracy (median) at most 2
@@ -54,12 +54,10 @@ if ! command -v fasttext >/dev/null; then
     echo "w2v bench: installing fasttext"
     apt-get install -y fasttext >/dev/null 2>&1 || { echo "w2v bench: cannot install fasttext"; exit 1; }
 fi
-if [ ! -f "$CORPUS" ]; then
-    "$BIN" data gcide-brown --out "$CORPUS" >/dev/null || { echo "w2v bench: cannot make $CORPUS"; exit 1; }
+if [ ! -f "$CORPUS" ] || [ ! -f "$SYN" ]; then # the default datasets, as `make data` builds them
+    make data >/dev/null || { echo "w2v bench: make data failed"; exit 1; }
 fi
-if [ ! -f "$SYN" ]; then
-    "$BIN" data wordnet-synonyms --out "$SYN" >/dev/null || { echo "w2v bench: cannot make $SYN"; exit 1; }
-fi
+for f in "$CORPUS" "$SYN"; do [ -f "$f" ] || { echo "w2v bench: $f is missing (make data)"; exit 1; }; done
 [ -f "$ANA" ] || ANA=""
 GV=$("$PY" -c "import gensim; print(gensim.__version__)")
 FV=$(dpkg-query -W -f '${Version}' fasttext 2>/dev/null || echo "?")
