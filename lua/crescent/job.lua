@@ -14,6 +14,7 @@ local metrics = require "crescent.metrics"
 local init_opt = require "crescent.init_opt"
 local tables = require "crescent.table"
 local checkpoint = require "crescent.checkpoint"
+local sampling = require "crescent.sampling"
 local cps = core.ps
 
 local Job = {}
@@ -31,7 +32,7 @@ local latest, opened = nil, 0
 
 local job_keys = { nodes = true, workers = true, seed = true, policy = true, consistency = true,
                    metrics = true, listen = true, spawn = true, timeout = true, join_timeout = true,
-                   memory_mb = true }
+                   memory_mb = true, sampling = true }
 
 -- Refuse an unwritable metrics file now, not after the first epoch's work.
 local function check_metrics(path)
@@ -48,7 +49,7 @@ local function check_options(o)
     end
 end
 
--- cr.job{nodes=, workers=, seed=, policy= | consistency=, metrics=, listen=, spawn=, memory_mb=}
+-- cr.job{nodes=, workers=, seed=, policy= | consistency=, sampling=, metrics=, listen=, spawn=, memory_mb=}
 -- Command-line values (crescent run --nodes ...) override the script's.
 function M.new(o)
     o = o or {}
@@ -67,6 +68,13 @@ function M.new(o)
     local pname, popts = policy.describe(pick("policy", o.consistency), 2)
     local ppath, psrc = policy.source(pname)
     policy.check(ppath, psrc, popts)
+    local splan
+    local sspec = pick("sampling", nil)
+    if sspec ~= nil then
+        local ok, sn, so = pcall(sampling.describe, sspec, nil, 1)
+        if ok then ok, splan = pcall(sampling.plan, sn, so) else splan = sn end
+        if not ok then error("cr.job{}: sampling: " .. tostring(splan), 2) end
+    end
     local mem = o.memory_mb
     if mem ~= nil and (math.type(mem) ~= "integer" or mem < 1 or mem > 1048576) then
         error("cr.job{}: memory_mb must be an integer in [1, 1048576] (MB per worker Lua state)", 2)
@@ -92,6 +100,8 @@ function M.new(o)
     opened = opened + 1
     open_jobs[job], latest = opened, job
     job:_send_policy(pname, popts, ppath, psrc)
+    job.sampling_name = sampling.default
+    if splan then job:_send_sampling(splan) end
     return job
 end
 
@@ -243,5 +253,5 @@ end
 
 require("crescent.epoch").install(Job, M)
 checkpoint.install(Job)
-require("crescent.sampling").install(Job)
+sampling.install(Job)
 return M

@@ -11,15 +11,20 @@ local home = require "crescent.home"
 
 local M = {}
 
--- "ssp:staleness=2,x=y" -> "ssp", {staleness = 2, x = "y"}
-function M.parse(spec)
+-- "ssp:staleness=2,x=y" -> "ssp", {staleness = 2, x = "y"}. what: the
+-- kind of script in messages ("policy", "sampling scheme"). Values "true"
+-- and "false" become booleans.
+function M.parse(spec, what)
+    what = what or "policy"
     local name, rest = spec:match("^([^:]+):?(.*)$")
-    if not name then error("bad policy '" .. spec .. "'", 2) end
+    if not name then error(("bad %s '%s'"):format(what, spec), 2) end
     local opts = {}
     for kv in rest:gmatch("[^,]+") do
         local k, v = kv:match("^%s*([%w_]+)%s*=%s*(.-)%s*$")
-        if not k then error(("bad policy option '%s' in '%s' (expected key=value)"):format(kv, spec), 2) end
-        opts[k] = tonumber(v) or v
+        if not k then error(("bad %s option '%s' in '%s' (expected key=value)"):format(what, kv, spec), 2) end
+        if v == "true" then opts[k] = true
+        elseif v == "false" then opts[k] = false
+        else opts[k] = tonumber(v) or v end
     end
     return name, opts
 end

@@ -1,4 +1,4 @@
-/* crescent run JOB.lua [--nodes N] [--workers W] [--policy NAME[:k=v,...]]
+/* crescent run JOB.lua [--nodes N] [--workers W] [--policy NAME[:k=v,...]] [--sampling NAME[:k=v,...]]
  *                      [--metrics FILE.jsonl] [--seed S] [--repl] [ARGS...] [-- ARGS...]
  * Run options are recognised anywhere; after JOB.lua, anything else (and
  * everything after "--") is the script's (global `arg`). */
@@ -12,7 +12,7 @@
 
 typedef struct run_opts {
     int64_t nodes, workers, seed; /* -1 = not given: the script's cr.job{} value */
-    const char *policy, *metrics;
+    const char *policy, *metrics, *sampling;
     int repl;
 } run_opts;
 
@@ -25,6 +25,8 @@ const cr_opt cr_cli_run_opts[] = {
      "worker threads per node (default: the script's)", NULL, NULL},
     {"policy", CR_OPT_STRING, offsetof(run_opts, policy), 0, 0, 0, NULL, "NAME[:k=v,...]",
      "consistency policy, e.g. ssp:staleness=2", NULL, NULL},
+    {"sampling", CR_OPT_STRING, offsetof(run_opts, sampling), 0, 0, 0, NULL, "NAME[:k=v,...]",
+     "sampling scheme (configs/sampling, or a .lua file), e.g. bounded:pool=100", NULL, NULL},
     {"metrics", CR_OPT_STRING, offsetof(run_opts, metrics), 0, 0, 0, NULL, "FILE.jsonl",
      "JSON-lines file that job:log appends to (default: the script's)", NULL, NULL},
     {"seed", CR_OPT_INT, offsetof(run_opts, seed), CR_OPT_RANGE, 0, 0x7fffffff, NULL, "S", "random seed of the job",
@@ -58,11 +60,14 @@ static int check_size(const run_opts *o) {
 }
 
 int cr_cli_run(int argc, char **argv) {
-    run_opts o = {-1, -1, -1, NULL, NULL, 0};
+    run_opts o = {-1, -1, -1, NULL, NULL, NULL, 0};
     cr_opt_res r;
     int rc = cr_cli_parse(&run_cmd, argc, argv, &o, &r);
     if (rc >= 0) return rc;
-    const char *empty = o.policy && !o.policy[0] ? "--policy" : o.metrics && !o.metrics[0] ? "--metrics" : NULL;
+    const char *empty = o.policy && !o.policy[0]       ? "--policy"
+                        : o.metrics && !o.metrics[0]   ? "--metrics"
+                        : o.sampling && !o.sampling[0] ? "--sampling"
+                                                       : NULL;
     if (empty) {
         fprintf(stderr, "crescent run: %s needs a value\n", empty);
         cr_opt_res_free(&r);
@@ -72,7 +77,7 @@ int cr_cli_run(int argc, char **argv) {
         cr_opt_res_free(&r);
         return 2;
     }
-    cr_run_overrides ov = {(long)o.nodes, (long)o.workers, (long)o.seed, o.policy, o.metrics};
+    cr_run_overrides ov = {(long)o.nodes, (long)o.workers, (long)o.seed, o.policy, o.metrics, o.sampling};
     rc = cr_lps_run(cr_cli_home(), r.pos[0], &ov, o.repl, r.npos - 1, r.pos + 1);
     cr_opt_res_free(&r);
     return rc;

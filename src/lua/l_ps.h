@@ -6,7 +6,7 @@
 /* Command-line overrides of cr.job{} values; NULL / -1 = not given. */
 typedef struct cr_run_overrides {
     long nodes, workers, seed;
-    const char *policy, *metrics;
+    const char *policy, *metrics, *sampling;
 } cr_run_overrides;
 
 /* Run script `path` with overrides; afterwards, if repl, start the REPL on

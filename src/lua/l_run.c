@@ -15,6 +15,7 @@ static void set_overrides(lua_State *L, const cr_run_overrides *ov) {
     if (ov->seed >= 0) lua_pushinteger(L, ov->seed), lua_setfield(L, -2, "seed");
     if (ov->policy) lua_pushstring(L, ov->policy), lua_setfield(L, -2, "policy");
     if (ov->metrics) lua_pushstring(L, ov->metrics), lua_setfield(L, -2, "metrics");
+    if (ov->sampling) lua_pushstring(L, ov->sampling), lua_setfield(L, -2, "sampling");
     lua_setfield(L, LUA_REGISTRYINDEX, "crescent.overrides");
 }
 

@@ -498,6 +498,7 @@ static int l_check_policy(lua_State *L) {
 int cr_lopen_sandbox(lua_State *L) {
     static const luaL_Reg fns[] = {{"check_policy", l_check_policy}, {NULL, NULL}};
     luaL_newlib(L, fns);
+    cr_lsandbox_add_scheme(L);
     lua_pushinteger(L, CR_SANDBOX_DEFAULT_MB);
     lua_setfield(L, -2, "default_memory_mb");
     return 1;

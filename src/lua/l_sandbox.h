@@ -103,8 +103,14 @@ const char *cr_sandbox_message(lua_State *L, int status, char *buf, size_t n);
 int cr_sandbox_check_policy(lua_State *L, const char *src, size_t n, const char *chunkname, int opts_idx,
                             int memory_mb);
 
+/* [-0, +0] Add run_scheme(src, chunkname, opts [, memory_mb]) -> config |
+ * nil, message to the table at the top (l_sandbox_scheme.c): run a
+ * sampling scheme script and its constructor the same way, and copy back
+ * the plain-data configuration it returns. */
+void cr_lsandbox_add_scheme(lua_State *L);
+
 /* [-0, +1] core.sandbox: check_policy(src, chunkname, opts [, memory_mb])
- * -> true | nil, message. */
+ * -> true | nil, message; run_scheme (above). */
 int cr_lopen_sandbox(lua_State *L);
 
 #endif

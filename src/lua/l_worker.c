@@ -156,7 +156,8 @@ static int t_wait(lua_State *L) {
     lua_rawseti(L, -6, id);
     cr_err e;
     if (sample) {
-        if (creq && (!w->ws || cr_wsample_finish(w->ws, creq, &e) < 0)) raise_err(L, &e);
+        if (creq && !w->ws) return luaL_error(L, "wait: sampling is shut down");
+        if (creq && cr_wsample_finish(w->ws, creq, &e) < 0) raise_err(L, &e);
         return 2;
     }
     if (cr_wclient_wait(w->wc, creq, &e) < 0) raise_err(L, &e);

@@ -7,7 +7,10 @@
  * (l_sandbox_core.h: no writers; readers only for the files the job named)
  * and `ctx`. It runs the shipped model script and answers the scheduler's
  * commands. Consistency policies are loaded into the same state, each in an
- * environment of its own (no `cr`, no `ctx`).
+ * environment of its own (no `cr`, no `ctx`). Worker tables also sample:
+ * T:prepare_sample(dist, n), T:pull_sample(h [, m]) -> keys, rows,
+ * T:pull_sample_async(h [, m]) -> id, T:wait(id) -> keys, rows (over
+ * ps/cr_wsample.h; docs/sampling.md).
  *
  * Two model options are the sandbox's, taken out before M.init sees them:
  *   memory_mb = N        the state's cap in MB (default CR_SANDBOX_DEFAULT_MB);

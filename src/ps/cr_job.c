@@ -373,11 +373,19 @@ int cr_job_set_rows(cr_job *j, int table, int node, int64_t lo, int64_t count, i
 
 int cr_job_distribution(cr_job *j, int table, const char *name, const double *weights, int64_t nweights, cr_err *e) {
     begin(j);
-    cr_proto_msg m;
     cr_msg_dist d = {.table = table, .kind = weights ? CR_DIST_WEIGHTS : CR_DIST_UNIFORM, .name = name,
-                     .namen = strlen(name), .weights = weights, .nweights = weights ? nweights : 0};
-    if (cr_proto_encode_dist(&d, &m, e) < 0) return done(j, -1, e);
-    return done(j, request(j, -1, &m, cr_job_nodes(j), NULL, NULL, NULL, e), e);
+                     .namen = strlen(name), .nweights = weights ? nweights : 0};
+    int64_t off = 0;
+    do { /* in parts, each answered by every node: no message is huge */
+        cr_proto_msg m;
+        d.offset = off;
+        d.npart = weights ? (nweights - off < CR_DIST_PART ? nweights - off : CR_DIST_PART) : 0;
+        d.weights = weights ? weights + off : NULL;
+        if (cr_proto_encode_dist(&d, &m, e) < 0) return done(j, -1, e);
+        if (request(j, -1, &m, cr_job_nodes(j), NULL, NULL, NULL, e) < 0) return done(j, -1, e);
+        off += d.npart;
+    } while (off < d.nweights);
+    return done(j, 0, e);
 }
 
 int cr_job_sampling(cr_job *j, const char *label, const cr_sampling_entry *entries, int count, cr_err *e) {

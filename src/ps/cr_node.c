@@ -406,10 +406,10 @@ static int loop(cr_node *n, cr_err *e) {
         double now = cr_now();
         cr_parts p;
         while (cr_parts_recv(n->sched, &p, ZMQ_DONTWAIT) > 0) {
-            heard = now;
             int quit = cr_node_ctl_handle(n, &p);
             cr_parts_close(&p);
             if (quit) return 0;
+            heard = now = cr_now(); /* after the handler: a long one (a big DIST) is not silence */
         }
         forward_up(n);
         if (now >= prog_due) {
@@ -469,7 +469,7 @@ static int teardown(cr_node *n, cr_err *e) {
     }
     for (int i = 0; n->addrs && i < n->nodes; i++) free(n->addrs[i]);
     void *bufs[] = {n->addrs, n->clocks, n->barriers, n->active, n->ws, n->wup, n->workers,
-                    n->cmd_buf1, n->cmd_buf2, n->pol_src, n->pol_chunk, n->pol_opts, n->samp};
+                    n->cmd_buf1, n->cmd_buf2, n->pol_src, n->pol_chunk, n->pol_opts, n->samp, n->dpend_w};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     pthread_mutex_destroy(&n->mu);
     pthread_cond_destroy(&n->cmd_cv);

@@ -6,9 +6,11 @@
  * per local worker so that the caller's count of answers stays right.
  * CLOCKS, POLICY, CANCEL and HB need no answer; a malformed one still gets
  * an ERROR (it can only come from a broken scheduler). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/cr_alloc.h"
 #include "ps/cr_node_impl.h"
@@ -242,43 +244,113 @@ static cr_dist *find_dist(cr_node *n, const char *name, size_t len) {
     return NULL;
 }
 
-/* The weights as an aligned copy (the frame may be unaligned), or NULL
- * (uniform); their count must be the table's key count. */
-static double *dist_weights(const cr_msg_dist *d, const cr_shard *s, cr_err *e) {
-    if (d->kind == CR_DIST_UNIFORM) return NULL;
-    if (d->nweights != s->def.keys) {
-        cr_errf(e, "distribution '%.*s': %lld weights for the %lld keys of table '%s'", (int)d->namen, d->name,
-                (long long)d->nweights, (long long)s->def.keys, s->def.name);
-        return NULL;
-    }
-    double *w = cr_xmalloc((size_t)d->nweights * sizeof *w);
-    memcpy(w, d->weights, (size_t)d->nweights * sizeof *w);
-    return w;
+static void dpend_drop(cr_node *n) {
+    free(n->dpend_w);
+    n->dpend_w = NULL;
+    n->dpend_got = n->dpend_n = 0;
 }
 
-/* A new distribution: its alias tables are built here, once per node. The
- * local one may be missing (a slice without weight): level 4 refuses then. */
+/* The first part of weighted distribution d: checked against the table and
+ * the distributions already built, then a buffer for all its weights. */
+static int dpend_start(cr_node *n, const cr_msg_dist *d, const cr_shard *s, cr_err *e) {
+    dpend_drop(n); /* the parts of an earlier one that failed half-way */
+    if (find_dist(n, d->name, d->namen)) return cr_errf(e, "distribution '%.*s' exists", (int)d->namen, d->name);
+    if (d->nweights != s->def.keys)
+        return cr_errf(e, "distribution '%.*s': %lld weights for the %lld keys of table '%s'", (int)d->namen,
+                       d->name, (long long)d->nweights, (long long)s->def.keys, s->def.name);
+    memcpy(n->dpend_name, d->name, d->namen);
+    n->dpend_name[d->namen] = '\0';
+    n->dpend_table = d->table;
+    n->dpend_n = d->nweights;
+    n->dpend_w = cr_xmalloc((size_t)d->nweights * sizeof *n->dpend_w);
+    return 0;
+}
+
+/* Take one part of weighted distribution d: 1 when it was the last, 0 when
+ * more are to come, -1 (and nothing pending) when it is out of sequence. */
+static int dpend_take(cr_node *n, const cr_msg_dist *d, const cr_shard *s, cr_err *e) {
+    if (d->offset == 0 && dpend_start(n, d, s, e) < 0) return -1;
+    if (!n->dpend_w || d->offset != n->dpend_got || d->nweights != n->dpend_n || d->table != n->dpend_table ||
+        strlen(n->dpend_name) != d->namen || memcmp(n->dpend_name, d->name, d->namen)) {
+        dpend_drop(n);
+        return cr_errf(e, "distribution '%.*s': weights part at %lld out of sequence", (int)d->namen, d->name,
+                       (long long)d->offset);
+    }
+    memcpy(n->dpend_w + d->offset, d->weights, (size_t)d->npart * sizeof(double));
+    n->dpend_got += d->npart;
+    return n->dpend_got == n->dpend_n;
+}
+
+/* Building a distribution's alias tables, off the main thread. */
+typedef struct dbuild {
+    cr_dist *x;
+    const double *w;
+    const cr_shard *s;
+    int node, rc;
+    cr_err e;
+} dbuild;
+
+static void *dbuild_main(void *arg) {
+    dbuild *b = arg;
+    const cr_shard *s = b->s;
+    uint64_t keys = (uint64_t)s->def.keys;
+    b->rc = cr_alias_build(&b->x->pi, b->w, keys, &b->e);
+    cr_err le;
+    if (b->rc == 0 && (s->lo >= s->hi ||
+                       cr_alias_build_range(&b->x->local, b->w, keys, (uint64_t)s->lo, (uint64_t)s->hi, &le) < 0))
+        snprintf(b->x->local_err, sizeof b->x->local_err,
+                 "node %d holds no key of table '%s' with a positive weight", b->node, s->def.name);
+    return NULL;
+}
+
+/* Build in a thread while this one keeps the scheduler's heartbeats going:
+ * tens of millions of keys take seconds, longer than the node-silence timeout. */
+static int dbuild_run(cr_node *n, dbuild *b) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, dbuild_main, b) != 0) {
+        dbuild_main(b);
+        return b->rc;
+    }
+    for (;;) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 250 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+        if (pthread_timedjoin_np(t, NULL, &ts) == 0) break;
+        cr_proto_msg hb;
+        cr_proto_encode_empty(CR_M_HB, &hb, NULL);
+        up(n, &hb);
+    }
+    return b->rc;
+}
+
+/* A new distribution (or one part of its weights): once complete, its alias
+ * tables are built here, once per node. The local one may be missing (a
+ * slice without weight): level 4 refuses then. */
 static int on_dist(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_dist d;
     if (cr_proto_decode_dist(m, &d, e) < 0) return -1;
     cr_shard *s = table_of(n, d.table, e);
     if (!s) return -1;
-    if (find_dist(n, d.name, d.namen)) return cr_errf(e, "distribution '%.*s' exists", (int)d.namen, d.name);
-    if (atomic_load(&n->ndists) >= CR_NODE_MAX_DISTS)
+    if (d.kind == CR_DIST_WEIGHTS) {
+        int r = dpend_take(n, &d, s, e);
+        if (r < 0) return -1;
+        if (r == 0) return ack(n), 0;
+    } else if (find_dist(n, d.name, d.namen)) {
+        return cr_errf(e, "distribution '%.*s' exists", (int)d.namen, d.name);
+    }
+    if (atomic_load(&n->ndists) >= CR_NODE_MAX_DISTS) {
+        dpend_drop(n);
         return cr_errf(e, "too many distributions (at most %d)", CR_NODE_MAX_DISTS);
-    double *w = dist_weights(&d, s, e);
-    if (!w && d.kind != CR_DIST_UNIFORM) return -1;
+    }
     cr_dist *x = cr_xcalloc(1, sizeof *x);
     memcpy(x->name, d.name, d.namen);
     x->table = d.table;
-    int rc = cr_alias_build(&x->pi, w, (uint64_t)s->def.keys, e);
-    cr_err le;
-    if (rc == 0 && (s->lo >= s->hi || cr_alias_build_range(&x->local, w, (uint64_t)s->def.keys, (uint64_t)s->lo,
-                                                           (uint64_t)s->hi, &le) < 0))
-        snprintf(x->local_err, sizeof x->local_err, "node %d holds no key of table '%s' with a positive weight",
-                 n->id, s->def.name);
-    free(w);
+    dbuild b = {.x = x, .w = d.kind == CR_DIST_WEIGHTS ? n->dpend_w : NULL, .s = s, .node = n->id};
+    int rc = dbuild_run(n, &b);
+    dpend_drop(n);
     if (rc < 0) {
+        cr_errf(e, "%s", b.e.msg);
         free(x);
         return -1;
     }

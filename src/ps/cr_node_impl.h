@@ -76,6 +76,12 @@ struct cr_node {
     atomic_int ntables;
     cr_dist *dists[CR_NODE_MAX_DISTS]; /* added by the main thread, never removed */
     atomic_int ndists;
+    /* a weighted DIST whose parts are arriving (main thread only): dpend_w
+     * holds dpend_got of its dpend_n weights; NULL when none */
+    char dpend_name[CR_DIST_NAME_MAX];
+    int dpend_table;
+    double *dpend_w;
+    int64_t dpend_n, dpend_got;
     /* the sampling scheme (SAMPLING), under mu: nsamp = 0 is conform for all */
     uint64_t samp_gen;
     cr_sampling_entry *samp;

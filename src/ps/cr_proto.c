@@ -432,17 +432,44 @@ int cr_proto_send_ack(void *sock, const void *id, size_t idlen, int node) {
 
 /* ---------- DIST, SAMPLING ---------- */
 
-/* table; a = kind, b = weights; p1 = name, p2 = weights (doubles). */
+/* table; a = kind, b = all weights; p1 = name, p2 = int64 offset then the
+ * part's weights (doubles), or nothing (uniform). */
 int cr_proto_encode_dist(const cr_msg_dist *d, cr_proto_msg *m, cr_err *e) {
     start(m, CR_M_DIST);
     m->h.table = d->table;
     m->h.a = d->kind;
     m->h.b = d->nweights;
     payload(m, d->name, d->namen);
-    size_t wb = d->nweights > 0 && d->nweights <= CR_PROTO_MAX_WEIGHTS ? (size_t)d->nweights * sizeof(double) : 0;
-    payload(m, d->weights, d->kind == CR_DIST_WEIGHTS ? wb : 0);
+    if (d->kind == CR_DIST_WEIGHTS && d->npart >= 1 && d->npart <= CR_DIST_PART) {
+        size_t wb = (size_t)d->npart * sizeof(double);
+        char *buf = cr_xmalloc(8 + wb);
+        memcpy(buf, &d->offset, 8);
+        memcpy(buf + 8, d->weights, wb);
+        m->owned = buf;
+        payload(m, buf, 8 + wb);
+    } else {
+        payload(m, NULL, 0);
+    }
     cr_msg_dist check;
-    return cr_proto_decode_dist(m, &check, e);
+    if (cr_proto_decode_dist(m, &check, e) == 0) return 0;
+    cr_proto_msg_free(m);
+    return -1;
+}
+
+/* The weights frame of a weighted DIST: its offset and part size, in range. */
+static int dist_part(const cr_proto_msg *m, cr_msg_dist *d, cr_err *e) {
+    if (m->h.b < 1 || m->h.b > CR_PROTO_MAX_WEIGHTS)
+        return cr_errf(e, "DIST: %lld weights (1 to %lld)", (long long)m->h.b, (long long)CR_PROTO_MAX_WEIGHTS);
+    if (m->n[1] < 8 + sizeof(double) || (m->n[1] - 8) % sizeof(double) ||
+        (m->n[1] - 8) / sizeof(double) > CR_DIST_PART)
+        return cr_errf(e, "DIST: weights frame of %zu bytes (an offset and 1 to %d doubles)", m->n[1], CR_DIST_PART);
+    memcpy(&d->offset, m->p[1], 8);
+    d->npart = (int64_t)((m->n[1] - 8) / sizeof(double));
+    if (d->offset < 0 || d->offset > m->h.b - d->npart)
+        return cr_errf(e, "DIST: weights [%lld, +%lld) outside the %lld weights", (long long)d->offset,
+                       (long long)d->npart, (long long)m->h.b);
+    d->weights = (const char *)m->p[1] + 8;
+    return 0;
 }
 
 int cr_proto_decode_dist(const cr_proto_msg *m, cr_msg_dist *d, cr_err *e) {
@@ -450,13 +477,11 @@ int cr_proto_decode_dist(const cr_proto_msg *m, cr_msg_dist *d, cr_err *e) {
     if (m->n[0] == 0 || m->n[0] >= CR_DIST_NAME_MAX || memchr(m->p[0], '\0', m->n[0]))
         return cr_errf(e, "DIST: name of %zu bytes (1 to %d, no NUL)", m->n[0], CR_DIST_NAME_MAX - 1);
     if (m->h.table < 0) return cr_errf(e, "DIST: negative table id");
+    memset(d, 0, sizeof *d);
     if (m->h.a == CR_DIST_UNIFORM) {
         if (m->h.b != 0 || m->n[1] != 0) return cr_errf(e, "DIST: a uniform distribution carries no weights");
     } else if (m->h.a == CR_DIST_WEIGHTS) {
-        if (m->h.b < 1 || m->h.b > CR_PROTO_MAX_WEIGHTS)
-            return cr_errf(e, "DIST: %lld weights (1 to %lld)", (long long)m->h.b, (long long)CR_PROTO_MAX_WEIGHTS);
-        if (m->n[1] != (size_t)m->h.b * sizeof(double))
-            return cr_errf(e, "DIST: weights frame of %zu bytes for %lld weights", m->n[1], (long long)m->h.b);
+        if (dist_part(m, d, e) < 0) return -1;
     } else {
         return cr_errf(e, "DIST: unknown kind %lld", (long long)m->h.a);
     }
@@ -464,7 +489,6 @@ int cr_proto_decode_dist(const cr_proto_msg *m, cr_msg_dist *d, cr_err *e) {
     d->kind = (int)m->h.a;
     d->name = m->p[0];
     d->namen = m->n[0];
-    d->weights = m->n[1] ? m->p[1] : NULL;
     d->nweights = m->h.b;
     return 0;
 }

@@ -166,18 +166,23 @@ typedef struct cr_msg_dead {
 
 /* DIST, scheduler -> node, answered with ACK (or ERROR): the sampling
  * distribution `name` over the keys of table `table`. kind 0: uniform (no
- * weights); kind 1: nweights doubles, one per key of the table, finite, >= 0,
- * with a positive sum (the node checks the count against its table and
- * builds the alias tables). nweights <= CR_PROTO_MAX_WEIGHTS. */
+ * weights); kind 1: nweights doubles in all, one per key of the table,
+ * finite, >= 0, with a positive sum, sent in parts (CR_DIST_PART weights at
+ * most each, in order, each ACKed: a message stays small, so heartbeats
+ * keep flowing around it): this message carries weights [offset, offset +
+ * npart). The node checks the count against its table and builds the alias
+ * tables when the last part is in. nweights <= CR_PROTO_MAX_WEIGHTS. */
 #define CR_DIST_NAME_MAX 64 /* with the NUL */
 #define CR_DIST_UNIFORM 0
 #define CR_DIST_WEIGHTS 1
+#define CR_DIST_PART (1 << 20) /* weights per DIST message (8 MiB) */
 typedef struct cr_msg_dist {
     int table, kind;
     const char *name; /* not NUL-terminated; 1 <= namen < CR_DIST_NAME_MAX */
     size_t namen;
-    const void *weights; /* unaligned view: read with memcpy */
-    int64_t nweights;
+    int64_t nweights;     /* all the weights (0: uniform) */
+    int64_t offset, npart; /* this part: weights [offset, offset + npart) */
+    const void *weights;  /* npart doubles; unaligned view: read with memcpy */
 } cr_msg_dist;
 
 /* SAMPLING, scheduler -> node, answered with ACK: the sampling scheme, as

@@ -343,6 +343,8 @@ int64_t cr_sampler_left(const cr_sampler *s, uint32_t h) {
 
 int64_t cr_sampler_handles(const cr_sampler *s) { return s->nh; }
 
+void cr_sampler_flush(cr_sampler *s) { flush_retired(s); }
+
 void cr_sampler_close(cr_sampler *s, uint32_t h) {
     flush_retired(s);
     int64_t at;

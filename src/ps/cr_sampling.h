@@ -165,6 +165,10 @@ int cr_sampler_pull(cr_sampler *s, uint32_t h, int64_t m, cr_sample *out, cr_err
 /* Samples of handle h not pulled yet, or -1 if h is not open. */
 int64_t cr_sampler_left(const cr_sampler *s, uint32_t h);
 
+/* Release now the fetches no longer referred to, instead of at the next
+ * call: for a caller that has read (copied) the rows of its pulls. */
+void cr_sampler_flush(cr_sampler *s);
+
 /* Handles open (prepared, not yet pulled to the end or closed). */
 int64_t cr_sampler_handles(const cr_sampler *s);
 

@@ -278,6 +278,9 @@ static int pending_error(cr_wsample *w, cr_err *e) {
 
 int cr_wsample_prepare(cr_wsample *w, cr_shard *t, const char *dist, int64_t n, cr_shandle *h, cr_err *e) {
     if (pending_error(w, e) < 0) return -1;
+    if (n < 0 || n > CR_WSAMPLE_MAX_N)
+        return cr_errf(e, "prepare_sample: bad number of samples %lld (0 to %d in one handle)", (long long)n,
+                       CR_WSAMPLE_MAX_N);
     int di = find_dist(w->n, dist);
     if (di < 0) return no_dist(w->n, dist, e);
     const cr_dist *d = w->n->dists[di];
@@ -306,7 +309,10 @@ int64_t cr_wsample_left(cr_wsample *w, cr_shandle h) {
 
 void cr_wsample_close(cr_wsample *w, cr_shandle h) {
     samp *sp = find_samp(w, h.sampler);
-    if (sp) cr_sampler_close(sp->s, h.id);
+    if (sp) {
+        cr_sampler_close(sp->s, h.id);
+        cr_sampler_flush(sp->s);
+    }
     sweep(w);
 }
 
@@ -370,13 +376,17 @@ int cr_wsample_pull(cr_wsample *w, cr_shard *t, cr_shandle h, int64_t m, int64_t
     }
     if (cr_sampler_pull(sp->s, h.id, m, w->buf, e) < 0) return -1;
     pend *p = NULL;
-    int rc = 0;
-    for (int64_t i = 0; i < m && rc == 0; i++) {
+    int rc = 0, all_local = 1;
+    for (int64_t i = 0; i < m; i++) {
         keys[i] = w->buf[i].key;
-        rc = place_row(w, t, &w->buf[i], rows, i, m, &p, pend_id != NULL, e);
+        all_local &= w->buf[i].ticket == CR_SAMPLE_LOCAL;
     }
+    if (all_local) cr_shard_pull(t, keys, m, rows); /* one call: rows grouped by lock stripe */
+    for (int64_t i = 0; i < m && rc == 0 && !all_local; i++)
+        rc = place_row(w, t, &w->buf[i], rows, i, m, &p, pend_id != NULL, e);
     if (p && rc == 0) *pend_id = p->id;
     else if (p) cr_wsample_finish(w, p->id, NULL); /* drops it */
+    cr_sampler_flush(sp->s); /* the rows are copied: fetches no longer needed go now */
     sweep(w);
     report(w);
     return rc;

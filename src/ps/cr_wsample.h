@@ -52,10 +52,15 @@ cr_wsample *cr_wsample_new(cr_node *n, int lw, cr_wclient *wc);
 /* Free every sampler and fetch; sets *w to NULL, accepts NULL. */
 void cr_wsample_destroy(cr_wsample **w);
 
-/* Prepare n >= 0 samples of distribution `dist` over table t. Errors:
+/* Samples in one handle at most (a handle holds 40 bytes per sample, 80 at
+ * level 3, outside the model's memory cap). */
+#define CR_WSAMPLE_MAX_N (1 << 24)
+
+/* Prepare n samples (0 <= n <= CR_WSAMPLE_MAX_N) of distribution `dist`
+ * over table t. Errors:
  *   "prepare_sample: no distribution 'X' (declared: a, b)"
  *   "prepare_sample: distribution 'X' is over table 'E', not table 'R'"
- *   "prepare_sample: bad number of samples N"
+ *   "prepare_sample: bad number of samples N (0 to 16777216 in one handle)"
  *   "prepare_sample: 'X' at level 4 (local): node 1 holds no key ..."
  *   a fetch's error. */
 int cr_wsample_prepare(cr_wsample *w, cr_shard *t, const char *dist, int64_t n, cr_shandle *h, cr_err *e);

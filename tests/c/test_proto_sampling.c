@@ -18,11 +18,15 @@ static void test_dist_roundtrip(void) {
     cr_proto_msg m, v;
     cr_parts p;
     double w[5] = {1, 0, 2.5, 3, 0.25};
-    cr_msg_dist d = {.table = 2, .kind = CR_DIST_WEIGHTS, .name = "neg", .namen = 3, .weights = w, .nweights = 5}, d2;
+    /* weights 2..4 of 9 */
+    cr_msg_dist d = {.table = 2, .kind = CR_DIST_WEIGHTS, .name = "neg", .namen = 3, .nweights = 9, .offset = 2,
+                     .npart = 5, .weights = w}, d2;
     CR_CHECK(cr_proto_encode_dist(&d, &m, NULL) == 0);
     CR_CHECK(roundtrip(&m, &p, &v) == 0);
+    cr_proto_msg_free(&m);
     int ok = cr_proto_decode_dist(&v, &d2, NULL) == 0 && d2.table == 2 && d2.kind == CR_DIST_WEIGHTS &&
-             d2.namen == 3 && !memcmp(d2.name, "neg", 3) && d2.nweights == 5 && !memcmp(d2.weights, w, sizeof w);
+             d2.namen == 3 && !memcmp(d2.name, "neg", 3) && d2.nweights == 9 && d2.offset == 2 && d2.npart == 5 &&
+             !memcmp(d2.weights, w, sizeof w);
     cr_parts_close(&p);
     CR_CHECK(ok);
     cr_msg_dist u = {.table = 0, .kind = CR_DIST_UNIFORM, .name = "uni", .namen = 3};
@@ -33,47 +37,61 @@ static void test_dist_roundtrip(void) {
     CR_CHECK(ok);
 }
 
-/* A DIST message as frames, for the malformed cases. */
-static cr_proto_msg dist_msg(int64_t kind, int64_t nw, const void *name, size_t namen, const void *w, size_t wn) {
+/* A DIST message as frames, for the malformed cases; the weights frame is
+ * an int64 offset then doubles. */
+static double frame[8];
+static cr_proto_msg dist_msg(int64_t kind, int64_t nw, const void *name, size_t namen, int64_t off, size_t wn) {
     cr_proto_msg m;
     memset(&m, 0, sizeof m);
+    memcpy(frame, &off, 8);
+    for (int i = 1; i < 8; i++) frame[i] = 1;
     m.h.type = CR_M_DIST;
     m.h.a = kind;
     m.h.b = nw;
     m.np = 2;
     m.p[0] = name;
     m.n[0] = namen;
-    m.p[1] = w;
+    m.p[1] = frame;
     m.n[1] = wn;
     return m;
 }
 
 static void test_dist_malformed(void) {
-    double w[4] = {1, 1, 1, 1};
     char big[80];
     memset(big, 'a', sizeof big);
     cr_msg_dist d;
     cr_err e;
-    cr_proto_msg cases[] = {
-        dist_msg(2, 0, "x", 1, NULL, 0),                     /* unknown kind */
-        dist_msg(CR_DIST_UNIFORM, 4, "x", 1, w, 32),         /* uniform with weights */
-        dist_msg(CR_DIST_WEIGHTS, 4, "x", 1, w, 24),         /* frame shorter than the count */
-        dist_msg(CR_DIST_WEIGHTS, 0, "x", 1, NULL, 0),       /* no weights */
-        dist_msg(CR_DIST_WEIGHTS, CR_PROTO_MAX_WEIGHTS + 1, "x", 1, w, 32), /* over the cap */
-        dist_msg(CR_DIST_WEIGHTS, -1, "x", 1, w, 32),        /* negative count */
-        dist_msg(CR_DIST_UNIFORM, 0, "", 0, NULL, 0),        /* empty name */
-        dist_msg(CR_DIST_UNIFORM, 0, big, sizeof big, NULL, 0), /* long name */
-        dist_msg(CR_DIST_UNIFORM, 0, "a\0b", 3, NULL, 0),    /* NUL in the name */
+    struct { int64_t kind, nw; const char *name; size_t namen; int64_t off; size_t wn; } cases[] = {
+        {2, 0, "x", 1, 0, 0},                                /* unknown kind */
+        {CR_DIST_UNIFORM, 4, "x", 1, 0, 40},                 /* uniform with weights */
+        {CR_DIST_WEIGHTS, 4, "x", 1, 0, 36},                 /* frame not offset + doubles */
+        {CR_DIST_WEIGHTS, 4, "x", 1, 0, 8},                  /* an offset and no weights */
+        {CR_DIST_WEIGHTS, 4, "x", 1, 0, 0},                  /* no frame at all */
+        {CR_DIST_WEIGHTS, 4, "x", 1, 2, 32},                 /* [2, 5) outside 4 weights */
+        {CR_DIST_WEIGHTS, 4, "x", 1, -1, 16},                /* negative offset */
+        {CR_DIST_WEIGHTS, 0, "x", 1, 0, 16},                 /* no weights in all */
+        {CR_DIST_WEIGHTS, CR_PROTO_MAX_WEIGHTS + 1, "x", 1, 0, 16}, /* over the cap */
+        {CR_DIST_WEIGHTS, -1, "x", 1, 0, 16},                /* negative count */
+        {CR_DIST_UNIFORM, 0, "", 0, 0, 0},                   /* empty name */
+        {CR_DIST_UNIFORM, 0, big, sizeof big, 0, 0},         /* long name */
+        {CR_DIST_UNIFORM, 0, "a\0b", 3, 0, 0},               /* NUL in the name */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        if (cr_proto_decode_dist(&cases[i], &d, &e) == 0) printf("  case %zu decoded\n", i);
-        CR_CHECK(cr_proto_decode_dist(&cases[i], &d, &e) < 0 && strstr(e.msg, "DIST:"));
+        cr_proto_msg m = dist_msg(cases[i].kind, cases[i].nw, cases[i].name, cases[i].namen, cases[i].off, cases[i].wn);
+        if (cr_proto_decode_dist(&m, &d, &e) == 0) printf("  case %zu decoded\n", i);
+        CR_CHECK(cr_proto_decode_dist(&m, &d, &e) < 0 && strstr(e.msg, "DIST:"));
     }
-    cr_proto_msg one = dist_msg(CR_DIST_WEIGHTS, 4, "x", 1, w, 32);
+    cr_proto_msg one = dist_msg(CR_DIST_WEIGHTS, 4, "x", 1, 0, 40);
+    CR_CHECK(cr_proto_decode_dist(&one, &d, &e) == 0 && d.npart == 4); /* the shape the cases break */
     one.np = 1;
     CR_CHECK(cr_proto_decode_dist(&one, &d, &e) < 0);
-    cr_msg_dist bad = {.kind = CR_DIST_WEIGHTS, .name = "x", .namen = 1, .weights = w, .nweights = -3};
-    CR_CHECK(cr_proto_encode_dist(&bad, &one, &e) < 0);
+    double w[2] = {1, 2};
+    cr_msg_dist bad = {.kind = CR_DIST_WEIGHTS, .name = "x", .namen = 1, .weights = w, .nweights = 3, .offset = 2,
+                       .npart = 2};
+    CR_CHECK(cr_proto_encode_dist(&bad, &one, &e) < 0 && one.owned == NULL); /* past the end: refused, freed */
+    bad.offset = 0;
+    bad.npart = CR_DIST_PART + 1;
+    CR_CHECK(cr_proto_encode_dist(&bad, &one, &e) < 0); /* a part over the part cap */
 }
 
 static cr_sampling_entry entry(const char *name, int64_t level, int64_t pool, int64_t reuse, int64_t postpone) {

@@ -65,7 +65,24 @@ function M.draw(ctx, args)
         end
         ctx:clock()
     end
-    return { counts = counts, bad = acc.bad, remote = acc.remote, pulled = acc.pulled }
+    return { counts = counts, bad = acc.bad, remote = acc.remote, pulled = acc.pulled, node = ctx.node }
+end
+
+-- A handle kept across calls (and scheme changes): M.keep prepares it,
+-- M.finish pulls it to the end, checking rows against keys.
+local kept
+function M.keep(ctx, args)
+    kept = ctx.tables.E:prepare_sample(args.dist, args.n)
+    return {}
+end
+
+function M.finish(ctx)
+    local T = ctx.tables.E
+    local keys, rows = T:pull_sample(kept)
+    local counts, acc = {}, { bad = 0, remote = 0 }
+    check(ctx, T, keys, rows, counts, acc, false)
+    kept = nil
+    return { bad = acc.bad, remote = acc.remote, pulled = #keys }
 end
 
 -- Bad uses, one per args.case, each raising the binding's error.
@@ -80,6 +97,8 @@ function M.misuse(ctx, args)
     elseif args.case == "too_many" then
         local h = E:prepare_sample("neg", 2)
         E:pull_sample(h, 3)
+    elseif args.case == "local_empty" then
+        E:prepare_sample("half", 3)
     end
     return {}
 end
