@@ -17,7 +17,22 @@
  *       words: ids into counts (crescent.Ints); opts: sample (1e-3), seed
  *       (0), total (0: sum of counts). The tool's keep probability.
  *   kernels.w2v_init(syn0, syn1, seed): uniform in [-0.5/d, 0.5/d), zero.
- * Misuse (wrong shapes, names, indices) raises, naming the function. */
+ * The streamed corpus (kernels/cr_w2v_corpus.h), what lua/models/word2vec.lua
+ * trains with:
+ *   kernels.w2v_vocab(path [, {min_count = 5}]) -> {words, counts, text, n,
+ *       kept, raw, lines} | nil, msg   (text: "word count" lines)
+ *   kernels.w2v_reader(path, text [, {part, parts, batch, max_sentence,
+ *       sample, seed}]) -> R | nil, msg, with
+ *     R:next() -> keys (the batch's distinct words), raw, words, kept | nil
+ *     R:pool(sampled keys) -> out keys (the batch's words, then the pool's others)
+ *     R:train(syn0, syn1, pool_rows [, {model, window, negative, alpha,
+ *       sigmoid, loss}]) -> out change, loss, pairs  (syn0 becomes the input
+ *       change; changes are after - before, for tables with optimizer add)
+ *     R:rewind(epoch), R:close()
+ *   kernels.w2v_copy_rows(dst, at, src), w2v_write_vectors(path, M, words),
+ *       w2v_read_vectors(path) -> M, words   (word2vec text format)
+ * Misuse (wrong shapes, names, indices) raises, naming the function; file
+ * problems return nil, msg. */
 #include <lauxlib.h>
 #include <lua.h>
 #include <limits.h>
