@@ -11,6 +11,7 @@
 --   window (5), negative (5), sample (1e-3), min_count (5), alpha (0.025 for
 --   skip-gram, 0.05 for CBOW, as the tool), epochs (1), batch (50000 corpus
 --   words per kernel call), pool (negatives drawn per batch; default batch / 5),
+--   clocks (0: clock ticks per epoch, for the consistency policy; 0 never waits),
 --   save (a path: the input vectors in the word2vec text format, which
 --   gensim's KeyedVectors.load_word2vec_format and fastText read),
 --   synonyms (data/wordnet-synonyms.tsv), analogy
@@ -28,10 +29,10 @@
 local cr = require "crescent"
 
 local opt = { corpus = "data/gcide-brown.txt", sg = 1, dim = 100, window = 5, negative = 5, sample = 1e-3,
-              min_count = 5, epochs = 1, batch = 50000, quiet = 0, synonyms = "data/wordnet-synonyms.tsv",
+              min_count = 5, epochs = 1, batch = 50000, clocks = 0, quiet = 0, synonyms = "data/wordnet-synonyms.tsv",
               analogy = "../shared/data/analogy/questions-words.txt" }
 local numeric = { sg = true, dim = true, window = true, negative = true, sample = true, min_count = true,
-                  alpha = true, epochs = true, batch = true, pool = true, quiet = true }
+                  alpha = true, epochs = true, batch = true, pool = true, clocks = true, quiet = true }
 local given = {}
 local me = "examples/word2vec.lua"
 
@@ -57,6 +58,7 @@ while i <= #argv do
   opt[k], given[k] = v, true
   i = i + 1
 end
+if not math.tointeger(opt.clocks) or opt.clocks < 0 then error(me .. ": option clocks must be an integer >= 0", 0) end
 for _, k in ipairs { "dim", "window", "min_count", "epochs", "batch", "pool" } do
   if opt[k] ~= nil and (not math.tointeger(opt[k]) or opt[k] < 1) then
     error(("%s: option %s must be a positive integer, got %s"):format(me, k, tostring(opt[k])), 0)
@@ -111,7 +113,8 @@ for k = 1, vocab.n do w[k] = vocab.counts:get(k) ^ 0.75 end
 job:distribution { name = "neg", table = "out", kind = "weights", weights = w }
 job:model("word2vec", { corpus = opt.corpus, vocab = vocab.text, words = vocab.kept, epochs = opt.epochs,
                         model = opt.sg == 1 and "sg" or "cbow", window = opt.window, negative = opt.negative,
-                        alpha = opt.alpha, sample = opt.sample, batch = opt.batch, pool = opt.pool })
+                        alpha = opt.alpha, sample = opt.sample, batch = opt.batch, pool = opt.pool,
+                        raw = vocab.raw, clocks = opt.clocks })
 say(("word2vec: %s, dim %d, window %d, negative %d, sample %g, alpha %g, %d epoch(s), %d worker(s)"):format(
     opt.sg == 1 and "skip-gram" or "CBOW", d, opt.window, opt.negative, opt.sample, opt.alpha, opt.epochs,
     job.nodes * job.workers))

@@ -52,8 +52,15 @@
 -- (frequent words are in every batch): their changes meet at the owner as
 -- sums, like the tool's lock-free threads, one batch late.
 --
+-- Consistency: with clocks = c > 0 every worker calls ctx:clock() c times
+-- per epoch, when its corpus words pass 1/c, 2/c, ... of its share (raw /
+-- workers; the rest at the end of the epoch), so a policy (bsp, ssp, ...)
+-- can hold workers together; the default 0 never waits, as the tool's
+-- threads never do.
+--
 -- opts (job:model("word2vec", opts)): corpus (path), vocab (text, above),
 --   words (vocabulary words in the corpus: the count behind the decay),
+--   raw (all corpus words: for clocks), clocks = 0,
 --   epochs (for the decay), model = "sg" | "cbow", window = 5, negative = 5,
 --   alpha = 0.025, sample = 1e-3, batch = 50000, pool = batch / 5,
 --   max_sentence = 1000, dist = "neg", input = "in", output = "out",
@@ -68,7 +75,8 @@ local S = {}
 
 local known = { corpus = true, vocab = true, words = true, epochs = true, model = true, window = true,
                 negative = true, alpha = true, sample = true, batch = true, pool = true, max_sentence = true,
-                dist = true, input = true, output = true, progress = true, loss = true, memory_mb = true }
+                dist = true, input = true, output = true, progress = true, loss = true, memory_mb = true,
+                raw = true, clocks = true }
 
 local function posint(opts, k, default, min)
   local v = opts[k]
@@ -103,6 +111,8 @@ function M.init(ctx, opts)
   S.alpha = number(opts, "alpha", 0.025)
   S.epochs = posint(opts, "epochs", 1)
   S.words = posint(opts, "words", 1)
+  S.clocks = posint(opts, "clocks", 0, 0)
+  S.share = posint(opts, "raw", S.words) / ctx.workers -- this worker's corpus words, about
   local batch = posint(opts, "batch", 50000)
   S.pool = posint(opts, "pool", math.max(1, batch // 5))
   S.dist = opts.dist or "neg"
@@ -136,7 +146,7 @@ function M.epoch(ctx, args)
   local count = cr.core.util.matrix(1, 1)
   local total = S.epochs * S.words + 1
   local t0 = cr.core.util.now()
-  local words, raw, kept, pairs, loss = 0, 0, 0, 0, 0.0
+  local words, raw, kept, pairs, loss, ticked = 0, 0, 0, 0, 0.0, 0
   local neg = tr.negative > 0
   local sreq = neg and sample_start() or nil
   local done = PROG:pull(zero):get(1, 1)
@@ -159,7 +169,9 @@ function M.epoch(ctx, args)
     done = PROG:pull(zero):get(1, 1)
     words, raw, kept, pairs, loss = words + bwords, raw + braw, kept + bkept, pairs + p, loss + l
     ctx:progress(braw)
+    while ticked < S.clocks - 1 and raw >= (ticked + 1) * S.share / S.clocks do ctx:clock(); ticked = ticked + 1 end
   end
+  while ticked < S.clocks do ctx:clock(); ticked = ticked + 1 end
   if sreq then sample_wait(sreq) end -- the pool for a batch that did not come
   return { words = words, raw = raw, kept = kept, pairs = pairs, loss = loss,
            seconds = cr.core.util.now() - t0 }

@@ -6,7 +6,8 @@
 # A synonym test asks, for each syn word, which of four choices is another
 # syn word of its group (the others come from other groups; chance = 0.25).
 # Skip-gram on 1 node x 1 worker and on 2 nodes x 1 worker (negatives
-# through the PS sampling API), and CBOW on 1 node x 2 workers, must answer
+# through the PS sampling API; 3 clocks per epoch under the default bsp
+# policy), and CBOW on 1 node x 2 workers, must answer
 # at least 20 of 24; untrained vectors (alpha 1e-9) must not (the test can
 # fail). The vectors are saved in the word2vec text format and read back;
 # the last metrics record holds synonym_acc, analogy_acc, analogy_coverage
@@ -41,7 +42,7 @@ run() { # name nodes workers [options]
 }
 acc() { sed -n 's/^word2vec result: synonym_acc=\([0-9.]*\) .*/\1/p' "$tmp/$1.out"; }
 run sg_1x1 1 1 save="$tmp/v.vec"
-run sg_2x1 2 1
+run sg_2x1 2 1 clocks=3
 run cbow_1x2 1 2 sg=0
 run untrained 1 1 alpha=1e-9
 for n in sg_1x1 sg_2x1 cbow_1x2; do
@@ -61,4 +62,8 @@ head -n 1 "$tmp/v.vec" | grep -qx "96 20" || { echo "FAIL: header of the saved v
 "$BIN" run tests/bench/w2v_score.lua -- "$tmp/v.vec" "$tmp/syn.tsv" >"$tmp/score" 2>&1
 grep -q "synonym_acc=$(acc sg_1x1) " "$tmp/score" ||
     { echo "FAIL: the saved vectors score $(cat "$tmp/score"), the run $(acc sg_1x1)"; exit 1; }
+# clocks: each worker ticks exactly clocks times per epoch
+timeout 60 "$BIN" run tests/integration/jobs/w2v_clocks.lua -- "$tmp/corpus.txt" >"$tmp/clk" 2>&1
+[ "$(grep -c '^w2v clocks: worker [01] clock 6$' "$tmp/clk")" -eq 2 ] ||
+    { cat "$tmp/clk"; echo "FAIL: workers did not end at clock 6 (3 clocks x 2 epochs)"; exit 1; }
 echo "ok: synonym accuracy sg 1x1 $(acc sg_1x1), sg 2x1 $(acc sg_2x1), cbow 1x2 $(acc cbow_1x2), untrained $a"
