@@ -150,6 +150,7 @@ function M.epoch(ctx, args)
   local neg = tr.negative > 0
   local sreq = neg and sample_start() or nil
   local done = PROG:pull(zero):get(1, 1)
+  local preq, qreq -- progress push and pull in flight
   while true do
     local keys, braw, bwords, bkept = R:next()
     if not keys then break end
@@ -164,15 +165,22 @@ function M.epoch(ctx, args)
     local d1, l, p = R:train(s0, s1, prow, tr)
     IN:push(keys, s0)
     OUT:push(okeys, d1)
+    -- the global count: this batch's words go out, and the total read
+    -- back, without waiting (a remote worker would wait two round trips):
+    -- the rate uses the total as of the previous batch
+    if preq then PROG:wait(preq) end
     count:set(1, 1, bwords)
-    PROG:push(zero, count)
-    done = PROG:pull(zero):get(1, 1)
+    preq = PROG:push_async(zero, count)
+    if qreq then done = PROG:wait(qreq):get(1, 1) end
+    qreq = PROG:pull_async(zero)
     words, raw, kept, pairs, loss = words + bwords, raw + braw, kept + bkept, pairs + p, loss + l
     ctx:progress(braw)
     while ticked < S.clocks - 1 and raw >= (ticked + 1) * S.share / S.clocks do ctx:clock(); ticked = ticked + 1 end
   end
   while ticked < S.clocks do ctx:clock(); ticked = ticked + 1 end
   if sreq then sample_wait(sreq) end -- the pool for a batch that did not come
+  if preq then PROG:wait(preq) end
+  if qreq then PROG:wait(qreq) end
   return { words = words, raw = raw, kept = kept, pairs = pairs, loss = loss,
            seconds = cr.core.util.now() - t0 }
 end
