@@ -7,7 +7,8 @@
 -- row (after - before), so the owner adds exactly what the kernel did to the
 -- copy. A third table of one key (`progress`, dim 1, zero, add) counts the
 -- corpus words done by all workers: each batch pushes its words, so every
--- worker reads the job's global progress for the learning rate, which decays
+-- worker reads the job's global progress (asynchronously, one batch late)
+-- for the learning rate, which decays
 -- linearly from alpha to alpha * 1e-4 over epochs * (vocabulary words) as in
 -- the tool (whose threads share one counter the same way).
 --
