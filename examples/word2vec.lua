@@ -18,9 +18,9 @@
 --   (../shared/data/analogy/questions-words.txt; "none" skips a test), quiet (0).
 --   Nodes, workers, seed and the metrics file are options of `crescent run`.
 -- sample 1e-3, the tool's and gensim's default: on gcide-brown (5M words)
--- one epoch of skip-gram with 1e-3 scores 0.500 on the synonym test and
--- 2.7% on analogies, against 0.447 and 0.9% with 1e-4, which drops more of
--- the frequent words and so trains on fewer tokens (about 1.4x faster);
+-- one epoch of skip-gram with 1e-3 scores 0.499 on the synonym test and
+-- 2.9% on analogies, against 0.455 and 0.9% with 1e-4, which drops more of
+-- the frequent words and so trains on fewer tokens (about 1.3x faster);
 -- tests/bench/w2v.sh passes sample=1e-4, the setting of its comparison.
 -- Words per second: corpus words (every token of the file, also those below
 -- min_count) times epochs over the seconds of the training epochs (counting
