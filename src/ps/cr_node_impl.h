@@ -9,6 +9,7 @@
 #include "net/cr_wire.h"
 #include "ps/cr_node.h"
 #include "ps/cr_proto.h"
+#include "ps/cr_replica.h"
 #include "ps/cr_sampling.h"
 
 #define CR_NODE_MAX_TABLES 256
@@ -91,6 +92,7 @@ struct cr_node {
     atomic_llong progress;
     atomic_llong msgs_remote, bytes_remote, msgs_local, bytes_local;
     atomic_llong keys_local, keys_remote, pulls, pushes, served;
+    cr_replicas *replicas; /* hot keys replicated on every node (cr_replica.h); set before the server thread starts */
 };
 
 /* Body of the server thread (cr_serve.c): serves n->data until a message
