@@ -60,7 +60,10 @@ typedef int32_t (*cr_w2v_draw_fn)(void *ctx);
  *                center shares them; n >= b->n * k);
  *   pool         rows read cyclically from pos, k per update (a pool drawn
  *                i.i.d. and not wrapped gives the tool's fresh draws); pos is
- *                advanced, so the next call continues the pool. */
+ *                advanced, so the next call continues the pool;
+ *   pool + pick  each negative is rows[j] for j uniform in [0, n), drawn
+ *                from the walk's rng (a pool of i.i.d. draws from pi reused
+ *                at random: every negative is marginally pi; pos unused). */
 typedef struct cr_w2v_negs {
     int k; /* 0 <= k <= CR_W2V_MAX_NEG */
     const int32_t *rows;
@@ -69,6 +72,7 @@ typedef struct cr_w2v_negs {
     int64_t pos;
     cr_w2v_draw_fn draw;
     void *ctx;
+    int pick;
 } cr_w2v_negs;
 
 typedef struct cr_w2v_params {

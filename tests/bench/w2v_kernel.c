@@ -21,7 +21,7 @@ int main(void) {
     for (int i = 0; i < P; i++) pool[i] = (int32_t)cr_rng_below(&r, V);
     for (int m = 0; m < 2; m++) {
         cr_w2v_batch b = {N, t, t, NULL, 0};
-        cr_w2v_negs ng = {5, pool, P, 0, 0, NULL, NULL};
+        cr_w2v_negs ng = {5, pool, P, 0, 0, NULL, NULL, 0};
         cr_w2v_params p = {5, 0.025f, 0, 0};
         cr_w2v_stats st = {0, 0};
         double t0 = cr_now();

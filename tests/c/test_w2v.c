@@ -16,6 +16,7 @@
 #define NP 40 /* negative pool */
 
 static float s0[V * D], s1[V * D];
+static int pick_mode; /* 1: negatives picked at random from the pool (cr_w2v_negs.pick) */
 static int32_t tin[NT], tout[NT], pool[NP];
 static int64_t sent[] = {0, 5, 12};
 
@@ -37,7 +38,7 @@ static double loss_at(loss_grad_fn fn, float *g0d, float *g1d) {
     cr_mat S0 = {V, D, s0}, S1 = {V, D, s1}, G0 = {V, D, g0d ? g0d : z0}, G1 = {V, D, g1d ? g1d : z1};
     cr_w2v_batch b = {NT, tin, tout, sent, 2};
     cr_w2v_params p = {3, 0.0f, 1, 1};
-    cr_w2v_negs ng = {3, pool, NP, 0, 0, NULL, NULL};
+    cr_w2v_negs ng = {3, pool, NP, 0, 0, NULL, NULL, pick_mode};
     cr_rng r;
     cr_rng_seed(&r, 99);
     return fn(&b, &p, &ng, &r, &S0, &S1, &G0, &G1);
@@ -92,7 +93,7 @@ static void step_matches_gradient(train_fn train, loss_grad_fn lg) {
     cr_w2v_batch b = {NT, tin, tout, pairs2, 6};
     const float alpha = 1e-4f;
     cr_w2v_params p = {1, alpha, 1, 1};
-    cr_w2v_negs ng = {2, pool, NP, 0, 0, NULL, NULL};
+    cr_w2v_negs ng = {2, pool, NP, 0, 0, NULL, NULL, pick_mode};
     cr_rng r;
     cr_rng_seed(&r, 5);
     double l0 = lg(&b, &p, &ng, &r, &S0, &S1, &G0, &G1);
@@ -101,7 +102,7 @@ static void step_matches_gradient(train_fn train, loss_grad_fn lg) {
     cr_rng_seed(&r, 5);
     train(&b, &p, &ng, &r, &S0, &S1, &st);
     CR_CHECK(st.pairs > 0);
-    CR_CHECK(ng.pos == (st.pairs * 2) % NP);
+    CR_CHECK(ng.pos == (pick_mode ? 0 : (st.pairs * 2) % NP));
     CR_CHECK_NEAR(st.loss, l0, 1e-3 * l0);
     double worst = 0, gmax = 0;
     for (int k = 0; k < V * D; k++) {
@@ -115,6 +116,35 @@ static void step_matches_gradient(train_fn train, loss_grad_fn lg) {
 
 static void test_sgns_step(void) { step_matches_gradient(cr_w2v_sgns, cr_w2v_sgns_loss_grad); }
 static void test_cbow_step(void) { step_matches_gradient(cr_w2v_cbow, cr_w2v_cbow_loss_grad); }
+
+/* Picked negatives (the model's pool mode): the same gradient checks, the
+ * training step replays the loss's picks from the same rng state, and only
+ * rows of the pool get a negative's gradient. */
+static void test_pick(void) {
+    pick_mode = 1;
+    random_setup(21);
+    double err = grad_error(cr_w2v_sgns_loss_grad);
+    CR_CHECK(err >= 0 && err < 2e-3);
+    random_setup(22);
+    err = grad_error(cr_w2v_cbow_loss_grad);
+    CR_CHECK(err >= 0 && err < 2e-3);
+    step_matches_gradient(cr_w2v_sgns, cr_w2v_sgns_loss_grad);
+    step_matches_gradient(cr_w2v_cbow, cr_w2v_cbow_loss_grad);
+    random_setup(23);
+    for (int i = 0; i < NT; i++) tout[i] = 0; /* every positive is row 0 */
+    for (int i = 0; i < NP; i++) pool[i] = 1 + i % 2; /* negatives: rows 1 and 2 only */
+    static float g0[V * D], g1[V * D];
+    memset(g0, 0, sizeof g0);
+    memset(g1, 0, sizeof g1);
+    loss_at(cr_w2v_sgns_loss_grad, g0, g1);
+    double other = 0, used = 0;
+    for (int k = 0; k < V * D; k++) {
+        if (k / D <= 2) used += fabs(g1[k]);
+        else other += fabs(g1[k]);
+    }
+    CR_CHECK(used > 0 && other == 0);
+    pick_mode = 0;
+}
 
 /* The table is the tool's: within its step of the exact value, clipped. */
 static void test_sigmoid(void) {
@@ -141,7 +171,7 @@ static void test_window_shrink(void) {
     cr_mat S0 = {2, D, a}, S1 = {2, D, c};
     cr_w2v_batch b = {N, zeros, zeros, offs, 5};
     cr_w2v_params p = {W, 0.0f, 0, 0};
-    cr_w2v_negs ng = {0, NULL, 0, 0, 0, NULL, NULL};
+    cr_w2v_negs ng = {0, NULL, 0, 0, 0, NULL, NULL, 0};
     cr_rng r, replay;
     cr_rng_seed(&r, 42);
     cr_rng_seed(&replay, 42);
@@ -217,7 +247,7 @@ static void test_init(void) {
 static void test_check(void) {
     random_setup(1);
     cr_w2v_batch b = {NT, tin, tout, sent, 2};
-    cr_w2v_negs ng = {3, pool, NP, 0, 0, NULL, NULL};
+    cr_w2v_negs ng = {3, pool, NP, 0, 0, NULL, NULL, 0};
     const char *why;
     CR_CHECK(cr_w2v_check(&b, &ng, V, V, &why) == 0);
     pool[3] = V;
@@ -229,7 +259,7 @@ static void test_check(void) {
     ng.k = 4;
     CR_CHECK(cr_w2v_check(&b, &ng, V, V, &why) == -1);
     CR_CHECK_STR(why, "fewer negatives than tokens * k");
-    ng = (cr_w2v_negs){3, pool, NP, 0, 0, NULL, NULL};
+    ng = (cr_w2v_negs){3, pool, NP, 0, 0, NULL, NULL, 0};
     int64_t bad[] = {0, 7, 5};
     b.sent = bad;
     CR_CHECK(cr_w2v_check(&b, &ng, V, V, &why) == -1);
@@ -275,7 +305,7 @@ static double train_topics(train_fn train) {
     }
     offs[S] = S * L;
     cr_w2v_batch b = {S * L, toks, toks, offs, S};
-    cr_w2v_negs ng = {3, NULL, 0, 0, 0, draw_uniform, &nr};
+    cr_w2v_negs ng = {3, NULL, 0, 0, 0, draw_uniform, &nr, 0};
     cr_w2v_stats st = {0, 0}, first = {0, 0};
     for (int ep = 0; ep < 20; ep++) {
         cr_w2v_params p = {2, 0.025f * (1.0f - ep / 20.0f), 0, 1};
@@ -296,6 +326,7 @@ int main(void) {
     CR_RUN(test_cbow_gradient);
     CR_RUN(test_sgns_step);
     CR_RUN(test_cbow_step);
+    CR_RUN(test_pick);
     CR_RUN(test_sigmoid);
     CR_RUN(test_window_shrink);
     CR_RUN(test_subsample);
