@@ -11,6 +11,8 @@ return {
       "builds the tree, generates the 1M-cell matrix and trains on it (minutes); make test would recurse" },
     { "local M = {}",
       "a sketch of a model: my_batches and compute_gradient stand for the user's code" },
+    { "crescent run examples/kge.lua -- model=distmult dim=100 epochs=20",
+      "trains on the real datasets of `make data` (minutes); tests/integration/kge_*.sh and w2v_*.sh run both examples end to end on small data" },
     { "> job:stats().max_gap",
       "a REPL transcript with prompts; the same session runs in docs/repl.md (repl blocks)" },
   },
