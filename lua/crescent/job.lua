@@ -157,7 +157,8 @@ function Job:policy(name, opts)
     self:_send_policy(name, opts, path, src)
 end
 
-local table_keys = { name = true, keys = true, dim = true, init = true, optimizer = true, compress = true }
+local table_keys = { name = true, keys = true, dim = true, init = true, optimizer = true, compress = true,
+                     manage = true }
 
 local function check_table(self, o)
     if type(o) ~= "table" then error("job:table{...}: table expected", 3) end
@@ -175,10 +176,15 @@ local function check_table(self, o)
     return init, opt
 end
 
--- job:table{name=, keys=, dim=, init=cr.init.normal(0, 0.1), optimizer=cr.optim.sgd{lr=}}
+-- job:table{name=, keys=, dim=, init=cr.init.normal(0, 0.1), optimizer=cr.optim.sgd{lr=},
+--            manage="classic"|"relocate"|"replicate"|{replicate=keys, relocate="rest"}}
 function Job:table(o)
     self:_check()
     local init, opt = check_table(self, o)
+    if o.manage ~= nil then
+        local ok, err = pcall(tables.parse_manage, { keys = o.keys, name = o.name }, o.manage, "job:table{}: manage")
+        if not ok then error(err, 2) end
+    end
     local def = {
         name = o.name, keys = o.keys, dim = o.dim, init = init.kind, a = init.a, b = init.b,
         optimizer = opt.name, lr = opt.lr or 0.01, eps = opt.eps or 1e-8, init_acc = opt.init or 0,
@@ -194,6 +200,11 @@ function Job:table(o)
     end
     self.ntables = id + 1
     local t = tables.new(self, id, o, opt, def.lr)
+    t.manage_label = "classic"
+    if o.manage ~= nil then
+        local ok, err = pcall(t.manage, t, o.manage)
+        if not ok then error(err, 2) end
+    end
     self.tables[o.name] = t
     self.tables[#self.tables + 1] = t
     if Job[o.name] == nil then rawset(self, o.name, t) end

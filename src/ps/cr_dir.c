@@ -14,7 +14,7 @@ int cr_dir_init(cr_shard *s, cr_err *e) {
         s->dir = NULL;
         return cr_errf(e, "table '%s': out of memory for the directory of %zu keys", s->def.name, rows);
     }
-    for (size_t i = 0; i < rows; i++) s->dir->own[i] = (uint16_t)s->node;
+    for (size_t i = 0; i < rows; i++) s->dir->own[i] = (uint16_t)((unsigned)s->node | CR_DIR_HERE);
     atomic_init(&s->dir->mode, CR_TECH_CLASSIC);
     return 0;
 }
@@ -119,7 +119,7 @@ static inline cr_fstripe *stripe(cr_shard *s, int64_t k) { return &s->dir->fs[(u
 
 float *cr_dir_row(cr_shard *s, int64_t k, float **state) {
     if (cr_dir_is_home(s, k)) {
-        if (s->dir->own[k - s->lo] != (uint16_t)s->node) return NULL;
+        if (!(s->dir->own[k - s->lo] & CR_DIR_HERE)) return NULL;
         size_t r = (size_t)(k - s->lo);
         *state = s->state + r * (size_t)s->sdim;
         return s->w + r * (size_t)s->def.dim;
@@ -132,13 +132,13 @@ float *cr_dir_row(cr_shard *s, int64_t k, float **state) {
     return f->w + r * (size_t)s->def.dim;
 }
 
-void cr_dir_take(cr_shard *s, int64_t k, int to, float *vals, float *st) {
+void cr_dir_take(cr_shard *s, int64_t k, float *vals, float *st) {
     float *sp, *w = cr_dir_row(s, k, &sp);
     if (!w) return;
     memcpy(vals, w, (size_t)s->def.dim * sizeof(float));
     if (s->sdim) memcpy(st, sp, (size_t)s->sdim * sizeof(float));
     if (cr_dir_is_home(s, k)) {
-        s->dir->own[k - s->lo] = (uint16_t)to;
+        s->dir->own[k - s->lo] &= (uint16_t)~CR_DIR_HERE;
         atomic_fetch_add(&s->dir->away, 1);
         return;
     }
@@ -156,8 +156,8 @@ void cr_dir_install(cr_shard *s, int64_t k, const float *vals, const float *st) 
         size_t r = (size_t)(k - s->lo);
         w = s->w + r * (size_t)s->def.dim;
         sp = s->state + r * (size_t)s->sdim;
-        if (s->dir->own[r] != (uint16_t)s->node) atomic_fetch_sub(&s->dir->away, 1);
-        s->dir->own[r] = (uint16_t)s->node;
+        if (!(s->dir->own[r] & CR_DIR_HERE)) atomic_fetch_sub(&s->dir->away, 1);
+        s->dir->own[r] |= CR_DIR_HERE;
     } else {
         cr_fstripe *f = stripe(s, k);
         if (find(f, k) >= 0) return; /* already here: the caller's bug, kept harmless */
@@ -174,7 +174,5 @@ void cr_dir_install(cr_shard *s, int64_t k, const float *vals, const float *st) 
 
 void cr_dir_set_owner(cr_shard *s, int64_t k, unsigned node) {
     size_t r = (size_t)(k - s->lo);
-    int was_here = s->dir->own[r] == (uint16_t)s->node;
-    s->dir->own[r] = (uint16_t)node;
-    if (was_here && node != (unsigned)s->node) atomic_fetch_add(&s->dir->away, 1);
+    s->dir->own[r] = (uint16_t)((s->dir->own[r] & CR_DIR_HERE) | (node & CR_DIR_NODE));
 }

@@ -4,8 +4,10 @@
  * (Lapse, as NuPS uses it; see docs/management.md).
  *
  * Every key has a home node (the range owner of cr_table.h). The home knows
- * where each of its keys is now: `own[k - lo]` is the node holding it, with
- * CR_DIR_TRANSIT set while the row is on its way back home. A node holds
+ * where each of its keys is: `own[k - lo] & CR_DIR_NODE` is the node the
+ * home last gave it to (where it sends requests on), and CR_DIR_HERE says
+ * whether the row is physically at the home now. The two differ while a
+ * row travels: given to the home but not arrived (NODE = home, no HERE). A node holds
  * the rows of keys relocated to it (keys of other homes) in per-stripe hash
  * maps with a slab of rows and optimizer state; a stripe's map and slab are
  * read and written only under that stripe's lock (the shard's striped
@@ -26,8 +28,8 @@
 
 #include "ps/cr_table.h"
 
-#define CR_DIR_TRANSIT 0x8000u
-#define CR_DIR_NODE 0x7fffu
+#define CR_DIR_HERE 0x4000u
+#define CR_DIR_NODE 0x3fffu
 
 enum { CR_TECH_CLASSIC = 0, CR_TECH_RELOCATE = 1, CR_TECH_REPLICATE = 2 };
 
@@ -42,7 +44,7 @@ typedef struct cr_fstripe {
 } cr_fstripe;
 
 struct cr_dir {
-    uint16_t *own;   /* per home key: node holding it (| CR_DIR_TRANSIT: coming home) */
+    uint16_t *own;   /* per home key: node it was given to | CR_DIR_HERE if the row is here */
     cr_fstripe fs[CR_SHARD_STRIPES];
     uint8_t *repl;   /* bit per key of the table: replicated (NULL: none) */
     int64_t nrepl;
@@ -70,14 +72,15 @@ int cr_dir_tech(const cr_shard *s, int64_t k);
  * NULL. *state gets the optimizer state row. */
 float *cr_dir_row(cr_shard *s, int64_t k, float **state);
 /* Take the row of k out (it must be here): values and state copied to vals
- * and st; a home key is marked held by `to`, a relocated one is dropped. */
-void cr_dir_take(cr_shard *s, int64_t k, int to, float *vals, float *st);
+ * and st; a home key is marked not here (its directory entry is the
+ * caller's: cr_dir_set_owner), a relocated one is dropped. */
+void cr_dir_take(cr_shard *s, int64_t k, float *vals, float *st);
 /* Put the row of k here (it must not be): a home key becomes present, a
  * key of another home is stored in its stripe's map. */
 void cr_dir_install(cr_shard *s, int64_t k, const float *vals, const float *st);
-/* Home key k: the node holding it now (CR_DIR_TRANSIT bit included). */
-static inline unsigned cr_dir_owner(const cr_shard *s, int64_t k) { return s->dir->own[k - s->lo]; }
-/* Home key k will be held by `node` (| CR_DIR_TRANSIT for this node). */
+/* Home key k: the node it was last given to (requests go there). */
+static inline unsigned cr_dir_owner(const cr_shard *s, int64_t k) { return s->dir->own[k - s->lo] & CR_DIR_NODE; }
+/* Home key k is given to `node` (the row keeps its HERE bit). */
 void cr_dir_set_owner(cr_shard *s, int64_t k, unsigned node);
 
 /* The hook of the replica module (branch `replica`, src/ps/cr_replica.h):

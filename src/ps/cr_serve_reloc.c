@@ -147,11 +147,12 @@ static void defer(cr_node *n, int table, int op, int64_t k, int32_t gw, uint32_t
     atomic_fetch_add(&n->deferred, 1);
 }
 
-/* Apply one queued request on key d->key, whose row is here (lock held). */
-static void apply_deferred(cr_node *n, cr_shard *s, const cr_deferred *d) {
+/* Apply one queued request on key d->key, whose row is here (lock held).
+ * Returns 1 when it was a GIVE: the row is gone again. */
+static int apply_deferred(cr_node *n, cr_shard *s, const cr_deferred *d) {
     float *st, *w = cr_dir_row(s, d->key, &st);
     batch b = {0};
-    if (!w) return; /* given away by an earlier entry: cannot happen (see the file comment) */
+    if (!w) return 1;
     if (d->op == CR_D_PULL) {
         batch_add(&b, d->key, d->idx, w, s->def.dim, NULL, 0);
         reply_rows(n, s, d->table, d->gw, d->req, d->part, &b);
@@ -159,20 +160,24 @@ static void apply_deferred(cr_node *n, cr_shard *s, const cr_deferred *d) {
         cr_optim_apply(&s->def.optim, w, st, d->row, s->def.dim);
         reply_count(n, CR_D_PUSH_ACK, s, d->table, d->gw, d->req, d->part, 1);
     } else {
-        batch_add(&b, d->key, 0, w, s->def.dim, st, s->sdim);
-        cr_dir_take(s, d->key, d->to, b.rows, b.st);
+        batch_add(&b, d->key, 0, NULL, s->def.dim, NULL, s->sdim);
+        cr_dir_take(s, d->key, b.rows, b.st);
         send_rows(n, s, d->table, d->to, d->gw, d->req, d->part, &b);
     }
     batch_free(&b);
+    return d->op == CR_D_GIVE;
 }
 
-/* The row of key k arrived: apply what waited for it, in order (lock held). */
+/* The row of key k arrived: apply what waited for it, in order, up to a
+ * GIVE that sends it on; what queued after that GIVE waits for the row's
+ * next return (the home gave the key back here later). Lock held. */
 static void drain(cr_node *n, cr_shard *s, int table, int64_t k) {
     int64_t j = 0;
+    int gone = 0;
     for (int64_t i = 0; i < n->ndef; i++) {
         cr_deferred *d = &n->defq[i];
-        if (d->key == k && d->table == table) {
-            apply_deferred(n, s, d);
+        if (!gone && d->key == k && d->table == table) {
+            gone = apply_deferred(n, s, d);
             free(d->row);
             atomic_fetch_sub(&n->deferred, 1);
         } else
@@ -183,10 +188,10 @@ static void drain(cr_node *n, cr_shard *s, int table, int64_t k) {
 
 static pthread_mutex_t *lock_of(cr_shard *s, int64_t k) { return &s->locks[(uint64_t)k % CR_SHARD_STRIPES]; }
 
-/* Take the row of key k (here, lock held) into b for node `to`. */
-static void take_into(batch *b, cr_shard *s, int64_t k, int to) {
+/* Take the row of key k (here, lock held) into b. */
+static void take_into(batch *b, cr_shard *s, int64_t k) {
     batch_add(b, k, 0, NULL, s->def.dim, NULL, s->sdim);
-    cr_dir_take(s, k, to, b->rows + (size_t)(b->n - 1) * (size_t)s->def.dim,
+    cr_dir_take(s, k, b->rows + (size_t)(b->n - 1) * (size_t)s->def.dim,
                 b->st + (size_t)(b->n - 1) * (size_t)s->sdim);
 }
 
@@ -232,7 +237,7 @@ void cr_reloc_home(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, const i
         const float *gi = push ? g + (size_t)i * (size_t)dim : NULL;
         pthread_mutex_t *m = lock_of(s, k);
         pthread_mutex_lock(m);
-        unsigned o = cr_dir_owner(s, k), on = o & CR_DIR_NODE;
+        unsigned on = cr_dir_owner(s, k);
         if (on == (unsigned)n->id) {
             served += serve_or_defer(n, s, table, h, k, (int32_t)i, gi, &out);
         } else {
@@ -287,13 +292,14 @@ static void send_gives(cr_node *n, cr_shard *s, int table, int to, int32_t gw, u
 /* One key of a LOCALIZE from node r (lock held): 1 if already done. */
 static int localize_one(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, int64_t k, int r, batch *rows,
                         batch *give) {
-    unsigned o = cr_dir_owner(s, k), on = o & CR_DIR_NODE, me = (unsigned)n->id;
+    unsigned on = cr_dir_owner(s, k), me = (unsigned)n->id;
+    float *st;
     if (cr_dir_tech(s, k) != CR_TECH_RELOCATE || on == (unsigned)r) return 1;
-    if (on == me && !(o & CR_DIR_TRANSIT)) {
-        take_into(rows, s, k, r); /* here: the row goes now */
+    cr_dir_set_owner(s, k, (unsigned)r);
+    if (on == me && cr_dir_row(s, k, &st)) {
+        take_into(rows, s, k); /* here: the row goes now */
         return 0;
     }
-    cr_dir_set_owner(s, k, (unsigned)r == me ? me | CR_DIR_TRANSIT : (unsigned)r);
     if (on == me) /* on its way here: it goes on when it arrives */
         defer(n, table, CR_D_GIVE, k, h->worker, h->req, h->part, 0, r, NULL, 0);
     else
@@ -324,7 +330,7 @@ static void on_give(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, const 
         pthread_mutex_t *m = lock_of(s, keys[i]);
         pthread_mutex_lock(m);
         float *st;
-        if (cr_dir_row(s, keys[i], &st)) take_into(&rows, s, keys[i], h->aux);
+        if (cr_dir_row(s, keys[i], &st)) take_into(&rows, s, keys[i]);
         else defer(n, table, CR_D_GIVE, keys[i], h->worker, h->req, h->part, 0, h->aux, NULL, 0);
         pthread_mutex_unlock(m);
     }
@@ -361,9 +367,9 @@ void cr_reloc_recall(cr_node *n, int table) {
     for (int64_t k = s->lo; k < s->hi; k++) {
         pthread_mutex_t *m = lock_of(s, k);
         pthread_mutex_lock(m);
-        unsigned on = cr_dir_owner(s, k) & CR_DIR_NODE;
+        unsigned on = cr_dir_owner(s, k);
         if (on != me) {
-            cr_dir_set_owner(s, k, me | CR_DIR_TRANSIT);
+            cr_dir_set_owner(s, k, me);
             batch_add(&give[on], k, 0, NULL, 0, NULL, 0);
         }
         pthread_mutex_unlock(m);
