@@ -393,7 +393,11 @@ static const void *frame_of(cr_parts *p, int i, size_t want, void **copy) {
     return *copy;
 }
 
+/* An error reply to the sender of p, unless it is another node's server
+ * (whose DEALER nobody reads: a malformed message from it is a bug,
+ * dropped). Workers and anything else get the error. */
 static void refuse(cr_node *n, cr_parts *p, const cr_dhdr *h, const char *msg) {
+    if (cr_parts_size(p, 0) == CR_D_ID_LEN && *(const char *)cr_parts_data(p, 0) == 's') return;
     cr_dhdr r = {.type = CR_D_ERROR, .table = h->table, .req = h->req, .worker = h->worker, .part = h->part};
     zmq_send(n->data, cr_parts_data(p, 0), cr_parts_size(p, 0), ZMQ_SNDMORE);
     zmq_send(n->data, &r, sizeof r, ZMQ_SNDMORE);
@@ -440,7 +444,7 @@ static int view(cr_node *n, cr_parts *p, const cr_dhdr *h, const cr_shard *s, rm
 static void dispatch(cr_node *n, cr_parts *p, const cr_dhdr *h, cr_shard *s) {
     rmsg v = {0};
     if (view(n, p, h, s, &v) < 0) {
-        if (h->type == CR_D_LOCALIZE) refuse(n, p, h, "malformed localize request");
+        refuse(n, p, h, "malformed relocation message");
     } else if (h->type == CR_D_LOCALIZE) {
         int ok = h->worker >= 0;
         for (int64_t i = 0; ok && i < h->nkeys; i++) ok = cr_dir_is_home(s, v.keys[i]);
@@ -452,6 +456,8 @@ static void dispatch(cr_node *n, cr_parts *p, const cr_dhdr *h, cr_shard *s) {
         on_row(n, s, h->table, h, v.keys, v.rows, v.st);
     } else if (h->worker >= 0) {
         on_fwd(n, s, h->table, h, v.keys, v.idx, v.rows);
+    } else {
+        refuse(n, p, h, "malformed relocation message: no worker to answer");
     }
     for (int i = 0; i < 4; i++) free(v.copy[i]);
 }
@@ -469,7 +475,7 @@ int cr_reloc_serve(cr_node *n, cr_parts *p) {
         return 1;
     }
     if (p->n != want || h.table >= atomic_load(&n->ntables)) {
-        if (h.type == CR_D_LOCALIZE) refuse(n, p, &h, "malformed localize request");
+        refuse(n, p, &h, "malformed relocation message: wrong frame count or table");
         return 1;
     }
     dispatch(n, p, &h, n->tables[h.table]);
