@@ -38,6 +38,7 @@ static int must_leave(cr_node *n, int lw, cr_err *e) {
     return 0;
 }
 int cr_node_table_count(cr_node *n) { return atomic_load(&n->ntables); }
+cr_replicas *cr_node_replicas(cr_node *n) { return n->replicas; }
 
 cr_shard *cr_node_table_at(cr_node *n, int i, int *id) {
     if (i < 0 || i >= atomic_load(&n->ntables)) return NULL;
@@ -349,6 +350,7 @@ static int setup(cr_node *n, cr_err *e) {
         if (n->opts.advertise) snprintf(n->advertise, sizeof n->advertise, "%s", n->opts.advertise);
     }
     if (join_sched(n, e) < 0) return -1;
+    if (!(n->replicas = cr_replicas_new(n, 0, e))) return -1; /* before the server thread, which delivers to it */
     int W = n->nodes * n->wpn;
     n->clocks = cr_xcalloc((size_t)W + 1, 8);
     n->barriers = cr_xcalloc((size_t)W + 1, 8);
@@ -482,6 +484,7 @@ static int stop_threads(cr_node *n, cr_err *e) {
  * when a worker is stuck: then nothing is freed, since it may still use it. */
 static int teardown(cr_node *n, cr_err *e) {
     if (stop_threads(n, e) < 0) return -1;
+    cr_replicas_destroy(&n->replicas); /* after the server thread: it delivers to the replicas */
     for (int i = 0; n->wup && i < n->wpn; i++) zmq_close(n->wup[i]);
     void *socks[] = {n->up, n->data, n->sched, n->stop_tx, n->srv_stop, n->wstop};
     for (size_t i = 0; i < sizeof socks / sizeof *socks; i++)

@@ -73,6 +73,8 @@ int cr_node_stopping(const cr_node *n);
 cr_shard *cr_node_table(cr_node *n, const char *name);
 cr_shard *cr_node_table_at(cr_node *n, int i, int *id);
 int cr_node_table_count(cr_node *n);
+/* The node's replicas of hot keys (ps/cr_replica.h); never NULL while workers run. */
+struct cr_replicas *cr_node_replicas(cr_node *n);
 
 /* The consistency policy is shipped as Lua source; the node only stores it.
  * A worker keeps the generation it loaded in *gen; if the node holds a newer

@@ -10,6 +10,7 @@
 #include "ps/cr_dir.h"
 #include "ps/cr_node.h"
 #include "ps/cr_proto.h"
+#include "ps/cr_replica.h"
 #include "ps/cr_sampling.h"
 
 #define CR_NODE_MAX_TABLES 256
@@ -116,6 +117,7 @@ struct cr_node {
     atomic_llong acc_local, acc_remote, acc_fwd, reloc_in, reloc_out, reloc_msgs, reloc_bytes, deferred;
     atomic_llong msgs_remote, bytes_remote, msgs_local, bytes_local;
     atomic_llong keys_local, keys_remote, pulls, pushes, served;
+    cr_replicas *replicas; /* hot keys replicated on every node (cr_replica.h); set before the server thread starts */
 };
 
 /* Body of the server thread (cr_serve.c): serves n->data until a message

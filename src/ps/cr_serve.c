@@ -167,6 +167,10 @@ static int serve_push(cr_node *n, req *q, cr_err *e) {
 /* Serve one request from p (frame 0: the sender's routing id). */
 static void serve_one(cr_node *n, cr_parts *p) {
     if (p->n < 1) return; /* a ROUTER always gives the routing id */
+    if (p->n >= 2 && cr_parts_size(p, 1) == sizeof(cr_dhdr) && *(const uint8_t *)cr_parts_data(p, 1) == CR_D_SYNC) {
+        cr_replicas_deliver(n->replicas, p); /* replica sync (cr_replica.h): delivered, not answered */
+        return;
+    }
     if (cr_reloc_serve(n, p)) return;
     req q = {.p = p};
     cr_err e;
