@@ -264,5 +264,19 @@ end
 
 require("crescent.epoch").install(Job, M)
 checkpoint.install(Job)
+-- job:load sets rows at their homes: replicated keys are dropped first and
+-- installed again from the loaded rows (crescent.table, docs/management.md).
+local load = Job.load
+function Job:load(...)
+    local args, n = { ... }, select("#", ...)
+    local function go(i)
+        local t = self.tables[i]
+        if not t then return load(self, table.unpack(args, 1, n)) end
+        local r
+        t:_without_replicas(function() r = go(i + 1) end)
+        return r
+    end
+    return go(1)
+end
 sampling.install(Job)
 return M

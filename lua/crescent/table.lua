@@ -59,12 +59,14 @@ function Table:set(k, row)
     if type(row) ~= "table" or #row ~= self.dim then
         error(("%s:set: row of %d numbers expected"):format(self.name, self.dim), 2)
     end
-    local v, st = self.job:_guard(self.job.rt.get_rows, self.id, node, k, 1, self.dim, self.sdim)
     for j = 1, self.dim do
         if type(row[j]) ~= "number" then error(("%s:set: row[%d] is not a number"):format(self.name, j), 2) end
-        v:set(1, j, row[j])
     end
-    self.job:_guard(self.job.rt.set_rows, self.id, node, k, v, st)
+    self:_without_replicas(function()
+        local v, st = self.job:_guard(self.job.rt.get_rows, self.id, node, k, 1, self.dim, self.sdim)
+        for j = 1, self.dim do v:set(1, j, row[j]) end
+        self.job:_guard(self.job.rt.set_rows, self.id, node, k, v, st)
+    end)
 end
 
 -- ---------- techniques per key (docs/management.md) ----------
@@ -135,7 +137,18 @@ function Table:manage(spec)
     local ok, mode, keys, label = pcall(M.parse_manage, self, spec, self.name .. ":manage")
     if not ok then error(mode, 2) end
     self.job:_guard(self.job.rt.manage, self.id, mode, keys)
-    self.manage_label = label
+    self.manage_label, self.manage_mode, self.manage_repl = label, mode, keys
+end
+
+-- Run f() with the table's replicas dropped (their values merged into the
+-- home rows) and installed again from the home rows afterwards: rows set
+-- by the job (W:set, job:load) must reach the replicas.
+function Table:_without_replicas(f)
+    if not self.manage_repl then return f() end
+    self.job:_guard(self.job.rt.manage, self.id, self.manage_mode, nil)
+    local ok, err = pcall(f)
+    self.job:_guard(self.job.rt.manage, self.id, self.manage_mode, self.manage_repl)
+    if not ok then error(err, 0) end
 end
 
 -- W:set_lr(x): new learning rate, applied from the next push on

@@ -36,8 +36,6 @@ void cr_dir_free(cr_shard *s) {
     s->dir = NULL;
 }
 
-int cr_replica_available(void) { return 0; }
-
 int cr_dir_tech(const cr_shard *s, int64_t k) {
     const cr_dir *d = s->dir;
     if (d->repl && (d->repl[k >> 3] >> (k & 7) & 1)) return CR_TECH_REPLICATE;

@@ -83,11 +83,6 @@ static inline unsigned cr_dir_owner(const cr_shard *s, int64_t k) { return s->di
 /* Home key k is given to `node` (the row keeps its HERE bit). */
 void cr_dir_set_owner(cr_shard *s, int64_t k, unsigned node);
 
-/* The hook of the replica module (branch `replica`, src/ps/cr_replica.h):
- * 1 once it is built in. Until then MANAGE refuses replicated keys and the
- * worker's router (cr_wclient.c, replica_divert) diverts none. */
-int cr_replica_available(void);
-
 /* ---- main thread, between commands ---- */
 
 /* Set the replicated keys (n keys, checked in range by the caller; n = 0:

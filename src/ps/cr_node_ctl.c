@@ -208,6 +208,7 @@ static int on_getrows(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_rows r;
     cr_shard *s = cr_proto_decode_rows(m, 0, 0, &r, e) < 0 ? NULL : rows_shard(n, &r, e);
     if (!s || cr_node_recall(n, r.table, e) < 0) return -1; /* rows that moved away come home first */
+    if (s->dir->nrepl > 0 && cr_replicas_settle(n->replicas, e) < 0) return -1; /* replicas' updates home too */
     r.valuesn = (size_t)r.count * (size_t)s->def.dim * sizeof(float);
     r.staten = (size_t)r.count * (size_t)s->sdim * sizeof(float);
     float *v = cr_xmalloc(r.valuesn + 1), *st = cr_xmalloc(r.staten + 1);
@@ -404,12 +405,11 @@ static int on_manage(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     int64_t *keys = s ? manage_keys(&g, s, e) : NULL;
     if (!keys) return -1;
     int rc = 0;
-    if (g.nrepl > 0 && !cr_replica_available())
-        rc = cr_errf(e, "table '%s': manage 'replicate' needs the replica module, which this build does not have",
-                     s->def.name);
-    if (rc == 0 && g.mode == CR_TECH_RELOCATE && atomic_load(&n->reloc_broken))
+    if (g.mode == CR_TECH_RELOCATE && atomic_load(&n->reloc_broken))
         rc = cr_errf(e, "table '%s': node %d cannot reach its peers' servers: relocation refused", s->def.name, n->id);
     if (rc == 0 && (g.mode == CR_TECH_CLASSIC || g.nrepl > 0)) rc = cr_node_recall(n, g.table, e);
+    /* collective on every node (cr_replica.h): replicated keys start from their home rows */
+    if (rc == 0 && (g.nrepl > 0 || s->dir->nrepl > 0)) rc = cr_replicas_set(n->replicas, g.table, keys, g.nrepl, e);
     if (rc == 0) {
         atomic_store(&s->dir->mode, g.mode);
         cr_dir_set_replicated(s, keys, g.nrepl);
@@ -472,6 +472,10 @@ static int on_stats(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     len += (size_t)snprintf(b + len, cap - len, "}");
     len += put_samp(b + len, cap - len, &sum);
     len += put_manage(n, b + len, cap - len);
+    cr_replica_stats rs;
+    cr_replicas_stats(n->replicas, &rs);
+    int rn = cr_replicas_stats_put(&rs, b + len, cap - len);
+    if (rn > 0 && (size_t)rn < cap - len) len += (size_t)rn;
     len += (size_t)snprintf(b + len, cap - len, "}");
     cr_proto_msg out;
     cr_msg_reply r = {.worker = -1, .data = b, .n = len};

@@ -323,12 +323,15 @@ static int send_whole(cr_wclient *w, cr_shard *s, wreq *r, int node, int64_t n, 
 /* ---------- relocating tables (docs/management.md) ---------- */
 
 /* The one place where keys managed by replication leave this router for
- * the replica module (branch `replica`, src/ps/cr_replica.h): 1 if key k
- * was served by it. Until that module is built in (cr_replica_available),
- * MANAGE refuses replicated keys, so none reaches here. */
-static inline int replica_divert(cr_wclient *w, cr_shard *s, int64_t k) {
-    (void)w, (void)s, (void)k;
-    return 0;
+ * the replica module (src/ps/cr_replica.h): 1 if key k of table tid is
+ * replicated and was served by the node's replica (pull: into out; push:
+ * g applied), 0 if it is not replicated. Pushes were checked finite. */
+static inline int replica_divert(cr_wclient *w, int tid, int64_t k, float *out, const float *g) {
+    cr_replicas *r = cr_node_replicas(w->n);
+    if (!cr_replicas_has(r, tid, k)) return 0;
+    if (g) (void)cr_replicas_push(r, tid, &k, 1, g, NULL); /* replicated and finite: it cannot refuse */
+    else (void)cr_replicas_pull(r, tid, &k, 1, out, NULL);
+    return 1;
 }
 
 /* Route every key under its stripe lock (the one latch NuPS takes per
@@ -339,11 +342,12 @@ static inline int replica_divert(cr_wclient *w, cr_shard *s, int64_t k) {
 static int64_t route(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out, const float *g) {
     size_t dim = (size_t)s->def.dim;
     int64_t here = 0;
+    int tid = s->dir->repl ? table_id(w->n, s) : -1;
     memset(w->cnt, 0, (size_t)w->n->nodes * sizeof *w->cnt);
     for (int64_t i = 0; i < n; i++) {
         int64_t k = keys[i];
         float *st, *row = NULL;
-        if (s->dir->repl && replica_divert(w, s, k)) {
+        if (tid >= 0 && replica_divert(w, tid, k, out ? out + (size_t)i * dim : NULL, g ? g + (size_t)i * dim : NULL)) {
             w->own[i] = -1;
             here++;
             continue;

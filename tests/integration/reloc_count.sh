@@ -8,7 +8,7 @@
 set -u
 . "$CRESCENT_ROOT/tests/integration/jobs/lib.sh"
 for nodes in 2 3; do
-    run_timed "$JOBS/reloc_count.lua" -- "$nodes" 2 "$TMP"
+    run_timed "$JOBS/reloc_count.lua" -- "$nodes" 3 "$TMP"
     [ "$rc" -eq 0 ] || fail "counting model on $nodes nodes: exit $rc"
     grep -q "^ok nodes=$nodes " "$TMP/out" || fail "no ok line on $nodes nodes"
     moved=$(sed -n 's/.*moved=\([0-9]*\).*/\1/p' "$TMP/out")

@@ -14,7 +14,7 @@ expect auto "reloc_bad.lua:10: job:table{}: manage: 'auto' is not available yet"
 expect malformed "reloc_bad.lua:10: job:table{}: manage: relocate = must be \"rest\""
 expect field "reloc_bad.lua:10: job:table{}: manage: unknown field 'copies'"
 expect range "reloc_bad.lua:10: job:table{}: manage: replicate = key 99 (position 2) out of range \[0, 40) of table 'C'"
-expect replicate "manage 'replicate' needs the replica module"
+expect replicate "reloc_bad.lua:10: replicate: table 'C' uses the rule 'assign', which cannot be replicated"
 expect later "reloc_bad.lua:13: C:manage: unknown technique 'nope'"
 expect localize "reloc_bad.lua:5: localize: key 45 (position 2) out of range \[0, 40) of table 'C'"
 no_orphans || exit 1
