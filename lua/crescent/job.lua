@@ -268,15 +268,14 @@ checkpoint.install(Job)
 -- installed again from the loaded rows (crescent.table, docs/management.md).
 local load = Job.load
 function Job:load(...)
-    local args, n = { ... }, select("#", ...)
-    local function go(i)
-        local t = self.tables[i]
-        if not t then return load(self, table.unpack(args, 1, n)) end
-        local r
-        t:_without_replicas(function() r = go(i + 1) end)
-        return r
-    end
-    return go(1)
+    local repl = {}
+    for _, t in ipairs(self.tables) do if t.manage_repl then repl[#repl + 1] = t end end
+    if #repl == 0 then return load(self, ...) end -- a tail call: load's errors name the caller's line
+    for _, t in ipairs(repl) do self:_guard(self.rt.manage, t.id, t.manage_mode, nil) end
+    local r = table.pack(pcall(load, self, ...))
+    for _, t in ipairs(repl) do self:_guard(self.rt.manage, t.id, t.manage_mode, t.manage_repl) end
+    if not r[1] then error(r[2], 2) end
+    return table.unpack(r, 2, r.n)
 end
 sampling.install(Job)
 return M

@@ -65,4 +65,24 @@ function M.read_all(ctx, args)
     return { values = v }
 end
 
+-- Draw samples of distribution "u" over C (sampling fetches): each row
+-- must hold args.want[k + 1], wherever the key is now (keys below
+-- args.from are skipped: replicated ones may lag a sync round).
+function M.sample_all(ctx, args)
+    local C = ctx.tables.C
+    local h = C:prepare_sample("u", 64)
+    local keys, rows = C:pull_sample(h)
+    local seen = 0
+    for i = 1, #keys do
+        local k = keys:get(i)
+        if k >= (args.from or 0) then
+            if rows:get(i, 1) ~= args.want[k + 1] then
+                error(("sample of key %d holds %g, expected %g"):format(k, rows:get(i, 1), args.want[k + 1]))
+            end
+            seen = seen + 1
+        end
+    end
+    return { sampled = seen }
+end
+
 return M

@@ -11,6 +11,7 @@ local K = 40
 local C = job:table{ name = "C", keys = K, dim = 2, init = cr.init.zeros(), optimizer = cr.optim.add(),
                      manage = "relocate" }
 job:model(os.getenv("CRESCENT_ROOT") .. "/tests/models/count_reloc.lua", {})
+job:distribution{ name = "u", table = "C", kind = "uniform" }
 local want = {}
 for k = 1, K do want[k] = 0 end
 local moved = 0
@@ -30,6 +31,9 @@ for round = 1, rounds do
                 round, k - 1, tostring(w.values[k]), want[k]))
         end
     end
+    -- sampling fetches find moved keys too
+    local sp = job:call("sample_all", { want = want, from = round == 3 and 4 or 0 })
+    assert(sp.sum.sampled > 0, "samples were checked")
     if round == 1 then -- checkpoint with moved keys, then load it back
         local path = dir .. "/reloc_count.ckpt"
         job:save(path)
