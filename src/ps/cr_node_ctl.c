@@ -437,10 +437,11 @@ static size_t put_manage(cr_node *n, char *b, size_t cap) {
     }
     return (size_t)snprintf(b, cap,
                             ",access={shared=%lld,remote=%lld,forwarded=%lld},relocation={rows_in=%lld,rows_out=%lld,"
-                            "messages=%lld,bytes=%lld,queued=%lld,held=%lld,away=%lld}",
+                            "messages=%lld,bytes=%lld,queued=%lld,queued_total=%lld,held=%lld,away=%lld}",
                             (long long)n->acc_local, (long long)n->acc_remote, (long long)n->acc_fwd,
                             (long long)n->reloc_in, (long long)n->reloc_out, (long long)n->reloc_msgs,
-                            (long long)n->reloc_bytes, (long long)n->deferred, held, away);
+                            (long long)n->reloc_bytes, (long long)n->deferred, (long long)n->deferred_total, held,
+                            away);
 }
 
 /* The node's counters and each local worker's, as a serialized Lua table. */

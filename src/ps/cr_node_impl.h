@@ -114,7 +114,7 @@ struct cr_node {
     /* accesses by technique (keys): local (shared memory), remote (served
      * by the home), forwarded (the home sent them on to the holder);
      * relocations (rows) and the relocation protocol's messages and bytes */
-    atomic_llong acc_local, acc_remote, acc_fwd, reloc_in, reloc_out, reloc_msgs, reloc_bytes, deferred;
+    atomic_llong acc_local, acc_remote, acc_fwd, reloc_in, reloc_out, reloc_msgs, reloc_bytes, deferred, deferred_total;
     atomic_llong msgs_remote, bytes_remote, msgs_local, bytes_local;
     atomic_llong keys_local, keys_remote, pulls, pushes, served;
     cr_replicas *replicas; /* hot keys replicated on every node (cr_replica.h); set before the server thread starts */

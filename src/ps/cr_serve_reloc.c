@@ -145,6 +145,7 @@ static void defer(cr_node *n, int table, int op, int64_t k, int32_t gw, uint32_t
         memcpy(d->row, row, (size_t)dim * sizeof(float));
     }
     atomic_fetch_add(&n->deferred, 1);
+    atomic_fetch_add(&n->deferred_total, 1);
 }
 
 /* Apply one queued request on key d->key, whose row is here (lock held).
