@@ -46,7 +46,7 @@ for round = 1, rounds do
         job:load(dir .. "/reloc_count2.ckpt")
     end
 end
-assert(moved > 0, "keys were relocated")
+assert(nodes == 1 or moved > 0, "keys were relocated")
 for k = 0, K - 1 do
     local row = C:get(k)
     assert(row[1] == want[k + 1] and row[2] == want[k + 1],
