@@ -339,6 +339,12 @@ static int setup(cr_node *n, cr_err *e) {
         return cr_errf(e, "cannot connect to scheduler '%s': %s", n->opts.scheduler, zmq_strerror(errno));
     if (!n->opts.inproc) {
         n->data = cr_socket(n->zctx, ZMQ_ROUTER);
+        /* no high-water mark: a ROUTER drops what goes over it, and with
+         * relocation one request may be answered by many messages (keys that
+         * waited in transit); what is queued is bounded by what was asked */
+        int nohwm = 0;
+        zmq_setsockopt(n->data, ZMQ_SNDHWM, &nohwm, sizeof nohwm);
+        zmq_setsockopt(n->data, ZMQ_RCVHWM, &nohwm, sizeof nohwm);
         const char *bind = n->opts.bind ? n->opts.bind : "tcp://127.0.0.1:*";
         if (cr_curve_check_bind(&n->opts.curve, bind, e) < 0 ||
             cr_zap_start(n->zctx, &n->opts.curve, &n->zap, e) < 0)

@@ -492,7 +492,9 @@ int cr_reloc_start(cr_node *n) {
         cr_d_id(id, 's', n->id);
         n->fwd[i] = cr_socket(n->zctx, ZMQ_DEALER);
         if (!n->fwd[i]) return -1;
+        int nohwm = 0; /* forwarded requests and rows must not be dropped or block the server */
         zmq_setsockopt(n->fwd[i], ZMQ_ROUTING_ID, id, sizeof id);
+        zmq_setsockopt(n->fwd[i], ZMQ_SNDHWM, &nohwm, sizeof nohwm);
         cr_curve_client(n->fwd[i], &n->opts.curve);
         if (zmq_connect(n->fwd[i], n->addrs[i]) < 0) return -1;
     }

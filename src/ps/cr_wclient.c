@@ -73,7 +73,9 @@ static void *dealer(cr_wclient *w, int node) {
     cr_d_id(id, 'w', w->gw);
     void *d = cr_socket(w->n->zctx, ZMQ_DEALER);
     if (!d) return NULL;
+    int nohwm = 0; /* replies are bounded by the requests made (cr_node.c says why) */
     zmq_setsockopt(d, ZMQ_ROUTING_ID, id, sizeof id);
+    zmq_setsockopt(d, ZMQ_RCVHWM, &nohwm, sizeof nohwm);
     cr_curve_client(d, &w->n->opts.curve);
     if (zmq_connect(d, w->n->addrs[node]) < 0) {
         zmq_close(d);
