@@ -341,9 +341,11 @@ static inline int replica_divert(cr_wclient *w, int tid, int64_t k, float *out, 
  * request of ours on it is still out (pull: copied to out; push: g
  * applied), else marked for its home (own[i], cnt). Returns the keys
  * served here. */
-static int64_t route(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out, const float *g) {
+static int64_t route(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out, const float *g,
+                     int64_t *replicated) {
     size_t dim = (size_t)s->def.dim;
     int64_t here = 0;
+    *replicated = 0;
     int tid = s->dir->repl ? table_id(w->n, s) : -1;
     memset(w->cnt, 0, (size_t)w->n->nodes * sizeof *w->cnt);
     for (int64_t i = 0; i < n; i++) {
@@ -352,6 +354,7 @@ static int64_t route(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n,
         if (tid >= 0 && replica_divert(w, tid, k, out ? out + (size_t)i * dim : NULL, g ? g + (size_t)i * dim : NULL)) {
             w->own[i] = -1;
             here++;
+            (*replicated)++;
             continue;
         }
         pthread_mutex_t *m = &s->locks[(uint64_t)k % CR_SHARD_STRIPES];
@@ -416,9 +419,9 @@ static int reloc_access(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t
     atomic_fetch_add(vals ? &nd->pushes : &nd->pulls, 1);
     if (vals) nd->ws[w->lw].pushes++;
     else nd->ws[w->lw].pulls++;
-    int64_t here = route(w, s, keys, n, out, vals);
+    int64_t repl, here = route(w, s, keys, n, out, vals, &repl);
     if (here) count_local(nd, here, s->def.dim);
-    atomic_fetch_add(&nd->acc_local, here);
+    atomic_fetch_add(&nd->acc_local, here - repl); /* the replica module counts its own */
     if (here == n) return 0;
     wreq *r = new_req(w, vals ? CR_D_PUSH : CR_D_PULL);
     r->out = out;
