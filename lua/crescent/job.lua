@@ -157,7 +157,8 @@ function Job:policy(name, opts)
     self:_send_policy(name, opts, path, src)
 end
 
-local table_keys = { name = true, keys = true, dim = true, init = true, optimizer = true, compress = true }
+local table_keys = { name = true, keys = true, dim = true, init = true, optimizer = true, compress = true,
+                     manage = true }
 
 local function check_table(self, o)
     if type(o) ~= "table" then error("job:table{...}: table expected", 3) end
@@ -175,10 +176,15 @@ local function check_table(self, o)
     return init, opt
 end
 
--- job:table{name=, keys=, dim=, init=cr.init.normal(0, 0.1), optimizer=cr.optim.sgd{lr=}}
+-- job:table{name=, keys=, dim=, init=cr.init.normal(0, 0.1), optimizer=cr.optim.sgd{lr=},
+--            manage="classic"|"relocate"|"replicate"|{replicate=keys, relocate="rest"}}
 function Job:table(o)
     self:_check()
     local init, opt = check_table(self, o)
+    if o.manage ~= nil then
+        local ok, err = pcall(tables.parse_manage, { keys = o.keys, name = o.name }, o.manage, "job:table{}: manage")
+        if not ok then error(err, 2) end
+    end
     local def = {
         name = o.name, keys = o.keys, dim = o.dim, init = init.kind, a = init.a, b = init.b,
         optimizer = opt.name, lr = opt.lr or 0.01, eps = opt.eps or 1e-8, init_acc = opt.init or 0,
@@ -194,6 +200,11 @@ function Job:table(o)
     end
     self.ntables = id + 1
     local t = tables.new(self, id, o, opt, def.lr)
+    t.manage_label = "classic"
+    if o.manage ~= nil then
+        local ok, err = pcall(t.manage, t, o.manage)
+        if not ok then error(err, 2) end
+    end
     self.tables[o.name] = t
     self.tables[#self.tables + 1] = t
     if Job[o.name] == nil then rawset(self, o.name, t) end
@@ -253,5 +264,18 @@ end
 
 require("crescent.epoch").install(Job, M)
 checkpoint.install(Job)
+-- job:load sets rows at their homes: replicated keys are dropped first and
+-- installed again from the loaded rows (crescent.table, docs/management.md).
+local load = Job.load
+function Job:load(...)
+    local repl = {}
+    for _, t in ipairs(self.tables) do if t.manage_repl then repl[#repl + 1] = t end end
+    if #repl == 0 then return load(self, ...) end -- a tail call: load's errors name the caller's line
+    for _, t in ipairs(repl) do self:_guard(self.rt.manage, t.id, t.manage_mode, nil) end
+    local r = table.pack(pcall(load, self, ...))
+    for _, t in ipairs(repl) do self:_guard(self.rt.manage, t.id, t.manage_mode, t.manage_repl) end
+    if not r[1] then error(r[2], 2) end
+    return table.unpack(r, 2, r.n)
+end
 sampling.install(Job)
 return M

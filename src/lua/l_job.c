@@ -11,6 +11,7 @@
  * J:set_clocks({clock per worker}, {barriers per worker}) (job:load)
  * J:get_rows(id, node, lo, count, dim, sdim) -> values Matrix, state Matrix
  * J:set_rows(id, node, lo, values, state|nil)
+ * J:manage(id, mode, replicated keys|nil)   technique per key (docs/management.md)
  * J:close() (also __gc/__close); J:endpoint(); J:nodes(); J:workers();
  * J:closed(); J:failed()
  *
@@ -297,6 +298,16 @@ static int j_stats(lua_State *L) {
     return 1;
 }
 
+/* J:manage(id, mode, replicated Ints|nil): mode 0 classic, 1 relocate */
+static int j_manage(lua_State *L) {
+    cr_job *j = check_job(L);
+    int table = (int)luaL_checkinteger(L, 2), mode = (int)luaL_checkinteger(L, 3);
+    cr_ints *k = lua_isnoneornil(L, 4) ? NULL : cr_lints_from_arg(L, 4);
+    cr_err e;
+    if (cr_job_manage(j, table, mode, k ? k->data : NULL, k ? k->n : 0, &e) < 0) return raise_job(L, j);
+    return 0;
+}
+
 /* J:get_rows(id, node, lo, count, dim, sdim) -> values, state */
 static int j_get_rows(lua_State *L) {
     cr_job *j = check_job(L);
@@ -457,7 +468,7 @@ void cr_ljob_register(lua_State *L) {
     static const luaL_Reg methods[] = {
         {"table", j_table},       {"model", j_model},           {"call", j_call},     {"policy", j_policy},
         {"set_lr", j_set_lr},     {"set_clocks", j_set_clocks}, {"stats", j_stats},   {"get_rows", j_get_rows},
-        {"set_rows", j_set_rows}, {"close", j_close},           {"endpoint", j_endpoint}, {"nodes", j_nodes},
+        {"set_rows", j_set_rows}, {"manage", j_manage}, {"close", j_close},           {"endpoint", j_endpoint}, {"nodes", j_nodes},
         {"workers", j_workers},   {"closed", j_closed},         {"failed", j_failed}, {"distribution", j_distribution},
         {"sampling", j_sampling}, {NULL, NULL}};
     if (luaL_newmetatable(L, JOB_MT)) {

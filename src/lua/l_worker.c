@@ -223,6 +223,24 @@ static int t_pull_sample_async(lua_State *L) {
     return remember_keys(L, get_worker(L), pend, -1, -2);
 }
 
+/* T:localize(keys [, wait]) -> id (T:wait(id) -> true), or nothing when
+ * wait is true: move the keys to this node (docs/management.md). */
+static int t_localize(lua_State *L) {
+    cr_shard *s = check_wtable(L);
+    lworker *w = get_worker(L);
+    int block = lua_toboolean(L, 3); /* before the keys are converted onto the stack */
+    cr_ints *k = cr_lints_from_arg(L, 2);
+    uint32_t req;
+    cr_err e;
+    if (cr_wclient_localize(w->wc, s, k->data, k->n, &req, &e) < 0) raise_err(L, &e);
+    if (block) {
+        if (cr_wclient_wait(w->wc, req, &e) < 0) raise_err(L, &e);
+        return 0;
+    }
+    lua_pushboolean(L, 1);
+    return remember(L, w, req, -1);
+}
+
 /* T:owner(k) -> node */
 static int t_owner(lua_State *L) {
     cr_shard *s = check_wtable(L);
@@ -465,7 +483,7 @@ static const char *interrupted(void *arg) {
  * crescent functions, l_sandbox_core.h) and `ctx`. Protected. */
 static int setup(lua_State *L) {
     static const luaL_Reg methods[] = {{"pull", t_pull}, {"push", t_push}, {"pull_async", t_pull_async},
-                                       {"push_async", t_push_async}, {"wait", t_wait}, {"owner", t_owner},
+                                       {"push_async", t_push_async}, {"wait", t_wait}, {"owner", t_owner}, {"localize", t_localize},
                                        {"local_range", t_local_range}, {"prepare_sample", t_prepare_sample},
                                        {"pull_sample", t_pull_sample}, {"pull_sample_async", t_pull_sample_async},
                                        {NULL, NULL}};

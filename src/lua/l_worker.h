@@ -10,7 +10,9 @@
  * environment of its own (no `cr`, no `ctx`). Worker tables also sample:
  * T:prepare_sample(dist, n), T:pull_sample(h [, m]) -> keys, rows,
  * T:pull_sample_async(h [, m]) -> id, T:wait(id) -> keys, rows (over
- * ps/cr_wsample.h; docs/sampling.md).
+ * ps/cr_wsample.h; docs/sampling.md). And relocate: T:localize(keys) -> id
+ * (T:wait(id) -> true), T:localize(keys, true) waits (ps/cr_wclient.h;
+ * docs/management.md).
  *
  * Two model options are the sandbox's, taken out before M.init sees them:
  *   memory_mb = N        the state's cap in MB (default CR_SANDBOX_DEFAULT_MB);

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <zmq.h>
 
 #include "base/cr_err.h"
@@ -48,6 +49,7 @@ enum {
     CR_M_CANCEL,
     CR_M_DIST,
     CR_M_SAMPLING,
+    CR_M_MANAGE,
 };
 
 /* The fixed header of every control message; the meaning of node, worker,
@@ -58,8 +60,26 @@ typedef struct cr_ctl {
     double f;
 } cr_ctl;
 
-enum { CR_D_PULL = 1, CR_D_PUSH, CR_D_PULL_REP, CR_D_PUSH_ACK, CR_D_ERROR };
+/* Relocation (docs/management.md) adds, between nodes:
+ *   HELLO     worker -> node, answered with HELLO: the node's ROUTER now
+ *             knows the worker's routing id (CR_D_WORKER_ID), so that
+ *             another node's server can reply to it straight
+ *   LOCALIZE  worker -> home [keys]: move these keys to my node; answered
+ *             with LOC_DONE (nkeys: how many are done) by the home, or by
+ *             the worker's node once the row has arrived
+ *   GIVE      home -> holder [keys]: send these rows to node `aux`
+ *   ROW       holder -> new holder [keys][values][optimizer state]
+ *   FWD_PULL, FWD_PUSH  home -> holder [keys][positions int32][values]:
+ *             a worker's request forwarded; the holder answers the worker
+ * A reply with CR_D_IDX carries [positions int32 * nkeys] before the rows:
+ * the rows' places in the request part `part` (rows of one part may come
+ * in several replies, from several nodes). */
+enum {
+    CR_D_PULL = 1, CR_D_PUSH, CR_D_PULL_REP, CR_D_PUSH_ACK, CR_D_ERROR,
+    CR_D_HELLO, CR_D_LOCALIZE, CR_D_LOC_DONE, CR_D_GIVE, CR_D_ROW, CR_D_FWD_PULL, CR_D_FWD_PUSH,
+};
 #define CR_D_ZLIB 1u
+#define CR_D_IDX 2u
 
 typedef struct cr_dhdr {
     uint8_t type, flags;
@@ -68,7 +88,17 @@ typedef struct cr_dhdr {
     int32_t worker, dim;
     int64_t nkeys;
     int64_t raw_bytes; /* size of the value frame before compression */
+    int32_t part;      /* the request part (destination slot) a reply belongs to */
+    int32_t aux;       /* GIVE: the node the rows go to */
 } cr_dhdr;
+
+/* Routing ids on the data ROUTERs: a worker's DEALERs are 'w' + global
+ * worker id, a server thread's DEALERs 's' + node id (5 bytes each). */
+#define CR_D_ID_LEN 5
+static inline void cr_d_id(unsigned char id[CR_D_ID_LEN], char tag, int32_t who) {
+    id[0] = (unsigned char)tag;
+    memcpy(id + 1, &who, 4);
+}
 
 /* One received multipart message: up to CR_PARTS_MAX frames (more are dropped). */
 #define CR_PARTS_MAX 8

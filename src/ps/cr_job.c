@@ -395,3 +395,11 @@ int cr_job_sampling(cr_job *j, const char *label, const cr_sampling_entry *entri
     if (cr_proto_encode_sampling(&s, &m, e) < 0) return done(j, -1, e);
     return done(j, request(j, -1, &m, cr_job_nodes(j), NULL, NULL, NULL, e), e);
 }
+
+int cr_job_manage(cr_job *j, int table, int mode, const int64_t *repl, int64_t nrepl, cr_err *e) {
+    begin(j);
+    cr_proto_msg m;
+    cr_msg_manage g = {.table = table, .mode = mode, .nrepl = nrepl, .repl = repl};
+    if (cr_proto_encode_manage(&g, &m, e) < 0) return done(j, -1, e);
+    return done(j, request(j, -1, &m, cr_job_nodes(j), NULL, NULL, NULL, e), e);
+}

@@ -125,5 +125,9 @@ int cr_job_distribution(cr_job *j, int table, const char *name, const double *we
 /* Set the sampling scheme on every node (count entries, entry 0 the
  * default; see cr_msg_sampling). Workers use it from their next prepare. */
 int cr_job_sampling(cr_job *j, const char *label, const cr_sampling_entry *entries, int count, cr_err *e);
+/* Set table's technique on every node, between commands (docs/management.md):
+ * mode 0 classic, 1 relocate, for keys not among the nrepl replicated ones.
+ * Going classic (or replicating keys) brings moved keys home first. */
+int cr_job_manage(cr_job *j, int table, int mode, const int64_t *repl, int64_t nrepl, cr_err *e);
 
 #endif

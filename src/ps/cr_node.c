@@ -214,6 +214,32 @@ int cr_node_barrier(cr_node *n, int lw, cr_err *e) {
     return rc;
 }
 
+/* ---------- relocation: keys come home (main thread) ---------- */
+
+int cr_node_recall(cr_node *n, int table, cr_err *e) {
+    cr_shard *s = n->tables[table];
+    if (atomic_load(&s->dir->away) == 0 || !n->server_started) return 0;
+    char cmd[5] = {'R'};
+    int32_t t = table;
+    memcpy(cmd + 1, &t, 4);
+    if (zmq_send(n->stop_tx, cmd, sizeof cmd, 0) < 0)
+        return cr_errf(e, "node %d: cannot ask the server thread to bring keys home", n->id);
+    zmq_pollitem_t it = {.socket = n->stop_tx, .events = ZMQ_POLLIN};
+    for (double until = cr_now() + 60; cr_now() < until;) {
+        if (zmq_poll(&it, 1, 250) > 0) {
+            char b[4];
+            zmq_recv(n->stop_tx, b, sizeof b, 0);
+            return 0;
+        }
+        cr_proto_msg hb; /* the wait is not silence */
+        cr_proto_encode_empty(CR_M_HB, &hb, NULL);
+        hb.h.node = n->id;
+        cr_proto_send(n->sched, NULL, 0, &hb);
+    }
+    return cr_errf(e, "node %d: %lld keys of table '%s' did not come home within 60 s", n->id,
+                   (long long)atomic_load(&s->dir->away), s->def.name);
+}
+
 /* ---------- worker threads ---------- */
 
 typedef struct {
@@ -313,6 +339,12 @@ static int setup(cr_node *n, cr_err *e) {
         return cr_errf(e, "cannot connect to scheduler '%s': %s", n->opts.scheduler, zmq_strerror(errno));
     if (!n->opts.inproc) {
         n->data = cr_socket(n->zctx, ZMQ_ROUTER);
+        /* no high-water mark: a ROUTER drops what goes over it, and with
+         * relocation one request may be answered by many messages (keys that
+         * waited in transit); what is queued is bounded by what was asked */
+        int nohwm = 0;
+        zmq_setsockopt(n->data, ZMQ_SNDHWM, &nohwm, sizeof nohwm);
+        zmq_setsockopt(n->data, ZMQ_RCVHWM, &nohwm, sizeof nohwm);
         const char *bind = n->opts.bind ? n->opts.bind : "tcp://127.0.0.1:*";
         if (cr_curve_check_bind(&n->opts.curve, bind, e) < 0 ||
             cr_zap_start(n->zctx, &n->opts.curve, &n->zap, e) < 0)

@@ -207,7 +207,8 @@ static cr_shard *rows_shard(cr_node *n, const cr_msg_rows *r, cr_err *e) {
 static int on_getrows(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_rows r;
     cr_shard *s = cr_proto_decode_rows(m, 0, 0, &r, e) < 0 ? NULL : rows_shard(n, &r, e);
-    if (!s) return -1;
+    if (!s || cr_node_recall(n, r.table, e) < 0) return -1; /* rows that moved away come home first */
+    if (s->dir->nrepl > 0 && cr_replicas_settle(n->replicas, e) < 0) return -1; /* replicas' updates home too */
     r.valuesn = (size_t)r.count * (size_t)s->def.dim * sizeof(float);
     r.staten = (size_t)r.count * (size_t)s->sdim * sizeof(float);
     float *v = cr_xmalloc(r.valuesn + 1), *st = cr_xmalloc(r.staten + 1);
@@ -226,6 +227,7 @@ static int on_setrows(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_rows r;
     cr_shard *s = table_of(n, m->h.table, e);
     if (!s || cr_proto_decode_rows(m, s->def.dim, s->sdim, &r, e) < 0 || !rows_shard(n, &r, e)) return -1;
+    if (cr_node_recall(n, r.table, e) < 0) return -1;
     float *v = cr_xmalloc(r.valuesn + 1), *st = cr_xmalloc(r.staten + 1); /* aligned copies */
     memcpy(v, r.values, r.valuesn);
     if (r.staten) memcpy(st, r.state, r.staten);
@@ -377,6 +379,46 @@ static int on_sampling(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     return 0;
 }
 
+/* ---------- techniques per key (docs/management.md) ---------- */
+
+/* The replicated keys of a MANAGE, copied and checked against the table. */
+static int64_t *manage_keys(const cr_msg_manage *g, const cr_shard *s, cr_err *e) {
+    int64_t *k = cr_xmalloc((size_t)g->nrepl * sizeof *k + 1);
+    for (int64_t i = 0; i < g->nrepl; i++) {
+        k[i] = cr_proto_i64(g->repl, (size_t)i);
+        if (k[i] < 0 || k[i] >= s->def.keys) {
+            cr_errf(e, "manage: replicated key %lld (position %lld) out of range [0, %lld) of table '%s'",
+                    (long long)k[i], (long long)i + 1, (long long)s->def.keys, s->def.name);
+            free(k);
+            return NULL;
+        }
+    }
+    return k;
+}
+
+/* A table's techniques change between commands: keys that moved come home
+ * first when the table goes classic or keys become replicated. */
+static int on_manage(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+    cr_msg_manage g;
+    if (cr_proto_decode_manage(m, &g, e) < 0) return -1;
+    cr_shard *s = table_of(n, g.table, e);
+    int64_t *keys = s ? manage_keys(&g, s, e) : NULL;
+    if (!keys) return -1;
+    int rc = 0;
+    if (g.mode == CR_TECH_RELOCATE && atomic_load(&n->reloc_broken))
+        rc = cr_errf(e, "table '%s': node %d cannot reach its peers' servers: relocation refused", s->def.name, n->id);
+    if (rc == 0 && (g.mode == CR_TECH_CLASSIC || g.nrepl > 0)) rc = cr_node_recall(n, g.table, e);
+    /* collective on every node (cr_replica.h): replicated keys start from their home rows */
+    if (rc == 0 && (g.nrepl > 0 || s->dir->nrepl > 0)) rc = cr_replicas_set(n->replicas, g.table, keys, g.nrepl, e);
+    if (rc == 0) {
+        atomic_store(&s->dir->mode, g.mode);
+        cr_dir_set_replicated(s, keys, g.nrepl);
+        ack(n);
+    }
+    free(keys);
+    return rc;
+}
+
 /* ",sampling={drawn=...,postponed=...}" for stats. */
 static size_t put_samp(char *b, size_t cap, const cr_sampling_stats *t) {
     return (size_t)snprintf(b, cap, ",sampling={drawn=%llu,served_local=%llu,served_pooled=%llu,remote=%llu,reused=%llu,postponed=%llu}",
@@ -385,10 +427,27 @@ static size_t put_samp(char *b, size_t cap, const cr_sampling_stats *t) {
                             (unsigned long long)t->reused, (unsigned long long)t->postponed);
 }
 
+/* ",access={local=,remote=,forwarded=},relocation={...}" for stats:
+ * accesses by technique (keys) and the relocation protocol's traffic. */
+static size_t put_manage(cr_node *n, char *b, size_t cap) {
+    long long held = 0, away = 0;
+    for (int i = 0; i < atomic_load(&n->ntables); i++) {
+        held += atomic_load(&n->tables[i]->dir->held);
+        away += atomic_load(&n->tables[i]->dir->away);
+    }
+    return (size_t)snprintf(b, cap,
+                            ",access={shared=%lld,remote=%lld,forwarded=%lld},relocation={rows_in=%lld,rows_out=%lld,"
+                            "messages=%lld,bytes=%lld,queued=%lld,queued_total=%lld,held=%lld,away=%lld}",
+                            (long long)n->acc_local, (long long)n->acc_remote, (long long)n->acc_fwd,
+                            (long long)n->reloc_in, (long long)n->reloc_out, (long long)n->reloc_msgs,
+                            (long long)n->reloc_bytes, (long long)n->deferred, (long long)n->deferred_total, held,
+                            away);
+}
+
 /* The node's counters and each local worker's, as a serialized Lua table. */
 static int on_stats(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     if (cr_proto_decode_empty(m, e) < 0) return -1;
-    size_t cap = 1024 + (size_t)n->wpn * 400, len = 0;
+    size_t cap = 2048 + (size_t)n->wpn * 400, len = 0;
     char *b = cr_xmalloc(cap);
     len += (size_t)snprintf(b + len, cap - len,
                             "{node=%d,messages_remote=%lld,bytes_remote=%lld,messages_local=%lld,"
@@ -413,6 +472,11 @@ static int on_stats(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     pthread_mutex_unlock(&n->mu);
     len += (size_t)snprintf(b + len, cap - len, "}");
     len += put_samp(b + len, cap - len, &sum);
+    len += put_manage(n, b + len, cap - len);
+    cr_replica_stats rs;
+    cr_replicas_stats(n->replicas, &rs);
+    int rn = cr_replicas_stats_put(&rs, b + len, cap - len);
+    if (rn > 0 && (size_t)rn < cap - len) len += (size_t)rn;
     len += (size_t)snprintf(b + len, cap - len, "}");
     cr_proto_msg out;
     cr_msg_reply r = {.worker = -1, .data = b, .n = len};
@@ -428,7 +492,7 @@ static const handler_fn handlers[] = {
     [CR_M_POLICY] = on_policy,   [CR_M_CLOCKS] = on_clocks,     [CR_M_SETCLOCKS] = on_setclocks,
     [CR_M_SETLR] = on_setlr,     [CR_M_GETROWS] = on_getrows,   [CR_M_SETROWS] = on_setrows,
     [CR_M_STATS] = on_stats,     [CR_M_ERROR] = on_error,       [CR_M_DIST] = on_dist,
-    [CR_M_SAMPLING] = on_sampling,
+    [CR_M_SAMPLING] = on_sampling, [CR_M_MANAGE] = on_manage,
 };
 #define NHANDLERS ((int)(sizeof handlers / sizeof handlers[0]))
 

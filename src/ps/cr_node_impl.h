@@ -7,6 +7,7 @@
 
 #include "base/cr_alias.h"
 #include "net/cr_wire.h"
+#include "ps/cr_dir.h"
 #include "ps/cr_node.h"
 #include "ps/cr_proto.h"
 #include "ps/cr_replica.h"
@@ -25,6 +26,18 @@ typedef struct cr_dist {
     cr_alias pi, local;
     char local_err[CR_ERR_MAX];
 } cr_dist;
+
+/* A request on a key that is on its way to this node (Lapse's transit
+ * queue, server thread only): applied, in arrival order, when the row
+ * arrives. op: CR_D_PULL, CR_D_PUSH or CR_D_GIVE. */
+typedef struct cr_deferred {
+    int64_t key;
+    uint16_t table;
+    uint8_t op;
+    int32_t gw, part, idx, to; /* reply to worker gw (request req, part, position idx); GIVE: to node `to` */
+    uint32_t req;
+    float *row; /* PUSH: the gradient row (owned) */
+} cr_deferred;
 
 typedef struct cr_wstat {
     int64_t clock, barrier;
@@ -89,7 +102,19 @@ struct cr_node {
     int nsamp;
     char samp_label[CR_PROTO_MAX_NAME + 1];
 
+    /* relocation, server thread only: DEALERs to the other nodes' servers
+     * (NULL for this node), the transit queue, a recall in progress */
+    void **fwd;
+    cr_deferred *defq;
+    int64_t ndef, capdef;
+    int recall; /* table being recalled home for the main thread, or -1 */
+    atomic_int reloc_broken; /* the server could not connect to its peers: relocation refused */
+
     atomic_llong progress;
+    /* accesses by technique (keys): local (shared memory), remote (served
+     * by the home), forwarded (the home sent them on to the holder);
+     * relocations (rows) and the relocation protocol's messages and bytes */
+    atomic_llong acc_local, acc_remote, acc_fwd, reloc_in, reloc_out, reloc_msgs, reloc_bytes, deferred, deferred_total;
     atomic_llong msgs_remote, bytes_remote, msgs_local, bytes_local;
     atomic_llong keys_local, keys_remote, pulls, pushes, served;
     cr_replicas *replicas; /* hot keys replicated on every node (cr_replica.h); set before the server thread starts */
@@ -99,6 +124,23 @@ struct cr_node {
  * arrives on n->srv_stop. Every request gets a reply (an error reply when it
  * is refused). */
 void *cr_serve_main(void *arg);
+
+/* Relocation on the server thread (cr_serve_reloc.c). serve: take data
+ * message p (frame 0: the sender's routing id) if it is part of the
+ * relocation protocol or a request to a relocating table: 1 (taken and
+ * answered), 0 (not one: serve it classically). start/stop: the DEALERs to
+ * the other servers. recall: bring every key of table home; the server
+ * says "D" on its stop pipe once none is away. */
+int cr_reloc_serve(cr_node *n, cr_parts *p);
+/* A worker's pull (g NULL) or push at this home, keys and gradient checked. */
+void cr_reloc_home(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, const int64_t *keys, const float *g);
+int cr_reloc_start(cr_node *n);
+void cr_reloc_stop(cr_node *n);
+void cr_reloc_recall(cr_node *n, int table);
+
+/* Main thread: bring every key of table s home (through the server
+ * thread), heartbeating while it waits. 0 at once when none is away. */
+int cr_node_recall(cr_node *n, int table, cr_err *e);
 
 /* Handle one message from the scheduler (src/ps/cr_node_ctl.c): answer it,
  * or answer an ERROR if it is malformed or unknown. Main thread only.

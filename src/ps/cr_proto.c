@@ -18,6 +18,7 @@ static const char *const names[] = {
     [CR_M_STATE] = "STATE",       [CR_M_PROGRESS] = "PROGRESS", [CR_M_DEAD] = "DEAD",
     [CR_M_ACK] = "ACK",           [CR_M_ROWS] = "ROWS",         [CR_M_SETCLOCKS] = "SETCLOCKS",
     [CR_M_CANCEL] = "CANCEL",     [CR_M_DIST] = "DIST",         [CR_M_SAMPLING] = "SAMPLING",
+    [CR_M_MANAGE] = "MANAGE",
 };
 #define NTYPES ((int)(sizeof names / sizeof names[0]))
 
@@ -539,4 +540,30 @@ int cr_proto_decode_sampling(const cr_proto_msg *m, cr_msg_sampling *s, cr_err *
     s->count = (int)m->h.a;
     s->entries = m->p[1];
     return check_entries(s, e);
+}
+
+/* ---------- MANAGE ---------- */
+
+/* table, a = mode, b = replicated keys; p1 = the keys (int64 * b). */
+int cr_proto_encode_manage(const cr_msg_manage *g, cr_proto_msg *m, cr_err *e) {
+    start(m, CR_M_MANAGE);
+    if (g->mode != 0 && g->mode != 1) return cr_errf(e, "MANAGE: mode %d is not classic (0) or relocate (1)", g->mode);
+    if (g->nrepl < 0 || g->nrepl > CR_PROTO_MAX_WEIGHTS) return cr_errf(e, "MANAGE: %lld replicated keys", (long long)g->nrepl);
+    m->h.table = g->table;
+    m->h.a = g->mode;
+    m->h.b = g->nrepl;
+    payload(m, g->repl, (size_t)g->nrepl * 8);
+    return 0;
+}
+
+int cr_proto_decode_manage(const cr_proto_msg *m, cr_msg_manage *g, cr_err *e) {
+    if (shape(m, CR_M_MANAGE, 0, 1, e) < 0) return -1;
+    if (m->h.a != 0 && m->h.a != 1) return cr_errf(e, "MANAGE: mode %lld is not classic (0) or relocate (1)", (long long)m->h.a);
+    if (m->h.b < 0 || m->h.b > CR_PROTO_MAX_WEIGHTS || m->n[0] != (size_t)m->h.b * 8)
+        return cr_errf(e, "MANAGE: %zu bytes for %lld replicated keys", m->n[0], (long long)m->h.b);
+    g->table = m->h.table;
+    g->mode = (int)m->h.a;
+    g->nrepl = m->h.b;
+    g->repl = m->p[0];
+    return 0;
 }

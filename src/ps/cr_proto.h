@@ -201,6 +201,17 @@ typedef struct cr_msg_sampling {
     const void *entries;    /* count cr_sampling_entry, unaligned: read with memcpy */
 } cr_msg_sampling;
 
+/* MANAGE, scheduler -> node, answered with ACK (or ERROR), only between
+ * commands: table's technique for keys not replicated (mode 0 classic, 1
+ * relocate; to classic: the node first brings its keys home) and the
+ * replicated keys (nrepl int64, in range: checked by the node; unaligned
+ * view: read with cr_proto_i64). */
+typedef struct cr_msg_manage {
+    int table, mode;
+    int64_t nrepl;
+    const void *repl;
+} cr_msg_manage;
+
 /* HB (both ways), STATS (scheduler -> node, answered with a REPLY of worker
  * -1 holding a serialized table), ACK (node -> scheduler), CANCEL (scheduler
  * -> node: end the running command at each worker's next clock, barrier,
@@ -226,6 +237,7 @@ int cr_proto_encode_dead(const cr_msg_dead *d, cr_proto_msg *m, cr_err *e);
 int cr_proto_encode_empty(int type, cr_proto_msg *m, cr_err *e);
 int cr_proto_encode_dist(const cr_msg_dist *d, cr_proto_msg *m, cr_err *e);
 int cr_proto_encode_sampling(const cr_msg_sampling *s, cr_proto_msg *m, cr_err *e);
+int cr_proto_encode_manage(const cr_msg_manage *g, cr_proto_msg *m, cr_err *e);
 
 /* Decoders: check that m has the right type and shape, then fill the
  * struct. Returns 0, or -1 with a message naming the message and what is
@@ -246,6 +258,7 @@ int cr_proto_decode_dead(const cr_proto_msg *m, cr_msg_dead *d, cr_err *e);
 int cr_proto_decode_empty(const cr_proto_msg *m, cr_err *e);
 int cr_proto_decode_dist(const cr_proto_msg *m, cr_msg_dist *d, cr_err *e);
 int cr_proto_decode_sampling(const cr_proto_msg *m, cr_msg_sampling *s, cr_err *e);
+int cr_proto_decode_manage(const cr_proto_msg *m, cr_msg_manage *g, cr_err *e);
 /* Entry i of a decoded SAMPLING (copied out: the frame may be unaligned). */
 void cr_proto_sampling_entry(const cr_msg_sampling *s, int i, cr_sampling_entry *out);
 

@@ -41,6 +41,7 @@ static void reply_error(cr_node *n, cr_parts *p, const cr_dhdr *h, const char *m
         r.table = h->table;
         r.req = h->req;
         r.worker = h->worker;
+        r.part = h->part;
     }
     zmq_send(n->data, cr_parts_data(p, 0), cr_parts_size(p, 0), ZMQ_SNDMORE);
     zmq_send(n->data, &r, sizeof r, ZMQ_SNDMORE);
@@ -147,12 +148,14 @@ static int serve_push(cr_node *n, req *q, cr_err *e) {
     float *buf;
     const float *g = gradient(q, &buf, e);
     int rc = g ? cr_check_finite(g, q->vbytes / sizeof(float), "push refused", e) : -1;
-    if (rc == 0) {
+    if (rc == 0 && cr_dir_relocating(q->s)) {
+        cr_reloc_home(n, q->s, q->h.table, &q->h, q->keys, g);
+    } else if (rc == 0) {
         cr_shard_push(q->s, q->keys, (int64_t)q->nk, g);
         cr_dhdr r = q->h;
         r.type = CR_D_PUSH_ACK;
         r.flags = 0;
-        r.nkeys = 0;
+        r.nkeys = (int64_t)q->nk; /* the keys it covers: the worker counts keys, not replies */
         zmq_send(n->data, cr_parts_data(q->p, 0), cr_parts_size(q->p, 0), ZMQ_SNDMORE);
         zmq_send(n->data, &r, sizeof r, 0);
         atomic_fetch_add(&n->bytes_remote, (long long)sizeof r);
@@ -168,11 +171,13 @@ static void serve_one(cr_node *n, cr_parts *p) {
         cr_replicas_deliver(n->replicas, p); /* replica sync (cr_replica.h): delivered, not answered */
         return;
     }
+    if (cr_reloc_serve(n, p)) return;
     req q = {.p = p};
     cr_err e;
     int rc = check_head(n, &q, &e);
     if (rc == 0) rc = check_keys(&q, &e);
-    if (rc == 0 && q.h.type == CR_D_PULL) serve_pull(n, &q);
+    if (rc == 0 && q.h.type == CR_D_PULL && cr_dir_relocating(q.s)) cr_reloc_home(n, q.s, q.h.table, &q.h, q.keys, NULL);
+    else if (rc == 0 && q.h.type == CR_D_PULL) serve_pull(n, &q);
     else if (rc == 0) rc = serve_push(n, &q, &e);
     if (rc < 0) reply_error(n, p, p->n >= 2 && cr_parts_size(p, 1) == sizeof(cr_dhdr) ? &q.h : NULL, e.msg);
     free(q.kcopy);
@@ -180,17 +185,34 @@ static void serve_one(cr_node *n, cr_parts *p) {
     atomic_fetch_add(&n->served, 1);
 }
 
+/* A word from the main thread on the stop pipe: 1 to stop (empty), else 0
+ * ("R" + table id: bring the table's keys home, answered "D"). */
+static int pipe_word(cr_node *n) {
+    char b[8];
+    int len = zmq_recv(n->srv_stop, b, sizeof b, ZMQ_DONTWAIT);
+    if (len < 0) return 0;
+    if (len == 5 && b[0] == 'R') {
+        int32_t t;
+        memcpy(&t, b + 1, 4);
+        cr_reloc_recall(n, t);
+        return 0;
+    }
+    return 1;
+}
+
 void *cr_serve_main(void *arg) {
     cr_node *n = arg;
     zmq_pollitem_t it[2] = {{.socket = n->data, .events = ZMQ_POLLIN}, {.socket = n->srv_stop, .events = ZMQ_POLLIN}};
+    if (cr_reloc_start(n) < 0) atomic_store(&n->reloc_broken, 1);
     for (;;) {
         if (zmq_poll(it, 2, -1) < 0 && zmq_errno() != EINTR) break;
-        if (it[1].revents & ZMQ_POLLIN) break; /* teardown: the stop pipe spoke */
+        if ((it[1].revents & ZMQ_POLLIN) && pipe_word(n)) break; /* teardown: the stop pipe spoke */
         cr_parts p;
         while (cr_parts_recv(n->data, &p, ZMQ_DONTWAIT) > 0) {
             serve_one(n, &p);
             cr_parts_close(&p);
         }
     }
+    cr_reloc_stop(n);
     return NULL;
 }

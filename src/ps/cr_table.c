@@ -6,6 +6,7 @@
 
 #include "base/cr_alloc.h"
 #include "base/cr_rng.h"
+#include "ps/cr_dir.h"
 
 int cr_table_def_check(const cr_table_def *d, cr_err *e) {
     size_t n = strnlen(d->name, CR_TABLE_NAME_MAX);
@@ -78,6 +79,10 @@ cr_shard *cr_shard_new(const cr_table_def *d, int node, int nodes, cr_err *e) {
         cr_optim_init_state(&d->optim, s->state + (size_t)(k - s->lo) * s->sdim, d->dim);
     }
     for (int i = 0; i < CR_SHARD_STRIPES; i++) pthread_mutex_init(&s->locks[i], NULL);
+    if (cr_dir_init(s, e) < 0) {
+        cr_shard_destroy(&s);
+        return NULL;
+    }
     return s;
 }
 
@@ -85,6 +90,7 @@ void cr_shard_destroy(cr_shard **sp) {
     cr_shard *s = sp ? *sp : NULL;
     if (!s) return;
     for (int i = 0; i < CR_SHARD_STRIPES; i++) pthread_mutex_destroy(&s->locks[i]);
+    cr_dir_free(s);
     free(s->w);
     free(s->state);
     free(s);

@@ -44,6 +44,8 @@ int64_t cr_table_block(int64_t keys, int nodes);
 /* Initial value of row k (dim floats into out). Deterministic. */
 void cr_table_init_row(const cr_table_def *d, int64_t k, float *out);
 
+typedef struct cr_dir cr_dir; /* ps/cr_dir.h: where keys are, technique per key */
+
 typedef struct cr_shard {
     cr_table_def def;
     int node, nodes;
@@ -51,6 +53,7 @@ typedef struct cr_shard {
     int32_t sdim;          /* optimizer state floats per row */
     float *w, *state;      /* (hi-lo) * dim, (hi-lo) * sdim; owned */
     pthread_mutex_t locks[CR_SHARD_STRIPES];
+    cr_dir *dir;           /* owned; relocation and technique state */
 } cr_shard;
 
 /* New shard of table d for `node` of `nodes`, initialised. Caller owns it
@@ -61,7 +64,8 @@ void cr_shard_destroy(cr_shard **s);
 /* Owner node of key k (k < keys). */
 static inline int cr_shard_owner(const cr_shard *s, int64_t k) { return (int)(k / s->block); }
 
-/* Copy rows of local keys (all in [lo, hi)) into out (n * dim floats). */
+/* Copy rows of local keys (all in [lo, hi) and present here: a table in
+ * classic mode, or see cr_dir.h) into out (n * dim floats). */
 void cr_shard_pull(cr_shard *s, const int64_t *keys, int64_t n, float *out);
 /* Apply updates g (n * dim floats) of local keys with the table's rule. */
 void cr_shard_push(cr_shard *s, const int64_t *keys, int64_t n, const float *g);

@@ -10,14 +10,23 @@
 
 typedef struct wreq {
     uint32_t id;
-    int kind; /* CR_D_PULL or CR_D_PUSH */
-    int outstanding;
+    int kind; /* CR_D_PULL, CR_D_PUSH or CR_D_LOCALIZE */
+    int64_t outstanding; /* keys not yet answered, all parts */
     float *out;
     int32_t dim;
     int64_t **pos; /* per node: positions in the caller's key list (pull) */
     int64_t *want; /* per node: rows asked of it (pull); its reply must carry as many */
+    int64_t *left; /* per part (destination node): keys not yet answered */
     int whole;     /* pull from a single node in key order: rows land as they are */
+    int64_t *rkeys, nr; /* a relocating table's keys sent (their marks in pend) */
 } wreq;
+
+/* Keys of relocating tables with a request of this worker still out, as
+ * counts in hashed slots (a false hit only sends a key through its home):
+ * such a key goes through its home again, never through shared memory, so
+ * that it cannot overtake the earlier request (docs/management.md). */
+#define PEND_SLOTS 4096
+static inline uint32_t pend_slot(int64_t k) { return (uint32_t)(((uint64_t)k * 0x9E3779B97F4A7C15ull) >> 52); }
 
 struct cr_wclient {
     cr_node *n;
@@ -34,9 +43,46 @@ struct cr_wclient {
     int64_t *fill;     /* scratch: keys placed per node */
     int64_t **k;       /* scratch: per node, the owned keys of its part (NULL: none) */
     float **v;         /* scratch: per node, the owned rows of its part (push) */
-    int32_t *own;      /* scratch: owner node of each key of the current request */
+    int32_t *own;      /* scratch: owner node of each key of the current request (-1: served here) */
     int64_t owncap;
+    int hellos;        /* HELLO answers taken */
+    uint32_t pend[PEND_SLOTS];
 };
+
+/* Every node's ROUTER must know this worker's routing id before another
+ * node's server answers it for a forwarded request: a HELLO to each node
+ * (this one too: relocated keys are asked of their home, which may be
+ * here), answered before the client is used. */
+static int pump(cr_wclient *w, long timeout_ms, cr_err *e);
+
+static int hello(cr_wclient *w, cr_err *e) {
+    cr_dhdr h = {.type = CR_D_HELLO, .worker = w->gw};
+    int want = 0;
+    for (int i = 0; i < w->n->nodes; i++)
+        if (w->peer[i] && zmq_send(w->peer[i], &h, sizeof h, 0) == (int)sizeof h) want++;
+    for (int t = 0; w->hellos < want; t++) {
+        if (t > 300 || atomic_load(&w->n->stop))
+            return cr_errf(e, "worker %d: %d of %d nodes answered its HELLO", w->gw, w->hellos, want);
+        if (pump(w, 100, e) < 0) return -1;
+    }
+    return 0;
+}
+
+static void *dealer(cr_wclient *w, int node) {
+    unsigned char id[CR_D_ID_LEN];
+    cr_d_id(id, 'w', w->gw);
+    void *d = cr_socket(w->n->zctx, ZMQ_DEALER);
+    if (!d) return NULL;
+    int nohwm = 0; /* replies are bounded by the requests made (cr_node.c says why) */
+    zmq_setsockopt(d, ZMQ_ROUTING_ID, id, sizeof id);
+    zmq_setsockopt(d, ZMQ_RCVHWM, &nohwm, sizeof nohwm);
+    cr_curve_client(d, &w->n->opts.curve);
+    if (zmq_connect(d, w->n->addrs[node]) < 0) {
+        zmq_close(d);
+        return NULL;
+    }
+    return d;
+}
 
 cr_wclient *cr_wclient_new(cr_node *n, int lw, cr_err *e) {
     cr_wclient *w = cr_xcalloc(1, sizeof *w);
@@ -60,10 +106,9 @@ cr_wclient *cr_wclient_new(cr_node *n, int lw, cr_err *e) {
     w->items[0] = (zmq_pollitem_t){.socket = w->stop, .events = ZMQ_POLLIN};
     w->item_node[w->nitems++] = -1;
     for (int i = 0; i < n->nodes; i++) {
-        if (i == n->id) continue;
-        w->peer[i] = cr_socket(n->zctx, ZMQ_DEALER);
-        if (w->peer[i]) cr_curve_client(w->peer[i], &n->opts.curve);
-        if (!w->peer[i] || zmq_connect(w->peer[i], n->addrs[i]) < 0) {
+        if (n->nodes == 1) break; /* a single node: everything is here */
+        w->peer[i] = dealer(w, i);
+        if (!w->peer[i]) {
             cr_errf(e, "worker %d: cannot connect to node %d at '%s': %s", w->gw, i, n->addrs[i],
                     zmq_strerror(errno));
             cr_wclient_destroy(&w);
@@ -72,14 +117,28 @@ cr_wclient *cr_wclient_new(cr_node *n, int lw, cr_err *e) {
         w->items[w->nitems] = (zmq_pollitem_t){.socket = w->peer[i], .events = ZMQ_POLLIN};
         w->item_node[w->nitems++] = i;
     }
+    if (hello(w, e) < 0) {
+        cr_wclient_destroy(&w);
+        return NULL;
+    }
     return w;
 }
 
+/* The request is answered (or dropped): its keys' marks go. */
+static void req_unmark(cr_wclient *w, wreq *r) {
+    for (int64_t i = 0; i < r->nr; i++) w->pend[pend_slot(r->rkeys[i])]--;
+    free(r->rkeys);
+    r->rkeys = NULL;
+    r->nr = 0;
+}
+
 static void req_free(cr_wclient *w, wreq *r) {
+    req_unmark(w, r);
     if (r->pos)
         for (int i = 0; i < w->n->nodes; i++) free(r->pos[i]);
     free(r->pos);
     free(r->want);
+    free(r->left);
 }
 
 void cr_wclient_destroy(cr_wclient **wp) {
@@ -130,6 +189,7 @@ static wreq *new_req(cr_wclient *w, int kind) {
     r->id = w->next_id++;
     if (w->next_id == 0) w->next_id = 1;
     r->kind = kind;
+    r->left = cr_xcalloc((size_t)w->n->nodes, sizeof *r->left);
     return r;
 }
 
@@ -141,9 +201,9 @@ static int table_id(cr_node *n, cr_shard *s) {
 }
 
 /* The header of request r to one node (nkeys rows; push: raw_bytes too). */
-static cr_dhdr req_hdr(cr_wclient *w, cr_shard *s, const wreq *r, int64_t nkeys) {
-    cr_dhdr h = {.type = (uint32_t)r->kind, .table = (uint16_t)table_id(w->n, s), .req = r->id, .worker = w->gw,
-                 .dim = s->def.dim, .nkeys = nkeys};
+static cr_dhdr req_hdr(cr_wclient *w, cr_shard *s, const wreq *r, int part, int64_t nkeys) {
+    cr_dhdr h = {.type = (uint8_t)r->kind, .table = (uint16_t)table_id(w->n, s), .req = r->id, .worker = w->gw,
+                 .dim = s->def.dim, .nkeys = nkeys, .part = part};
     if (r->kind == CR_D_PUSH) h.raw_bytes = nkeys * s->def.dim * (int64_t)sizeof(float);
     return h;
 }
@@ -153,6 +213,12 @@ static int sole_owner(cr_wclient *w, int64_t n) {
     for (int i = 0; i < w->n->nodes; i++)
         if (w->cnt[i] == n) return i == w->n->id ? -1 : i;
     return -1;
+}
+
+/* Part `node` of r is sent: nkeys keys are owed. */
+static void owe(wreq *r, int node, int64_t nkeys) {
+    r->outstanding += nkeys;
+    r->left[node] += nkeys;
 }
 
 static void count_local(cr_node *nd, int64_t nlocal, int dim) {
@@ -236,9 +302,9 @@ static int send_parts(cr_wclient *w, cr_shard *s, wreq *r, cr_err *e) {
     int rc = 0;
     for (int i = 0; i < w->n->nodes; i++) {
         if (!w->k[i]) continue;
-        cr_dhdr h = req_hdr(w, s, r, w->cnt[i]);
+        cr_dhdr h = req_hdr(w, s, r, i, w->cnt[i]);
         if (rc == 0 && (rc = send_owned(w, i, &h, &w->k[i], r->kind == CR_D_PUSH ? &w->v[i] : NULL, e)) == 0)
-            r->outstanding++;
+            owe(r, i, w->cnt[i]);
         free(w->k[i]);
         free(w->v[i]);
         w->k[i] = NULL;
@@ -250,10 +316,148 @@ static int send_parts(cr_wclient *w, cr_shard *s, wreq *r, cr_err *e) {
 /* Send one node the whole request: keys (and rows) taken (owned) or lent. */
 static int send_whole(cr_wclient *w, cr_shard *s, wreq *r, int node, int64_t n, int64_t **own_k, float **own_v,
                       const int64_t *keys, const float *vals, cr_err *e) {
-    cr_dhdr h = req_hdr(w, s, r, n);
+    cr_dhdr h = req_hdr(w, s, r, node, n);
     int rc = own_k ? send_owned(w, node, &h, own_k, own_v, e) : send_lent(w, node, &h, keys, vals, e);
-    if (rc == 0) r->outstanding++;
+    if (rc == 0) owe(r, node, n);
     return rc;
+}
+
+/* ---------- relocating tables (docs/management.md) ---------- */
+
+/* The one place where keys managed by replication leave this router for
+ * the replica module (src/ps/cr_replica.h): 1 if key k of table tid is
+ * replicated and was served by the node's replica (pull: into out; push:
+ * g applied), 0 if it is not replicated. Pushes were checked finite. */
+static inline int replica_divert(cr_wclient *w, int tid, int64_t k, float *out, const float *g) {
+    cr_replicas *r = cr_node_replicas(w->n);
+    if (!cr_replicas_has(r, tid, k)) return 0;
+    if (g) (void)cr_replicas_push(r, tid, &k, 1, g, NULL); /* replicated and finite: it cannot refuse */
+    else (void)cr_replicas_pull(r, tid, &k, 1, out, NULL);
+    return 1;
+}
+
+/* Route every key under its stripe lock (the one latch NuPS takes per
+ * access): served here through shared memory when its row is here and no
+ * request of ours on it is still out (pull: copied to out; push: g
+ * applied), else marked for its home (own[i], cnt). Returns the keys
+ * served here. */
+static int64_t route(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out, const float *g,
+                     int64_t *replicated) {
+    size_t dim = (size_t)s->def.dim;
+    int64_t here = 0;
+    *replicated = 0;
+    int tid = s->dir->repl ? table_id(w->n, s) : -1;
+    memset(w->cnt, 0, (size_t)w->n->nodes * sizeof *w->cnt);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = keys[i];
+        float *st, *row = NULL;
+        if (tid >= 0 && replica_divert(w, tid, k, out ? out + (size_t)i * dim : NULL, g ? g + (size_t)i * dim : NULL)) {
+            w->own[i] = -1;
+            here++;
+            (*replicated)++;
+            continue;
+        }
+        pthread_mutex_t *m = &s->locks[(uint64_t)k % CR_SHARD_STRIPES];
+        pthread_mutex_lock(m);
+        if (!w->pend[pend_slot(k)]) row = cr_dir_row(s, k, &st);
+        if (row && g) cr_optim_apply(&s->def.optim, row, st, g + (size_t)i * dim, s->def.dim);
+        else if (row) memcpy(out + (size_t)i * dim, row, dim * sizeof(float));
+        pthread_mutex_unlock(m);
+        if (row) {
+            w->own[i] = -1;
+            here++;
+        } else {
+            w->own[i] = cr_shard_owner(s, k);
+            w->cnt[w->own[i]]++;
+        }
+    }
+    return here;
+}
+
+/* Send each home its part of r (keys own[i] >= 0; a push's rows too; a
+ * pull's positions kept in r->pos). Keys of pulls and pushes are marked
+ * in pend until r is answered. */
+static int reloc_send(cr_wclient *w, cr_shard *s, wreq *r, const int64_t *keys, int64_t n, const float *vals,
+                      cr_err *e) {
+    cr_node *nd = w->n;
+    size_t dim = (size_t)s->def.dim, rowb = dim * sizeof(float);
+    int pull = r->kind == CR_D_PULL, mark = r->kind != CR_D_LOCALIZE;
+    r->want = cr_xcalloc((size_t)nd->nodes, sizeof *r->want);
+    if (pull) r->pos = cr_xcalloc((size_t)nd->nodes, sizeof *r->pos);
+    if (mark) r->rkeys = cr_xmalloc((size_t)n * sizeof *r->rkeys);
+    for (int o = 0; o < nd->nodes; o++) {
+        w->fill[o] = 0;
+        if (!w->cnt[o]) continue;
+        r->want[o] = w->cnt[o];
+        w->k[o] = cr_xmalloc((size_t)w->cnt[o] * sizeof **w->k);
+        if (vals) w->v[o] = cr_xmalloc((size_t)w->cnt[o] * rowb);
+        if (pull) r->pos[o] = cr_xmalloc((size_t)w->cnt[o] * sizeof **r->pos);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int o = w->own[i];
+        if (o < 0) continue;
+        w->k[o][w->fill[o]] = keys[i];
+        if (vals) memcpy(w->v[o] + (size_t)w->fill[o] * dim, vals + (size_t)i * dim, rowb);
+        if (pull) r->pos[o][w->fill[o]] = i;
+        w->fill[o]++;
+        if (mark) {
+            r->rkeys[r->nr++] = keys[i];
+            w->pend[pend_slot(keys[i])]++;
+        }
+    }
+    return send_parts(w, s, r, e);
+}
+
+/* A pull (vals NULL, into out) or push (vals) on a relocating table; req
+ * NULL: wait for it. */
+static int reloc_access(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out, const float *vals,
+                        uint32_t *req, cr_err *e) {
+    cr_node *nd = w->n;
+    if (req) *req = 0;
+    if (check_keys(w, s, keys, n, vals ? "push" : "pull", e) < 0) return -1;
+    if (vals && cr_check_finite(vals, (size_t)n * (size_t)s->def.dim, "push refused", e) < 0) return -1;
+    atomic_fetch_add(vals ? &nd->pushes : &nd->pulls, 1);
+    if (vals) nd->ws[w->lw].pushes++;
+    else nd->ws[w->lw].pulls++;
+    int64_t repl, here = route(w, s, keys, n, out, vals, &repl);
+    if (here) count_local(nd, here, s->def.dim);
+    atomic_fetch_add(&nd->acc_local, here - repl); /* the replica module counts its own */
+    if (here == n) return 0;
+    wreq *r = new_req(w, vals ? CR_D_PUSH : CR_D_PULL);
+    r->out = out;
+    r->dim = s->def.dim;
+    uint32_t id = r->id;
+    int rc = reloc_send(w, s, r, keys, n, vals, e);
+    if (req) {
+        *req = id;
+        return rc;
+    }
+    if (cr_wclient_wait(w, id, rc < 0 ? NULL : e) < 0 && rc == 0) rc = -1;
+    return rc;
+}
+
+static inline int routed(const cr_shard *s) { return cr_dir_relocating(s) || s->dir->repl; }
+
+int cr_wclient_localize(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, uint32_t *req, cr_err *e) {
+    *req = 0;
+    if (check_keys(w, s, keys, n, "localize", e) < 0) return -1;
+    if (!cr_dir_relocating(s)) return 0; /* classic: keys stay where they are */
+    memset(w->cnt, 0, (size_t)w->n->nodes * sizeof *w->cnt);
+    int64_t away = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = keys[i];
+        pthread_mutex_t *m = &s->locks[(uint64_t)k % CR_SHARD_STRIPES];
+        float *st;
+        pthread_mutex_lock(m);
+        int here = cr_dir_tech(s, k) != CR_TECH_RELOCATE || cr_dir_row(s, k, &st);
+        pthread_mutex_unlock(m);
+        w->own[i] = here ? -1 : cr_shard_owner(s, k);
+        if (!here) w->cnt[w->own[i]]++, away++;
+    }
+    if (!away) return 0;
+    wreq *r = new_req(w, CR_D_LOCALIZE);
+    *req = r->id;
+    return reloc_send(w, s, r, keys, n, NULL, e);
 }
 
 /* ---------- pull ---------- */
@@ -308,6 +512,7 @@ static int pull_split(cr_wclient *w, cr_shard *s, wreq *r, const int64_t *keys, 
 }
 
 int cr_wclient_pull_borrow(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out, cr_err *e) {
+    if (routed(s)) return reloc_access(w, s, keys, n, out, NULL, NULL, e);
     wreq *r;
     int rc = pull_begin(w, s, keys, n, out, &r, e);
     if (rc <= 0) return rc;
@@ -322,6 +527,7 @@ int cr_wclient_pull_borrow(cr_wclient *w, cr_shard *s, const int64_t *keys, int6
 
 int cr_wclient_pull_copy(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out, uint32_t *req,
                          cr_err *e) {
+    if (routed(s)) return reloc_access(w, s, keys, n, out, NULL, req, e);
     wreq *r;
     *req = 0;
     int rc = pull_begin(w, s, keys, n, out, &r, e);
@@ -395,6 +601,7 @@ static int push_split(cr_wclient *w, cr_shard *s, wreq *r, const int64_t *keys, 
 
 int cr_wclient_push_borrow(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, const float *vals,
                            cr_err *e) {
+    if (routed(s)) return reloc_access(w, s, keys, n, NULL, vals, NULL, e);
     wreq *r;
     int rc = push_begin(w, s, keys, n, vals, &r, e);
     if (rc <= 0) return rc;
@@ -407,6 +614,7 @@ int cr_wclient_push_borrow(cr_wclient *w, cr_shard *s, const int64_t *keys, int6
 
 int cr_wclient_push_copy(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, const float *vals,
                          uint32_t *req, cr_err *e) {
+    if (routed(s)) return reloc_access(w, s, keys, n, NULL, vals, req, e);
     wreq *r;
     *req = 0;
     int rc = push_begin(w, s, keys, n, vals, &r, e);
@@ -429,6 +637,12 @@ int cr_wclient_push_take(cr_wclient *w, cr_shard *s, int64_t **keys, int64_t n, 
     *keys = NULL;
     *vals = NULL;
     *req = 0;
+    if (routed(s)) {
+        int rr = reloc_access(w, s, k, n, NULL, v, req, e);
+        free(k);
+        free(v);
+        return rr;
+    }
     wreq *r;
     int rc = push_begin(w, s, k, n, v, &r, e), one = rc > 0 ? sole_owner(w, n) : -1;
     if (rc > 0) *req = r->id;
@@ -454,43 +668,80 @@ static void drop_done(cr_wclient *w) {
     w->nreqs = j;
 }
 
+/* The rows of a pull reply (frame vf of p: h.nkeys rows, maybe deflated)
+ * as aligned floats: the frame, or *buf (caller frees). NULL: malformed. */
+static const float *reply_rows(cr_parts *p, int vf, const cr_dhdr *h, int32_t dim, float **buf, cr_err *e) {
+    size_t vb = (size_t)h->raw_bytes;
+    const float *v = p->n > vf ? cr_parts_data(p, vf) : NULL;
+    *buf = NULL;
+    if (!v || vb != (size_t)h->nkeys * (size_t)dim * sizeof(float) ||
+        (!(h->flags & CR_D_ZLIB) && cr_parts_size(p, vf) != vb))
+        return NULL;
+    if (!(h->flags & CR_D_ZLIB) && (uintptr_t)v % sizeof(float) == 0) return v;
+    *buf = cr_xmalloc(vb + 1); /* vb: the rows we asked for, checked above */
+    if (!(h->flags & CR_D_ZLIB)) memcpy(*buf, v, vb);
+    else if (cr_wire_inflate(v, cr_parts_size(p, vf), *buf, vb, e) < 0) return NULL;
+    return *buf;
+}
+
+/* Place the rows of a pull reply for part `part` of r: in order (the whole
+ * part), or at the positions of the reply's index frame (CR_D_IDX). */
+static int place_rows(wreq *r, int part, cr_parts *p, const cr_dhdr *h, cr_err *e) {
+    int idx = (h->flags & CR_D_IDX) != 0;
+    if (!idx && h->nkeys != r->want[part]) return -1;
+    if (!r->whole && !r->pos[part]) return -1;
+    const int32_t *ix = NULL;
+    int32_t *ixbuf = NULL;
+    if (idx) {
+        if (p->n < 3 || cr_parts_size(p, 1) != (size_t)h->nkeys * sizeof(int32_t)) return -1;
+        ixbuf = cr_xmalloc((size_t)h->nkeys * sizeof *ixbuf + 1);
+        memcpy(ixbuf, cr_parts_data(p, 1), (size_t)h->nkeys * sizeof *ixbuf);
+        ix = ixbuf;
+    }
+    float *buf;
+    const float *v = reply_rows(p, idx ? 2 : 1, h, r->dim, &buf, e);
+    int rc = v ? 0 : -1;
+    size_t rowb = (size_t)r->dim * sizeof(float);
+    if (v && r->whole && !idx) memcpy(r->out, v, (size_t)h->raw_bytes);
+    for (int64_t i = 0; v && (idx || !r->whole) && i < h->nkeys; i++) {
+        int64_t at = ix ? ix[i] : i;
+        if (at < 0 || at >= r->want[part]) {
+            rc = -1;
+            break;
+        }
+        int64_t to = r->whole ? at : r->pos[part][at];
+        memcpy(r->out + (size_t)to * r->dim, v + (size_t)i * r->dim, rowb);
+    }
+    free(buf);
+    free(ixbuf);
+    return rc;
+}
+
 static int take_reply(cr_wclient *w, int node, cr_parts *p, cr_err *e) {
     if (p->n < 1 || cr_parts_size(p, 0) != sizeof(cr_dhdr)) return cr_errf(e, "malformed reply from node %d", node);
     cr_dhdr h;
     memcpy(&h, cr_parts_data(p, 0), sizeof h);
+    if (h.type == CR_D_HELLO) {
+        w->hellos++;
+        return 0;
+    }
     wreq *r = find_req(w, h.req);
     if (!r) return 0; /* stale */
-    if (h.type == CR_D_ERROR) { /* the node refused the request: nothing was applied or sent */
-        r->outstanding--;
+    int part = h.part;
+    if (part < 0 || part >= w->n->nodes || h.nkeys < 0 || h.nkeys > r->left[part])
+        return cr_errf(e, "malformed reply from node %d", node);
+    if (h.type == CR_D_ERROR) { /* the node refused this part: nothing of it was applied or sent */
+        r->outstanding -= r->left[part];
+        r->left[part] = 0;
+        if (r->outstanding <= 0) req_unmark(w, r);
         int ml = p->n > 1 ? (int)(cr_parts_size(p, 1) < 400 ? cr_parts_size(p, 1) : 400) : 0;
         return cr_errf(e, "node %d refused the request: %.*s", node, ml, ml ? (const char *)cr_parts_data(p, 1) : "");
     }
-    if (h.type == CR_D_PULL_REP && r->kind == CR_D_PULL && r->pos && (r->pos[node] || r->whole)) {
-        size_t vb = (size_t)h.raw_bytes;
-        const float *v = p->n > 1 ? cr_parts_data(p, 1) : NULL;
-        float *buf = NULL;
-        if (p->n < 2 || h.nkeys != r->want[node] || vb != (size_t)h.nkeys * (size_t)r->dim * sizeof(float) ||
-            (!(h.flags & CR_D_ZLIB) && cr_parts_size(p, 1) != vb))
-            return cr_errf(e, "malformed pull reply from node %d", node);
-        if ((h.flags & CR_D_ZLIB) || (uintptr_t)v % sizeof(float)) {
-            buf = cr_xmalloc(vb + 1); /* vb: the rows we asked for, checked above */
-            if (h.flags & CR_D_ZLIB) {
-                if (cr_wire_inflate(v, cr_parts_size(p, 1), buf, vb, e) < 0) {
-                    free(buf);
-                    return -1;
-                }
-            } else
-                memcpy(buf, v, vb);
-            v = buf;
-        }
-        size_t rowb = (size_t)r->dim * sizeof(float);
-        if (r->whole) memcpy(r->out, v, vb);
-        else
-            for (int64_t i = 0; i < h.nkeys; i++)
-                memcpy(r->out + (size_t)r->pos[node][i] * r->dim, v + (size_t)i * r->dim, rowb);
-        free(buf);
-    }
-    r->outstanding--;
+    if (h.type == CR_D_PULL_REP && (r->kind != CR_D_PULL || place_rows(r, part, p, &h, e) < 0))
+        return cr_errf(e, "malformed pull reply from node %d", node);
+    r->outstanding -= h.nkeys;
+    r->left[part] -= h.nkeys;
+    if (r->outstanding <= 0) req_unmark(w, r);
     return 0;
 }
 

@@ -59,6 +59,14 @@ int cr_wclient_push_copy(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_
 int cr_wclient_push_take(cr_wclient *w, cr_shard *s, int64_t **keys, int64_t n, float **vals, uint32_t *req,
                          cr_err *e);
 
+/* Start moving n keys of a relocating table to this worker's node (Lapse):
+ * keys already here, or not managed by relocation, need nothing; the rest
+ * are asked of their homes. *req completes (cr_wclient_wait) when every
+ * key asked for has arrived here or was already claimed by this node.
+ * Accesses stay correct before then (they go through the key's home).
+ * On a classic table: nothing moves, *req = 0. Keys out of range: -1. */
+int cr_wclient_localize(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, uint32_t *req, cr_err *e);
+
 /* Wait for request req (0 or already complete: returns at once). */
 int cr_wclient_wait(cr_wclient *w, uint32_t req, cr_err *e);
 /* Without blocking: take the replies that have arrived, then 1 if request

@@ -1,5 +1,7 @@
 #include "ps/cr_wsample.h"
 
+#include "ps/cr_dir.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,10 +340,9 @@ static pend *new_pend(cr_wsample *w, float *rows, int32_t dim, int64_t m) {
 static int place_row(cr_wsample *w, cr_shard *t, const cr_sample *x, float *out, int64_t row, int64_t m,
                      pend **p, int async, cr_err *e) {
     size_t dim = (size_t)t->def.dim;
-    if (x->ticket == CR_SAMPLE_LOCAL) {
-        cr_shard_pull(t, &x->key, 1, out + (size_t)row * dim);
-        return 0;
-    }
+    if (x->ticket == CR_SAMPLE_LOCAL) /* a home key: through the router when it may have moved away */
+        return cr_dir_relocating(t) ? cr_wclient_pull_borrow(w->wc, t, &x->key, 1, out + (size_t)row * dim, e)
+                                    : (cr_shard_pull(t, &x->key, 1, out + (size_t)row * dim), 0);
     fetch *f = (fetch *)(uintptr_t)x->ticket;
     if (async && !fetch_test(w, f)) {
         if (!*p) *p = new_pend(w, out, (int32_t)dim, m);
@@ -381,7 +382,8 @@ int cr_wsample_pull(cr_wsample *w, cr_shard *t, cr_shandle h, int64_t m, int64_t
         keys[i] = w->buf[i].key;
         all_local &= w->buf[i].ticket == CR_SAMPLE_LOCAL;
     }
-    if (all_local) cr_shard_pull(t, keys, m, rows); /* one call: rows grouped by lock stripe */
+    if (all_local && cr_dir_relocating(t)) rc = cr_wclient_pull_borrow(w->wc, t, keys, m, rows, e); /* moved keys */
+    else if (all_local) cr_shard_pull(t, keys, m, rows); /* one call: rows grouped by lock stripe */
     for (int64_t i = 0; i < m && rc == 0 && !all_local; i++)
         rc = place_row(w, t, &w->buf[i], rows, i, m, &p, pend_id != NULL, e);
     if (p && rc == 0) *pend_id = p->id;

@@ -1,0 +1,92 @@
+#ifndef CR_DIR_H
+#define CR_DIR_H
+/* The per-key technique directory and the relocation state of one shard
+ * (Lapse, as NuPS uses it; see docs/management.md).
+ *
+ * Every key has a home node (the range owner of cr_table.h). The home knows
+ * where each of its keys is: `own[k - lo] & CR_DIR_NODE` is the node the
+ * home last gave it to (where it sends requests on), and CR_DIR_HERE says
+ * whether the row is physically at the home now. The two differ while a
+ * row travels: given to the home but not arrived (NODE = home, no HERE). A node holds
+ * the rows of keys relocated to it (keys of other homes) in per-stripe hash
+ * maps with a slab of rows and optimizer state; a stripe's map and slab are
+ * read and written only under that stripe's lock (the shard's striped
+ * locks), so the workers of the node reach relocated rows through shared
+ * memory exactly as home rows, and the one latch taken for an access also
+ * answers "is it here?".
+ *
+ * The technique of a key: replicated if its bit is set (served by the
+ * replica module), else the table's mode: classic (never moves) or
+ * relocate. In classic mode nothing here is consulted on the data path.
+ *
+ * Writers: the node's server thread moves rows in and out (install / take)
+ * and changes own[]; the node's main thread changes the mode and the
+ * replicated set, only between commands (no worker is mid-call). */
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "ps/cr_table.h"
+
+#define CR_DIR_HERE 0x4000u
+#define CR_DIR_NODE 0x3fffu
+
+enum { CR_TECH_CLASSIC = 0, CR_TECH_RELOCATE = 1, CR_TECH_REPLICATE = 2 };
+
+/* Rows of keys relocated here whose stripe is this one. */
+typedef struct cr_fstripe {
+    int64_t *key;  /* open addressing (cap a power of two): -1 empty, -2 deleted */
+    int32_t *slot; /* row slot of key[i] */
+    uint32_t cap, used, live;
+    float *w, *st; /* nslot rows of dim values and sdim state floats */
+    int32_t nslot, capslot;
+    int32_t *freeslot, nfree;
+} cr_fstripe;
+
+struct cr_dir {
+    uint16_t *own;   /* per home key: node it was given to | CR_DIR_HERE if the row is here */
+    cr_fstripe fs[CR_SHARD_STRIPES];
+    uint8_t *repl;   /* bit per key of the table: replicated (NULL: none) */
+    int64_t nrepl;
+    atomic_int mode; /* CR_TECH_CLASSIC or CR_TECH_RELOCATE (keys not replicated) */
+    atomic_llong away; /* home keys not present here (elsewhere or coming home) */
+    atomic_llong held; /* rows of other homes held here */
+};
+
+/* Directory of shard s (all home keys at home, mode classic). -1 with a
+ * message when memory is short (the size is the user's table). */
+int cr_dir_init(cr_shard *s, cr_err *e);
+void cr_dir_free(cr_shard *s);
+
+static inline int cr_dir_relocating(const cr_shard *s) {
+    return atomic_load_explicit(&s->dir->mode, memory_order_relaxed) == CR_TECH_RELOCATE;
+}
+static inline int cr_dir_is_home(const cr_shard *s, int64_t k) { return k >= s->lo && k < s->hi; }
+
+/* Technique of key k (any key of the table). */
+int cr_dir_tech(const cr_shard *s, int64_t k);
+
+/* ---- the caller holds the stripe lock of k ---- */
+
+/* Rows of key k if it is here (home and present, or relocated here), else
+ * NULL. *state gets the optimizer state row. */
+float *cr_dir_row(cr_shard *s, int64_t k, float **state);
+/* Take the row of k out (it must be here): values and state copied to vals
+ * and st; a home key is marked not here (its directory entry is the
+ * caller's: cr_dir_set_owner), a relocated one is dropped. */
+void cr_dir_take(cr_shard *s, int64_t k, float *vals, float *st);
+/* Put the row of k here (it must not be): a home key becomes present, a
+ * key of another home is stored in its stripe's map. */
+void cr_dir_install(cr_shard *s, int64_t k, const float *vals, const float *st);
+/* Home key k: the node it was last given to (requests go there). */
+static inline unsigned cr_dir_owner(const cr_shard *s, int64_t k) { return s->dir->own[k - s->lo] & CR_DIR_NODE; }
+/* Home key k is given to `node` (the row keeps its HERE bit). */
+void cr_dir_set_owner(cr_shard *s, int64_t k, unsigned node);
+
+/* ---- main thread, between commands ---- */
+
+/* Set the replicated keys (n keys, checked in range by the caller; n = 0:
+ * none). */
+void cr_dir_set_replicated(cr_shard *s, const int64_t *keys, int64_t n);
+
+#endif

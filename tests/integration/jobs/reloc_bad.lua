@@ -1,0 +1,20 @@
+-- Bad input to relocation and manage= (tests/integration/reloc_errors.sh).
+-- Arg: which mistake.
+local cr = require "crescent"
+local case = arg[1]
+local job = cr.job{ nodes = 2, workers = 1, seed = 1 }
+local spec = ({ unknown = "sideways", auto = "auto", malformed = { replicate = { 1, 2 }, relocate = "most" },
+               field = { relocate = "rest", copies = 3 }, range = { replicate = { 0, 99 }, relocate = "rest" },
+               replicate = "replicate" })[case]
+if spec ~= nil then
+    job:table{ name = "C", keys = 40, dim = 2, manage = spec, optimizer = cr.optim.assign() } -- line 10
+elseif case == "later" then
+    local C = job:table{ name = "C", keys = 40, dim = 2 }
+    C:manage("nope") -- line 13
+else
+    job:table{ name = "C", keys = 40, dim = 2, manage = "relocate" }
+    job:model(os.getenv("CRESCENT_ROOT") .. "/tests/models/reloc_bad.lua", {})
+    job:epoch{}
+end
+print("no error")
+job:close()

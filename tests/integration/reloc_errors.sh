@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Bad input to relocation (docs/management.md): one clear line naming the
+# script and line, a non-zero exit, no crash, no orphan node.
+set -u
+. "$CRESCENT_ROOT/tests/integration/jobs/lib.sh"
+expect() { # case, pattern
+    run_timed "$JOBS/reloc_bad.lua" -- "$1"
+    [ "$rc" -ne 0 ] || fail "$1: exit 0"
+    [ "$rc" -lt 128 ] || fail "$1: crashed ($rc)"
+    grep -q -- "$2" "$TMP/out" || fail "$1: expected '$2'"
+}
+expect unknown "reloc_bad.lua:10: job:table{}: manage: unknown technique 'sideways' (classic, relocate, replicate)"
+expect auto "reloc_bad.lua:10: job:table{}: manage: 'auto' is not available yet"
+expect malformed "reloc_bad.lua:10: job:table{}: manage: relocate = must be \"rest\""
+expect field "reloc_bad.lua:10: job:table{}: manage: unknown field 'copies'"
+expect range "reloc_bad.lua:10: job:table{}: manage: replicate = key 99 (position 2) out of range \[0, 40) of table 'C'"
+expect replicate "reloc_bad.lua:10: replicate: table 'C' uses the rule 'assign', which cannot be replicated"
+expect later "reloc_bad.lua:13: C:manage: unknown technique 'nope'"
+expect localize "reloc_bad.lua:5: localize: key 45 (position 2) out of range \[0, 40) of table 'C'"
+no_orphans || exit 1
+exit 0
