@@ -17,7 +17,9 @@
  *
  * Heavy hitters: a sketch cannot enumerate keys, so it keeps beside it the
  * `topk` candidate keys of largest estimate seen so far (a min-heap with a
- * hash index, updated when a key's estimate passes the heap's least).
+ * hash index, told of a key whose estimate passes the heap's least when
+ * that estimate is a multiple of 8: one count in 8, so a hot key's place
+ * there lags by a few counts, at an eighth of the cost).
  * cr_sketch_heavy answers from the candidates, re-estimated.
  *
  * Threads: ONE writer (the worker that owns it: one sketch per worker and
