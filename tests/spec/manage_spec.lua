@@ -118,6 +118,21 @@ describe("crescent.manage runner", function()
     assert.is_true(os.time() - t0 < 30)
   end)
 
+  it("runs the example of docs/management-auto.md", function()
+    local doc = files.read((os.getenv("CRESCENT_ROOT") or ".") .. "/docs/management-auto.md")
+    local src = doc:match("```lua\n(%-%- rules/top32%.lua.-)```")
+    assert.is_truthy(src)
+    local p = path("top32.lua")
+    files.write(p, src)
+    local d = manage.new(p, { n = 2 }, CTX)
+    assert.are.equal("classic", (d:decide {}))
+    local top = { { key = 9, count = 5000 }, { key = 4, count = 3000 }, { key = 1, count = 2000 },
+                  { key = 2, count = 500 } }
+    assert.are.same({ replicate = { 4, 9 }, relocate = "rest" },
+      (d:decide { observed = { total = 20000, top = top, bound = 0, floor = 0 } }))
+    assert.are.equal("relocate", (d:decide { observed = { total = 20000, top = { top[4] }, bound = 0, floor = 0 } }))
+  end)
+
   it("refuses at creation an unknown script, a broken one, an unknown option, by name", function()
     assert.has_error(function() manage.new("nope", nil, CTX) end,
       "manage E: unknown management script 'nope' (known: auto, nups, or the techniques classic, relocate, "
