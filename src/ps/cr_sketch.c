@@ -230,6 +230,17 @@ uint64_t cr_sketch_estimate(const cr_sketch *sk, int64_t key) {
 }
 
 uint64_t cr_sketch_total(const cr_sketch *sk) { return LD(&sk->total); }
+
+int64_t cr_sketch_distinct(const cr_sketch *sk) {
+    int64_t most = 0;
+    for (int r = 0; r < sk->rows; r++) {
+        int64_t used = 0;
+        for (int64_t i = 0; i < sk->cols; i++) used += LD(&sk->cnt[(int64_t)r * sk->cols + i]) != 0;
+        if (used > most) most = used;
+    }
+    return most;
+}
+
 int cr_sketch_exact(const cr_sketch *sk) { return sk->exact; }
 
 size_t cr_sketch_bytes(const cr_sketch *sk) {

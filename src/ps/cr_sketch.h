@@ -43,7 +43,7 @@
 
 #define CR_SKETCH_DEFAULT_WIDTH 4096
 #define CR_SKETCH_DEFAULT_DEPTH 4
-#define CR_SKETCH_DEFAULT_TOPK 256
+#define CR_SKETCH_DEFAULT_TOPK 1024 /* = auto.lua's default cap */
 #define CR_SKETCH_MAX_WIDTH (1 << 22)
 #define CR_SKETCH_MAX_DEPTH 8
 #define CR_SKETCH_MAX_TOPK (1 << 16)
@@ -71,6 +71,10 @@ void cr_sketch_add_keys(cr_sketch *sk, const int64_t *keys, int64_t n);
 
 /* The estimated count of key (exact in exact mode); 0 out of range. */
 uint64_t cr_sketch_estimate(const cr_sketch *sk, int64_t key);
+/* Distinct keys counted: exact in exact mode; otherwise a lower bound,
+ * the most non-empty columns of a row (each holds at least one key): near
+ * the truth while the keys are few next to width, at most width. */
+int64_t cr_sketch_distinct(const cr_sketch *sk);
 /* Accesses counted (wraps at 2^64). */
 uint64_t cr_sketch_total(const cr_sketch *sk);
 /* 1 in exact mode. */

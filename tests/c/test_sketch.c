@@ -80,6 +80,10 @@ static void test_error_bound(void) {
         printf("  seed %llu: %lld of %d keys over the bound %.0f, mean error %.1f (bound %.1f)\n",
                (unsigned long long)seed, (long long)over, K, bound, sum / K, 2.0 * N / 4096);
         CR_CHECK((double)over / K <= exp(-4.0) + 0.01);
+        int64_t distinct = 0;
+        for (int64_t k = 0; k < K; k++) distinct += ex[k] > 0;
+        /* a lower bound: far more keys than columns fill every column */
+        CR_CHECK(cr_sketch_distinct(sk) <= distinct && cr_sketch_distinct(sk) >= 4000);
         CR_CHECK(sum / K <= 2.0 * N / 4096);
         cr_sketch_destroy(&sk);
         free(ex);
@@ -105,6 +109,9 @@ static void test_exact_mode(void) {
     for (int i = 0; i < n; i++) CR_CHECK(h[i].count == ex[h[i].key] && h[i].count > 1000);
     for (int i = 1; i < n; i++) CR_CHECK(h[i - 1].count >= h[i].count);
     CR_CHECK(cr_sketch_bytes(sk) < 10000 * 4 + 4096); /* one counter per key, no candidates */
+    int64_t distinct = 0;
+    for (int64_t k = 0; k < 10000; k++) distinct += ex[k] > 0;
+    CR_CHECK(cr_sketch_distinct(sk) == distinct);
     cr_sketch_destroy(&sk);
     free(ex);
     free(z.cdf);
@@ -207,6 +214,11 @@ static void test_planted(void) {
         cr_sketch_add_keys(flat, b, 100);
     }
     CR_CHECK(cr_sketch_heavy(flat, 2000, h, 64) == 0);
+    cr_sketch *few = cr_sketch_new(1000000, 4096, 4, 64, 99, NULL);
+    for (int64_t k = 0; k < 3000; k++) cr_sketch_add_keys(few, (int64_t[]){k * 331}, 1);
+    printf("  3000 distinct keys estimated as %lld\n", (long long)cr_sketch_distinct(few));
+    CR_CHECK(cr_sketch_distinct(few) <= 3000 && cr_sketch_distinct(few) >= 2000);
+    cr_sketch_destroy(&few);
     cr_sketch_destroy(&sk);
     cr_sketch_destroy(&flat);
 }
