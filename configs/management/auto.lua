@@ -13,7 +13,7 @@
 --   hot  = factor over the mean count (default 100, as NuPS)
 --   keep = share of the hot line under which a replicated key goes back
 --          (default 0.5; 1 = no hysteresis)
---   cap  = most keys replicated (default 4096)
+--   cap  = most keys replicated (default 1024: the candidates a sketch keeps)
 --   min  = fewest accesses in a window to decide from (default 1000)
 --   rest = the technique of the other keys: "relocate" (default) or "classic"
 local KNOWN = { hot = true, keep = true, cap = true, min = true, rest = true }
@@ -52,7 +52,7 @@ return function(opts)
     end
     local hot = number(opts, "hot", 100, 1e-9, math.huge)
     local keep = number(opts, "keep", 0.5, 0, 1)
-    local cap = number(opts, "cap", 4096, 0, math.maxinteger, true)
+    local cap = number(opts, "cap", 1024, 0, math.maxinteger, true)
     local min = number(opts, "min", 1000, 0, math.maxinteger, true)
     local rest = opts.rest or "relocate"
     if rest ~= "relocate" and rest ~= "classic" then

@@ -202,6 +202,43 @@ function M.label(choice)
     return ("%d replicated, %s the rest"):format(#choice.replicate, rest)
 end
 
+-- ---------- observed counts (the scheduler's side) ----------
+
+-- A core.sketch (merged over nodes, one window) -> the `observed` table a
+-- decision script reads: every candidate whose count exceeds floor
+-- (default 0: all of them), largest first.
+function M.observed(sk, floor)
+    floor = floor or 0
+    return { total = sk:total(), top = sk:heavy(floor), floor = floor, bound = sk:bound(),
+             seen = sk:distinct(), exact = sk:exact() }
+end
+
+-- The counts of one window from the nodes' answers: parts is a list of
+-- serialised sketches (cr_sketch_write: one per node, its workers merged),
+-- prev the merged sum returned for the previous window (nil the first
+-- time). Returns observed, the new sum (keep it for the next window); or
+-- nil, a message when a part is not a sketch or the shapes differ.
+function M.window(parts, prev, floor)
+    local sum
+    for i, bytes in ipairs(parts) do
+        local sk, err = core.sketch.read(bytes)
+        if not sk then return nil, ("counts of node %d: %s"):format(i - 1, err) end
+        if sum then
+            local ok, e = pcall(sum.merge, sum, sk)
+            if not ok then return nil, ("counts of node %d: %s"):format(i - 1, e) end
+        else
+            sum = sk
+        end
+    end
+    if not sum then return nil, "no counts" end
+    local win = sum:clone()
+    if prev then
+        local ok, e = pcall(win.sub, win, prev)
+        if not ok then return nil, ("counts: %s"):format(e) end
+    end
+    return M.observed(win, floor), sum
+end
+
 -- ---------- the decider ----------
 
 local Decider = {}
