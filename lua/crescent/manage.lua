@@ -1,20 +1,14 @@
 -- crescent.manage: decision scripts that choose a management technique per
 -- key of a table (docs/management-auto.md): configs/management/NAME.lua or
 -- a user's .lua file, named as "auto", "nups:hot=50", {"auto", cap = 100}.
---
--- A script returns a constructor function(opts) -> decide(input); decide
--- returns "classic", "relocate", "replicate" or {replicate = keys,
--- relocate = "rest"} (or classic = "rest"). Each run of a script is
--- sandboxed on the scheduler the way sampling schemes are
--- (core.sandbox.run_scheme: its own state, the workers' allow-list, a
--- memory cap, 5 s): the script is loaded and its constructor called afresh
--- at each decision, so it keeps nothing between calls; what it needs to
--- remember (hysteresis) it reads from the input (input.replicated, the
--- current choice).
+-- A script returns a constructor function(opts) -> decide(input). Each run
+-- is sandboxed on the scheduler as sampling schemes are (run_scheme: a
+-- state of its own, the workers' allow-list, a memory cap, 5 s), loaded
+-- afresh at each decision: what it must remember (hysteresis) it reads from
+-- the input (the current choice and its replicated keys).
 --
 --   local d = manage.new("auto", nil, { table = "E", keys = K, nodes = 2 })
---   local choice, why = d:decide(input)  -- why: nil, or the one-line
---                                        -- reason the previous choice is kept
+--   local choice, why = d:decide(obs)  -- why: the reason a choice is kept
 local core = require "crescent.core"
 local home = require "crescent.home"
 local policy = require "crescent.policy"
@@ -24,9 +18,8 @@ local M = {}
 M.shipped = { "auto", "nups" }
 -- The technique names a table takes directly (not decision scripts).
 M.techniques = { classic = true, relocate = true, replicate = true }
--- Most keys a decision may replicate, whatever the script says (the
--- caller's cap = lowers it): each replicated key costs every node a row and
--- the sync thread its traffic.
+-- Most keys a decision may replicate (ctx.cap lowers it): each costs every
+-- node a row and the sync thread its traffic.
 M.CAP = 1 << 16
 
 -- Runs inside the sandbox: loads the user's script under its own name (so
@@ -103,8 +96,7 @@ function M.describe(spec, opts, level)
     error("management script must be a name (\"auto:cap=100\"), {name, key = value} or a .lua path", level)
 end
 
--- Is spec a decision script (as opposed to a technique or a key list)?
--- "auto", "nups:hot=50", "my/rule.lua", {"auto", cap = 10}.
+-- Is spec a decision script ("auto", "nups:hot=50", "my/rule.lua", {"auto"})?
 function M.is_script(spec)
     if type(spec) == "table" then return type(spec[1]) == "string" end
     if type(spec) ~= "string" then return false end
@@ -160,9 +152,9 @@ local function check_keys(list, keys, cap)
     return out
 end
 
--- decide's output -> a choice for T:manage ("classic", "relocate",
--- "replicate" or {replicate = sorted keys, relocate|classic = "rest"}), or
--- nil, what is wrong. An empty replicate list is the rest's technique.
+-- decide's output -> a choice for T:manage (a technique name or {replicate
+-- = sorted keys, relocate|classic = "rest"}; an empty list is the rest's
+-- technique), or nil, what is wrong.
 function M.check_choice(out, keys, cap)
     if type(out) == "string" then
         if not M.techniques[out] then
@@ -195,29 +187,25 @@ function M.check_choice(out, keys, cap)
     return { replicate = list, [rest] = "rest" }
 end
 
--- Short label of a choice for messages: "relocate", "12 replicated, relocate the rest".
-function M.label(choice)
-    if type(choice) == "string" then return choice end
-    local rest = choice.classic and "classic" or "relocate"
-    return ("%d replicated, %s the rest"):format(#choice.replicate, rest)
+-- A choice for messages: "relocate", "12 replicated, relocate the rest".
+function M.label(c)
+    if type(c) == "string" then return c end
+    return ("%d replicated, %s the rest"):format(#c.replicate, c.classic and "classic" or "relocate")
 end
 
 -- ---------- observed counts (the scheduler's side) ----------
 
--- A core.sketch (merged over nodes, one window) -> the `observed` table a
--- decision script reads: every candidate whose count exceeds floor
--- (default 0: all of them), largest first.
+-- A core.sketch (one window, all nodes) -> the `observed` table a script
+-- reads: the candidates whose count exceeds floor (default 0), largest first.
 function M.observed(sk, floor)
     floor = floor or 0
     return { total = sk:total(), top = sk:heavy(floor), floor = floor, bound = sk:bound(),
              seen = sk:distinct(), exact = sk:exact() }
 end
 
--- The counts of one window from the nodes' answers: parts is a list of
--- serialised sketches (cr_sketch_write: one per node, its workers merged),
--- prev the merged sum returned for the previous window (nil the first
--- time). Returns observed, the new sum (keep it for the next window); or
--- nil, a message when a part is not a sketch or the shapes differ.
+-- One window from the nodes' answers (parts: serialised sketches, one per
+-- node) and prev, the sum this returned last time (nil at first) ->
+-- observed, the new sum; or nil, a message naming the node.
 function M.window(parts, prev, floor)
     local sum
     for i, bytes in ipairs(parts) do
@@ -271,8 +259,7 @@ function M.new(spec, opts, ctx)
     return d
 end
 
--- The replicated keys of a choice, sorted (empty for a technique name but
--- "replicate").
+-- The replicated keys of a choice, sorted.
 local function replicated(self, choice)
     if choice == "replicate" then
         local all = {}
@@ -283,12 +270,10 @@ local function replicated(self, choice)
     return {}
 end
 
--- d:decide(obs) -> choice, why. obs: epoch, expected (frequencies, key k
--- at [k + 1], or nil), observed ({total, seen, bound, exact, top = {{key =,
--- count =}, ...}} or nil). The script sees them with table, keys, nodes,
--- cap, current (the choice in force) and replicated (its keys). A script
--- that fails or returns something invalid leaves the choice as it was:
--- the previous choice comes back with why = "manage T: SCRIPT[:LINE]: what;
+-- d:decide(obs) -> choice, why. obs: epoch, expected (key k at [k + 1]),
+-- observed (M.observed), each may be nil; the script also gets table, keys,
+-- nodes, cap, current and replicated. When it fails or returns garbage the
+-- previous choice comes back with why = "manage T: SCRIPT[:LINE]: what;
 -- keeping the previous choice (LABEL)".
 function Decider:decide(obs)
     obs = obs or {}

@@ -3,7 +3,7 @@
  * pre-drawn streams, alternating, median of 31 rounds per mode:
  *
  *   exact     a 10,000-key table (one counter per key)
- *   cm-zipf   1,000,000 keys, width 4096, depth 4, 256 candidates, Zipf 1.0
+ *   cm-zipf   1,000,000 keys, width 4096, depth 4, 1024 candidates, Zipf 1.0
  *             (hot keys pass the heap's least often: the candidate path)
  *   cm-unif   the same sketch, uniform keys (the plain sketch path)
  *   shared    the alternative design: ONE sketch for 2 workers, counters
@@ -119,9 +119,9 @@ int main(void) {
     double ns[MODES][ROUNDS];
     volatile float sink = 0;
     for (int round = 0; round < ROUNDS; round++) {
-        cr_sketch *ex = cr_sketch_new(10000, 4096, 4, 256, 1, NULL);
-        cr_sketch *cz = cr_sketch_new(NK, 4096, 4, 256, 1, NULL);
-        cr_sketch *cu = cr_sketch_new(NK, 4096, 4, 256, 1, NULL);
+        cr_sketch *ex = cr_sketch_new(10000, 4096, 4, CR_SKETCH_DEFAULT_TOPK, 1, NULL);
+        cr_sketch *cz = cr_sketch_new(NK, 4096, 4, CR_SKETCH_DEFAULT_TOPK, 1, NULL);
+        cr_sketch *cu = cr_sketch_new(NK, 4096, 4, CR_SKETCH_DEFAULT_TOPK, 1, NULL);
         ns[0][round] = time_sketch(ex, small);
         ns[1][round] = time_sketch(cz, zipf);
         ns[2][round] = time_sketch(cu, unif);

@@ -120,7 +120,7 @@ describe("crescent.manage runner", function()
 
   it("runs the example of docs/management-auto.md", function()
     local doc = files.read((os.getenv("CRESCENT_ROOT") or ".") .. "/docs/management-auto.md")
-    local src = doc:match("```lua\n(%-%- rules/top32%.lua.-)```")
+    local src = doc:match("```lua\n(%-%- top32%.lua.-)```")
     assert.is_truthy(src)
     local p = path("top32.lua")
     files.write(p, src)
