@@ -27,20 +27,15 @@ local function options(opts, name)
     return hot, cap, rest
 end
 
--- The keys whose weight exceeds hot x the mean, hottest first, at most cap.
-local function heuristic(w, keys, hot, cap)
-    if #w ~= keys then error(("expected frequencies: %d entries for %d keys"):format(#w, keys)) end
-    local sum = 0
-    for i = 1, keys do sum = sum + w[i] end
-    local over, limit = {}, hot * sum / keys
-    for i = 1, keys do
-        if w[i] > limit then over[#over + 1] = i - 1 end
+-- The keys expected above hot x the mean, hottest first, at most cap. e:
+-- the expected frequencies as the runner gives them (the keys above the
+-- mean, largest first, with the total).
+local function heuristic(e, keys, hot, cap)
+    local over, limit = {}, hot * e.total / keys
+    for _, h in ipairs(e.top) do
+        if h.count <= limit or #over == cap then break end
+        over[#over + 1] = h.key
     end
-    table.sort(over, function(a, b)
-        if w[a + 1] ~= w[b + 1] then return w[a + 1] > w[b + 1] end
-        return a < b
-    end)
-    for i = #over, cap + 1, -1 do over[i] = nil end
     return over
 end
 

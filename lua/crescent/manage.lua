@@ -12,6 +12,7 @@
 local core = require "crescent.core"
 local home = require "crescent.home"
 local policy = require "crescent.policy"
+local counts = require "crescent.manage_counts"
 
 local M = {}
 
@@ -193,39 +194,8 @@ function M.label(c)
     return ("%d replicated, %s the rest"):format(#c.replicate, c.classic and "classic" or "relocate")
 end
 
--- ---------- observed counts (the scheduler's side) ----------
-
--- A core.sketch (one window, all nodes) -> the `observed` table a script
--- reads: the candidates whose count exceeds floor (default 0), largest first.
-function M.observed(sk, floor)
-    floor = floor or 0
-    return { total = sk:total(), top = sk:heavy(floor), floor = floor, bound = sk:bound(),
-             seen = sk:distinct(), exact = sk:exact() }
-end
-
--- One window from the nodes' answers (parts: serialised sketches, one per
--- node) and prev, the sum this returned last time (nil at first) ->
--- observed, the new sum; or nil, a message naming the node.
-function M.window(parts, prev, floor)
-    local sum
-    for i, bytes in ipairs(parts) do
-        local sk, err = core.sketch.read(bytes)
-        if not sk then return nil, ("counts of node %d: %s"):format(i - 1, err) end
-        if sum then
-            local ok, e = pcall(sum.merge, sum, sk)
-            if not ok then return nil, ("counts of node %d: %s"):format(i - 1, e) end
-        else
-            sum = sk
-        end
-    end
-    if not sum then return nil, "no counts" end
-    local win = sum:clone()
-    if prev then
-        local ok, e = pcall(win.sub, win, prev)
-        if not ok then return nil, ("counts: %s"):format(e) end
-    end
-    return M.observed(win, floor), sum
-end
+-- The counts decision scripts read (crescent.manage_counts).
+M.observed, M.expected, M.window = counts.observed, counts.expected, counts.window
 
 -- ---------- the decider ----------
 
@@ -270,16 +240,20 @@ local function replicated(self, choice)
     return {}
 end
 
--- d:decide(obs) -> choice, why. obs: epoch, expected (key k at [k + 1]),
+-- d:decide(obs) -> choice, why. obs: epoch, expected (M.expected or a list),
 -- observed (M.observed), each may be nil; the script also gets table, keys,
 -- nodes, cap, current and replicated. When it fails or returns garbage the
 -- previous choice comes back with why = "manage T: SCRIPT[:LINE]: what;
 -- keeping the previous choice (LABEL)".
 function Decider:decide(obs)
     obs = obs or {}
+    local expected, err = obs.expected, nil
+    if expected ~= nil and expected.top == nil then expected, err = M.expected(expected, self.keys, self.cap) end
+    if err then return self.choice, ("manage %s: %s; keeping the previous choice (%s)"):format(
+        self.table, err, M.label(self.choice)) end
     local input = {
         table = self.table, keys = self.keys, nodes = self.nodes, cap = self.cap,
-        epoch = obs.epoch, expected = obs.expected, observed = obs.observed,
+        epoch = obs.epoch, expected = expected, observed = obs.observed,
         current = self.choice, replicated = replicated(self, self.choice),
     }
     local res, err = run(self, input)

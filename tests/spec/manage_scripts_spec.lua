@@ -85,8 +85,11 @@ describe("configs/management/nups.lua", function()
       "manage W: nups: rest must be relocate or classic (got replicate)")
     local c, why = manage.new("nups", nil, ctx()):decide { expected = { 1, 2, 3 } }
     assert.are.equal("classic", c)
-    assert.matches("^manage W: configs/management/nups%.lua:%d+: expected frequencies: 3 entries for 1000 keys; "
-      .. "keeping the previous choice %(classic%)$", why)
+    assert.are.equal("manage W: expected frequencies: 3 entries for 1000 keys; keeping the previous choice (classic)", why)
+    local w = planted({}, 1)
+    w[10] = -1
+    local _, why2 = manage.new("nups", nil, ctx()):decide { expected = w }
+    assert.are.equal("manage W: expected frequencies: entry 10 (key 9) is -1; keeping the previous choice (classic)", why2)
   end)
 end)
 
