@@ -6,12 +6,14 @@
 #include "base/cr_version.h"
 #include "lua/l_modules.h"
 #include "lua/l_sandbox.h"
+#include "lua/l_sketch.h"
 
 static const luaL_Reg modules[] = {
     {"util", cr_lopen_util},           {"data", cr_lopen_data},
     {"eval", cr_lopen_eval},           {"partition", cr_lopen_partition},
     {"ps", cr_lopen_ps},               {"kernels", cr_lopen_kernels},
     {"table", cr_lopen_table},         {"sandbox", cr_lopen_sandbox},
+    {"sketch", cr_lopen_sketch},
     {NULL, NULL},
 };
 
