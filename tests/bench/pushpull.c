@@ -13,12 +13,14 @@
 #include "ps/cr_job.h"
 #include "ps/cr_wclient.h"
 
+#include "node_util.h"
+
 #define NKEYS 10000
 #define DIM 64
 #define ROUNDS 1
 #define RUNS 61
 
-static char endpoint[256], bare_ep[256];
+static char bare_ep[256];
 static void *bare_ctx;
 static volatile int bare_stop;
 
@@ -129,19 +131,6 @@ static void worker_main(cr_node *n, int lw) {
 
 static const cr_node_hooks hooks = {worker_main};
 
-static void *node_thread(void *arg) {
-    (void)arg;
-    cr_node_opts o = {.scheduler = endpoint, .hooks = &hooks};
-    cr_err e;
-    if (cr_node_run(&o, &e) < 0) fprintf(stderr, "node: %s\n", e.msg);
-    return NULL;
-}
-
-static void start_nodes(const char *ep, void *arg) {
-    snprintf(endpoint, sizeof endpoint, "%s", ep);
-    for (int i = 0; i < 2; i++) pthread_create(&((pthread_t *)arg)[i], NULL, node_thread, NULL);
-}
-
 static void bind_any(void *s, char *ep, size_t n) {
     zmq_bind(s, "tcp://127.0.0.1:*");
     zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, ep, &n);
@@ -160,8 +149,8 @@ int main(void) {
     bind_any(bs, bare_ep, sizeof bare_ep);
     pthread_t bt;
     pthread_create(&bt, NULL, bare_server, bs);
-    pthread_t t[2];
-    cr_job_opts o = {.nodes = 2, .workers = 1, .seed = 1, .spawn = 0, .on_listen = start_nodes, .on_listen_arg = t,
+    test_nodes t = {.hooks = &hooks, .count = 2, .log = stderr};
+    cr_job_opts o = {.nodes = 2, .workers = 1, .seed = 1, .spawn = 0, .on_listen = test_nodes_start, .on_listen_arg = &t,
                      .join_timeout = 10, .timeout = 30};
     cr_err e;
     cr_job *j = cr_job_start(&o, &e);
@@ -182,7 +171,7 @@ int main(void) {
         rc = 1;
     }
     cr_job_close(&j);
-    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    test_nodes_join(&t);
     bare_stop = 1;
     pthread_join(bt, NULL);
     zmq_close(bs);

@@ -19,12 +19,13 @@
 #include "ps/cr_replica.h"
 #include "ps/cr_wclient.h"
 
+#include "node_util.h"
+
 #define HOT 1000
 #define DIM 64
 #define BATCH 100
 #define RUNS 301
 
-static char endpoint[256];
 
 static int cmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -109,22 +110,9 @@ static void worker_main(cr_node *n, int lw) {
 
 static const cr_node_hooks hooks = {worker_main};
 
-static void *node_thread(void *arg) {
-    (void)arg;
-    cr_node_opts o = {.scheduler = endpoint, .hooks = &hooks};
-    cr_err e;
-    if (cr_node_run(&o, &e) < 0) printf("node: %s\n", e.msg);
-    return NULL;
-}
-
-static void start_nodes(const char *ep, void *arg) {
-    snprintf(endpoint, sizeof endpoint, "%s", ep);
-    for (int i = 0; i < 2; i++) pthread_create(&((pthread_t *)arg)[i], NULL, node_thread, NULL);
-}
-
 int main(void) {
-    pthread_t t[2];
-    cr_job_opts o = {.nodes = 2, .workers = 1, .seed = 1, .spawn = 0, .on_listen = start_nodes, .on_listen_arg = t,
+    test_nodes t = {.hooks = &hooks, .count = 2};
+    cr_job_opts o = {.nodes = 2, .workers = 1, .seed = 1, .spawn = 0, .on_listen = test_nodes_start, .on_listen_arg = &t,
                      .join_timeout = 10};
     cr_err e;
     cr_job *j = cr_job_start(&o, &e);
@@ -144,6 +132,6 @@ int main(void) {
     int rc = cr_job_call(j, "set", 3, "", 0, NULL, &e) < 0 || cr_job_call(j, "bench", 5, "", 0, NULL, &e) < 0;
     if (rc) printf("%s\n", cr_job_error(j));
     cr_job_close(&j);
-    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    test_nodes_join(&t);
     return rc;
 }
