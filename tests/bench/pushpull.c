@@ -14,6 +14,7 @@
 #include "ps/cr_wclient.h"
 
 #include "node_util.h"
+#include "stat_util.h"
 
 #define NKEYS 10000
 #define DIM 64
@@ -23,16 +24,6 @@
 static char bare_ep[256];
 static void *bare_ctx;
 static volatile int bare_stop;
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return v[n / 2];
-}
 
 /* Bare server: pull request [id][hdr][keys] -> [id][hdr][values];
  * push [id][hdr][keys][values] -> [id][hdr]. */
@@ -111,7 +102,7 @@ static void worker_main(cr_node *n, int lw) {
                 tp[r] = ps_round(w, s, keys, vals);
                 tb[r] = bare_round(bc, keys, vals);
             }
-            double mp = median(tp, RUNS), mb = median(tb, RUNS); /* sorts */
+            double mp = st_median(tp, RUNS), mb = st_median(tb, RUNS); /* sorts */
             fprintf(stderr, "  (min crescent %.3f ms, bare %.3f ms; p25 %.3f / %.3f)\n", tp[0] * 1e3, tb[0] * 1e3,
                     tp[RUNS / 4] * 1e3, tb[RUNS / 4] * 1e3);
             snprintf(out, sizeof out,

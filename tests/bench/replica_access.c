@@ -20,22 +20,13 @@
 #include "ps/cr_wclient.h"
 
 #include "node_util.h"
+#include "stat_util.h"
 
 #define HOT 1000
 #define DIM 64
 #define BATCH 100
 #define RUNS 301
 
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return v[n / 2];
-}
 
 static uint64_t next_rand(uint64_t *s) {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
@@ -78,7 +69,7 @@ static void bench(cr_node *n, cr_wclient *w) {
         for (int k = 0; k < 3; k++) t[k][i] = sample(k, n, w, keys, rows, g, &seed);
     double el = cr_now() - t0;
     cr_replicas_stats(cr_node_replicas(n), &b);
-    double l = median(t[0], RUNS), r = median(t[1], RUNS), c = median(t[2], RUNS);
+    double l = st_median(t[0], RUNS), r = st_median(t[1], RUNS), c = st_median(t[2], RUNS);
     printf("ns per key (pull + push, median of %d batches of %d): local %.0f, replicated %.0f, classic %.0f\n", RUNS,
            BATCH, l, r, c);
     printf("sync: %lld rounds, %.0f bytes/s sent by node 0 (%.0f keys touched per round on average)\n",
