@@ -18,24 +18,15 @@
 #include "base/cr_time.h"
 #include "eval/cr_linkpred.h"
 #include "eval/cr_wordvec.h"
+#include "stat_util.h"
 
 static int fail(const char *msg) {
     fprintf(stderr, "%s\n", msg);
     return 1;
 }
 
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *t, int n) {
-    qsort(t, (size_t)n, sizeof *t, cmp_d);
-    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
-}
-
 static void report(const char *what, double *tb, double *tn, int runs) {
-    double mb = median(tb, runs), mn = median(tn, runs);
+    double mb = st_median(tb, runs), mn = st_median(tn, runs);
     printf("%s: batched median %.3f s, naive median %.3f s (%d runs each): speedup %.1fx (target >= 5x: %s)\n",
            what, mb, mn, runs, mn / mb, mn / mb >= 5 ? "met" : "NOT met");
 }

@@ -15,6 +15,7 @@
 # average is printed before and after: a busy host lowers C/B. Exit 1 if a
 # run fails or a target is missed.
 set -u
+. "$(dirname "$0")/lib.sh" # median, ratio, check
 cd "${CRESCENT_ROOT:-$(dirname "$0")/../..}"
 BIN=${CRESCENT_BIN:-$PWD/crescent}
 BUILD=${CRESCENT_BUILD:-$PWD/build}
@@ -51,7 +52,6 @@ run_pair() { # two plain loops at once: the sum of their rates
     wait
     cat "$tmpd/p1" "$tmpd/p2" | awk '{s += $1; c += $2; n++} END {if (n == 2) printf "%.0f %.0f\n", s, c / 2}'
 }
-median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print 0}'; }
 
 declare -A vals cpu
 for r in $(seq "$RUNS"); do
@@ -73,12 +73,6 @@ for side in A B C T; do med[$side]=$(printf '%s\n' ${vals[$side]} | median); don
 cpuA=$(printf '%s\n' ${cpu[A]} | median) cpuB=$(printf '%s\n' ${cpu[B]} | median)
 
 fmt() { awk -v x="$1" 'BEGIN {printf "%.1fk triples/s", x / 1e3}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "nan"}'; }
-check() { # name ratio target
-    if [ "$2" != nan ] && awk -v r="$2" -v t="$3" 'BEGIN {exit !(r + 0 >= t + 0)}'; then
-        echo "  $1: ${2}x (target >= ${3}x) ok"
-    else echo "  $1: ${2}x (target >= ${3}x) BELOW TARGET"; fail=1; fi
-}
 echo "kge training throughput, $DATA, $MODEL d=$DIM neg=$NEG batch=$BATCH, $EPOCHS epochs, median of $RUNS:"
 echo "  A plain C loop            $(fmt "${med[A]}")"
 echo "  B --nodes 1 --workers 1   $(fmt "${med[B]}")"

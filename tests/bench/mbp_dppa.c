@@ -15,16 +15,7 @@
 #include "partition/cr_dppa.h"
 #include "partition/cr_fhash.h"
 #include "partition/cr_mbp.h"
-
-static int cmpd(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *x, int n) {
-    qsort(x, (size_t)n, sizeof *x, cmpd);
-    return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
-}
+#include "stat_util.h"
 
 static int hash_table(int argc, char **argv) {
     uint32_t nu = (uint32_t)atoi(argv[2]), nv = (uint32_t)atoi(argv[3]), k = (uint32_t)atoi(argv[4]);
@@ -96,12 +87,12 @@ int main(int argc, char **argv) {
             tm[m][r] = (double)pu_tsum(g, p->u_part, p->v_part, k);
             mm[m][r] = (double)pu_mmax(g, p->u_part, k);
         }
-    double trand = median(tm[0], runs), mrand = median(mm[0], runs);
+    double trand = st_median(tm[0], runs), mrand = st_median(mm[0], runs);
     printf("%-9s %12s %9s %10s %10s %9s\n", "method", "T_sum", "T impr%", "M_max", "M impr%", "time s");
     for (int m = 0; m < 4; m++) {
-        double ts = median(tm[m], runs), ms = median(mm[m], runs);
+        double ts = st_median(tm[m], runs), ms = st_median(mm[m], runs);
         printf("%-9s %12.0f %9.1f %10.0f %10.1f %9.3f\n", names[m], ts, 100 * (trand - ts) / ts, ms,
-               100 * (mrand - ms) / ms, median(t[m], runs));
+               100 * (mrand - ms) / ms, st_median(t[m], runs));
     }
     cr_placement_destroy(&p);
     cr_bigraph_destroy(&g);

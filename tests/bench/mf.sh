@@ -13,6 +13,7 @@
 # workers as threads of the scheduler process). Exit 1 if a run fails or a
 # target is missed.
 set -u
+. "$(dirname "$0")/lib.sh" # median, ratio, check
 cd "${CRESCENT_ROOT:-$(dirname "$0")/../..}"
 BIN=${CRESCENT_BIN:-$PWD/crescent}
 BUILD=${CRESCENT_BUILD:-$PWD/build}
@@ -42,7 +43,6 @@ run_mf() { # nodes workers
         sed -n 's/^mf result: .*train_cells_per_s=\([0-9.]*\) .*cells=\([0-9]*\) train_cpu_seconds=\([0-9.]*\)$/\1 \2 \3/p' |
         awk '{printf "%s %.0f\n", $1, ($3 > 0 ? $2 / $3 : 0)}'
 }
-median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print 0}'; }
 
 declare -A vals cpu
 for r in $(seq "$RUNS"); do
@@ -67,12 +67,6 @@ for side in A B C D T1 T2; do med[$side]=$(printf '%s\n' ${vals[$side]} | median
 cpuA=$(printf '%s\n' ${cpu[A]} | median) cpuB=$(printf '%s\n' ${cpu[B]} | median)
 
 fmt() { awk -v x="$1" 'BEGIN {printf "%.2fM cells/s", x / 1e6}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "nan"}'; }
-check() { # name ratio target
-    if [ "$2" != nan ] && awk -v r="$2" -v t="$3" 'BEGIN {exit !(r + 0 >= t + 0)}'; then
-        echo "  $1: ${2}x (target >= ${3}x) ok"
-    else echo "  $1: ${2}x (target >= ${3}x) BELOW TARGET"; fail=1; fi
-}
 echo "mf training throughput, 20000x2000, 900k train cells, dim 16, $EPOCHS epochs, median of $RUNS:"
 echo "  A plain C SGD loop        $(fmt "${med[A]}")"
 echo "  B --nodes 1 --workers 1   $(fmt "${med[B]}")"

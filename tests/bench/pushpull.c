@@ -13,24 +13,17 @@
 #include "ps/cr_job.h"
 #include "ps/cr_wclient.h"
 
+#include "node_util.h"
+#include "stat_util.h"
+
 #define NKEYS 10000
 #define DIM 64
 #define ROUNDS 1
 #define RUNS 61
 
-static char endpoint[256], bare_ep[256];
+static char bare_ep[256];
 static void *bare_ctx;
 static volatile int bare_stop;
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return v[n / 2];
-}
 
 /* Bare server: pull request [id][hdr][keys] -> [id][hdr][values];
  * push [id][hdr][keys][values] -> [id][hdr]. */
@@ -109,7 +102,7 @@ static void worker_main(cr_node *n, int lw) {
                 tp[r] = ps_round(w, s, keys, vals);
                 tb[r] = bare_round(bc, keys, vals);
             }
-            double mp = median(tp, RUNS), mb = median(tb, RUNS); /* sorts */
+            double mp = st_median(tp, RUNS), mb = st_median(tb, RUNS); /* sorts */
             fprintf(stderr, "  (min crescent %.3f ms, bare %.3f ms; p25 %.3f / %.3f)\n", tp[0] * 1e3, tb[0] * 1e3,
                     tp[RUNS / 4] * 1e3, tb[RUNS / 4] * 1e3);
             snprintf(out, sizeof out,
@@ -129,19 +122,6 @@ static void worker_main(cr_node *n, int lw) {
 
 static const cr_node_hooks hooks = {worker_main};
 
-static void *node_thread(void *arg) {
-    (void)arg;
-    cr_node_opts o = {.scheduler = endpoint, .hooks = &hooks};
-    cr_err e;
-    if (cr_node_run(&o, &e) < 0) fprintf(stderr, "node: %s\n", e.msg);
-    return NULL;
-}
-
-static void start_nodes(const char *ep, void *arg) {
-    snprintf(endpoint, sizeof endpoint, "%s", ep);
-    for (int i = 0; i < 2; i++) pthread_create(&((pthread_t *)arg)[i], NULL, node_thread, NULL);
-}
-
 static void bind_any(void *s, char *ep, size_t n) {
     zmq_bind(s, "tcp://127.0.0.1:*");
     zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, ep, &n);
@@ -160,8 +140,8 @@ int main(void) {
     bind_any(bs, bare_ep, sizeof bare_ep);
     pthread_t bt;
     pthread_create(&bt, NULL, bare_server, bs);
-    pthread_t t[2];
-    cr_job_opts o = {.nodes = 2, .workers = 1, .seed = 1, .spawn = 0, .on_listen = start_nodes, .on_listen_arg = t,
+    test_nodes t = {.hooks = &hooks, .count = 2, .log = stderr};
+    cr_job_opts o = {.nodes = 2, .workers = 1, .seed = 1, .spawn = 0, .on_listen = test_nodes_start, .on_listen_arg = &t,
                      .join_timeout = 10, .timeout = 30};
     cr_err e;
     cr_job *j = cr_job_start(&o, &e);
@@ -182,7 +162,7 @@ int main(void) {
         rc = 1;
     }
     cr_job_close(&j);
-    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    test_nodes_join(&t);
     bare_stop = 1;
     pthread_join(bt, NULL);
     zmq_close(bs);

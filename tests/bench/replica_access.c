@@ -19,22 +19,14 @@
 #include "ps/cr_replica.h"
 #include "ps/cr_wclient.h"
 
+#include "node_util.h"
+#include "stat_util.h"
+
 #define HOT 1000
 #define DIM 64
 #define BATCH 100
 #define RUNS 301
 
-static char endpoint[256];
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return v[n / 2];
-}
 
 static uint64_t next_rand(uint64_t *s) {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
@@ -77,7 +69,7 @@ static void bench(cr_node *n, cr_wclient *w) {
         for (int k = 0; k < 3; k++) t[k][i] = sample(k, n, w, keys, rows, g, &seed);
     double el = cr_now() - t0;
     cr_replicas_stats(cr_node_replicas(n), &b);
-    double l = median(t[0], RUNS), r = median(t[1], RUNS), c = median(t[2], RUNS);
+    double l = st_median(t[0], RUNS), r = st_median(t[1], RUNS), c = st_median(t[2], RUNS);
     printf("ns per key (pull + push, median of %d batches of %d): local %.0f, replicated %.0f, classic %.0f\n", RUNS,
            BATCH, l, r, c);
     printf("sync: %lld rounds, %.0f bytes/s sent by node 0 (%.0f keys touched per round on average)\n",
@@ -109,22 +101,9 @@ static void worker_main(cr_node *n, int lw) {
 
 static const cr_node_hooks hooks = {worker_main};
 
-static void *node_thread(void *arg) {
-    (void)arg;
-    cr_node_opts o = {.scheduler = endpoint, .hooks = &hooks};
-    cr_err e;
-    if (cr_node_run(&o, &e) < 0) printf("node: %s\n", e.msg);
-    return NULL;
-}
-
-static void start_nodes(const char *ep, void *arg) {
-    snprintf(endpoint, sizeof endpoint, "%s", ep);
-    for (int i = 0; i < 2; i++) pthread_create(&((pthread_t *)arg)[i], NULL, node_thread, NULL);
-}
-
 int main(void) {
-    pthread_t t[2];
-    cr_job_opts o = {.nodes = 2, .workers = 1, .seed = 1, .spawn = 0, .on_listen = start_nodes, .on_listen_arg = t,
+    test_nodes t = {.hooks = &hooks, .count = 2};
+    cr_job_opts o = {.nodes = 2, .workers = 1, .seed = 1, .spawn = 0, .on_listen = test_nodes_start, .on_listen_arg = &t,
                      .join_timeout = 10};
     cr_err e;
     cr_job *j = cr_job_start(&o, &e);
@@ -144,6 +123,6 @@ int main(void) {
     int rc = cr_job_call(j, "set", 3, "", 0, NULL, &e) < 0 || cr_job_call(j, "bench", 5, "", 0, NULL, &e) < 0;
     if (rc) printf("%s\n", cr_job_error(j));
     cr_job_close(&j);
-    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    test_nodes_join(&t);
     return rc;
 }

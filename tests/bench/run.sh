@@ -11,7 +11,7 @@ export OPENBLAS_NUM_THREADS=1
 mkdir -p tests/out/bench
 status=0
 for b in tests/bench/*.sh; do
-    [ "$(basename "$b")" = run.sh ] && continue
+    case $(basename "$b") in run.sh | lib.sh) continue ;; esac
     [ -n "${BENCH:-}" ] && [[ "$(basename "$b" .sh)" != *"$BENCH"* ]] && continue
     echo "== $(basename "$b" .sh)"
     bash "$b" 2>&1 | tee "tests/out/bench/$(basename "$b" .sh).txt"

@@ -35,6 +35,7 @@
 # schedule, not a better implementation. The machine's load average is printed: on a shared host
 # all sides slow down, and ratios from one interleaved run stay comparable.
 set -u
+. "$(dirname "$0")/lib.sh" # median, ratio, check
 cd "${CRESCENT_ROOT:-$(dirname "$0")/../..}"
 BIN=${CRESCENT_BIN:-$PWD/crescent}
 RUNS=${RUNS:-3}
@@ -130,7 +131,6 @@ run_f() {
     echo "    (fastText's own count at $1 thread(s): ${t#* } words/s/thread, its tokens: in-vocabulary words and line ends)" >&2
     echo "$(awk -v t="${t% *}" -v w="$WORDS" 'BEGIN {printf "%.0f", w / t}') $(score "$tmp/f.vec")"
 }
-median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print 0}'; }
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 declare -A wps syn ana
@@ -158,12 +158,6 @@ for k in C1 G1 F1 C2 G2 F2; do
     s[$k]=$(printf '%s\n' ${syn[$k]} | median)
     a[$k]=$(printf '%s\n' ${ana[$k]} | median)
 done
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "nan"}'; }
-check() { # name ratio target
-    if [ "$2" != nan ] && awk -v r="$2" -v t="$3" 'BEGIN {exit !(r + 0 >= t + 0)}'; then
-        echo "  $1: ${2}x (target >= ${3}x) ok"
-    else echo "  $1: ${2}x (target >= ${3}x) BELOW TARGET"; fail=1; fi
-}
 echo "word2vec skip-gram on $CORPUS ($WORDS words), d=100, window 5, negative 5, sample 1e-4, min-count 5,"
 echo "1 epoch, alpha 0.025; crescent vs gensim $GV (corpus_file) vs fastText $FV; median of $RUNS:"
 for t in 1 2; do

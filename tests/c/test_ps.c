@@ -8,11 +8,10 @@
 #include <stdlib.h>
 
 #include "cr_test.h"
+#include "node_util.h"
 #include "ps/cr_job.h"
 #include "ps/cr_proto.h"
 #include "ps/cr_wclient.h"
-
-static char endpoint[256];
 
 static int bsp(void *arg, int64_t my, int64_t mn, const int64_t *clocks, int nw, cr_err *e) {
     (void)arg, (void)clocks, (void)nw, (void)e;
@@ -103,19 +102,6 @@ static void worker_main(cr_node *n, int lw) {
 
 static const cr_node_hooks hooks = {worker_main};
 
-static void *node_thread(void *arg) {
-    (void)arg;
-    cr_node_opts o = {.scheduler = endpoint, .hooks = &hooks};
-    cr_err e;
-    if (cr_node_run(&o, &e) < 0) printf("node: %s\n", e.msg);
-    return NULL;
-}
-
-static void start_nodes(const char *ep, void *arg) {
-    snprintf(endpoint, sizeof endpoint, "%s", ep);
-    for (int i = 0; i < 2; i++) pthread_create(&((pthread_t *)arg)[i], NULL, node_thread, NULL);
-}
-
 /* ---------- a stranger on the control socket ----------
  * A process that connects to the scheduler's endpoint the way a hand-started
  * node does (a DEALER; CURVE keys from CRESCENT_CURVE_* if the job uses
@@ -183,8 +169,8 @@ static int on_result(void *arg, int worker, const char *data, size_t n, cr_err *
 }
 
 static void test_two_nodes(void) {
-    pthread_t t[2];
-    cr_job_opts o = {.nodes = 2, .workers = 2, .seed = 1, .spawn = 0, .on_listen = start_nodes, .on_listen_arg = t,
+    test_nodes t = {.hooks = &hooks, .count = 2};
+    cr_job_opts o = {.nodes = 2, .workers = 2, .seed = 1, .spawn = 0, .on_listen = test_nodes_start, .on_listen_arg = &t,
                      .join_timeout = 10};
     cr_err e;
     cr_job *j = cr_job_start(&o, &e);
@@ -229,7 +215,7 @@ static void test_two_nodes(void) {
     CR_CHECK(cr_job_set_lr(j, 7, 0.5, &e) < 0); /* no table 7: an ERROR answer */
     cr_job_close(&j);
     CR_CHECK(j == NULL);
-    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    test_nodes_join(&t);
 }
 
 /* ---------- a malformed REGISTER while the job is forming ----------
@@ -238,6 +224,7 @@ static void test_two_nodes(void) {
 
 typedef struct late {
     pthread_t t;
+    test_nodes node; /* the real node, run in t after the bad REGISTER */
     char answer[256];
     int type;
 } late;
@@ -245,7 +232,7 @@ typedef struct late {
 static void *bad_then_node(void *arg) {
     late *l = arg;
     void *ctx = zmq_ctx_new(), *sock = cr_socket(ctx, ZMQ_DEALER);
-    zmq_connect(sock, endpoint);
+    zmq_connect(sock, l->node.ep);
     cr_proto_msg m;
     cr_proto_encode_register(&(cr_msg_register){.pid = 0, .addr = "tcp://127.0.0.1:1", .addrn = 17}, &m, NULL);
     cr_proto_send(sock, NULL, 0, &m);
@@ -261,16 +248,17 @@ static void *bad_then_node(void *arg) {
     }
     zmq_close(sock);
     zmq_ctx_term(ctx);
-    return node_thread(NULL);
+    return test_nodes_node(&l->node);
 }
 
 static void start_late(const char *ep, void *arg) {
-    snprintf(endpoint, sizeof endpoint, "%s", ep);
-    pthread_create(&((late *)arg)->t, NULL, bad_then_node, arg);
+    late *l = arg;
+    snprintf(l->node.ep, sizeof l->node.ep, "%s", ep);
+    pthread_create(&l->t, NULL, bad_then_node, arg);
 }
 
 static void test_bad_register(void) {
-    late l = {0};
+    late l = {.node = {.hooks = &hooks}};
     cr_job_opts o = {.nodes = 1, .workers = 1, .seed = 1, .spawn = 0, .on_listen = start_late, .on_listen_arg = &l,
                      .join_timeout = 10};
     cr_err e;

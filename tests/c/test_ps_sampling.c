@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "cr_test.h"
+#include "node_util.h"
 #include "ps/cr_job.h"
 #include "ps/cr_proto.h"
 #include "ps/cr_wclient.h"
@@ -19,7 +20,6 @@
 #define K 60
 #define DIM 2
 
-static char endpoint[256];
 
 /* Per worker, across commands: its sampling state and a kept handle. */
 typedef struct wstate {
@@ -181,19 +181,6 @@ static void worker_main(cr_node *n, int lw) {
 
 static const cr_node_hooks hooks = {worker_main};
 
-static void *node_thread(void *arg) {
-    (void)arg;
-    cr_node_opts o = {.scheduler = endpoint, .hooks = &hooks};
-    cr_err e;
-    if (cr_node_run(&o, &e) < 0) printf("node: %s\n", e.msg);
-    return NULL;
-}
-
-static void start_nodes(const char *ep, void *arg) {
-    snprintf(endpoint, sizeof endpoint, "%s", ep);
-    for (int i = 0; i < 2; i++) pthread_create(&((pthread_t *)arg)[i], NULL, node_thread, NULL);
-}
-
 typedef struct tally {
     int ok;
     char stats[2][2048];
@@ -223,8 +210,8 @@ static int set_level(cr_job *j, int level) {
     return cr_job_sampling(j, "test", &x, 1, &e);
 }
 
-static cr_job *start_job(pthread_t *t) {
-    cr_job_opts o = {.nodes = 2, .workers = 2, .seed = 5, .spawn = 0, .on_listen = start_nodes, .on_listen_arg = t,
+static cr_job *start_job(test_nodes *t) {
+    cr_job_opts o = {.nodes = 2, .workers = 2, .seed = 5, .spawn = 0, .on_listen = test_nodes_start, .on_listen_arg = t,
                      .join_timeout = 10};
     cr_err e;
     cr_job *j = cr_job_start(&o, &e);
@@ -246,8 +233,8 @@ static cr_job *start_job(pthread_t *t) {
 }
 
 static void test_levels(void) {
-    pthread_t t[2];
-    cr_job *j = start_job(t);
+    test_nodes t = {.hooks = &hooks, .count = 2};
+    cr_job *j = start_job(&t);
     CR_CHECK(j != NULL);
     cr_err e;
     double w[K];
@@ -301,7 +288,7 @@ static void test_levels(void) {
         CR_CHECK(v[0] > 0 && v[3] > 0 && v[4] > 0);
     }
     cr_job_close(&j);
-    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    test_nodes_join(&t);
 }
 
 int main(void) {

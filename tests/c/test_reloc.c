@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cr_test.h"
+#include "node_util.h"
 #include "ps/cr_job.h"
 #include "ps/cr_proto.h"
 #include "ps/cr_wclient.h"
@@ -18,8 +19,6 @@
 #define NODES 3
 #define KEYS 24
 #define ROUNDS 40
-
-static char endpoint[256];
 
 /* Table `table`: ROUNDS rounds of localize-all, push +1 to all (not
  * waited), pull all (must show the push). */
@@ -61,19 +60,6 @@ static void worker_main(cr_node *n, int lw) {
 }
 
 static const cr_node_hooks hooks = {worker_main};
-
-static void *node_thread(void *arg) {
-    (void)arg;
-    cr_node_opts o = {.scheduler = endpoint, .hooks = &hooks};
-    cr_err e;
-    if (cr_node_run(&o, &e) < 0) printf("node: %s\n", e.msg);
-    return NULL;
-}
-
-static void start_nodes(const char *ep, void *arg) {
-    snprintf(endpoint, sizeof endpoint, "%s", ep);
-    for (int i = 0; i < NODES; i++) pthread_create(&((pthread_t *)arg)[i], NULL, node_thread, NULL);
-}
 
 typedef struct tally {
     int ok;
@@ -122,9 +108,9 @@ static void check_counts(cr_job *j, int table) {
 }
 
 static void test_three_nodes(void) {
-    pthread_t t[NODES];
-    cr_job_opts o = {.nodes = NODES, .workers = 1, .seed = 1, .spawn = 0, .on_listen = start_nodes,
-                     .on_listen_arg = t, .join_timeout = 10};
+    test_nodes t = {.hooks = &hooks, .count = NODES};
+    cr_job_opts o = {.nodes = NODES, .workers = 1, .seed = 1, .spawn = 0, .on_listen = test_nodes_start,
+                     .on_listen_arg = &t, .join_timeout = 10};
     cr_err e;
     cr_job *j = cr_job_start(&o, &e);
     CR_CHECK(j != NULL);
@@ -157,7 +143,7 @@ static void test_three_nodes(void) {
     CR_CHECK(cr_job_manage(j, 1, 0, NULL, 0, &e) == 0); /* back to classic: everything home */
     check_counts(j, 1);
     cr_job_close(&j);
-    for (int i = 0; i < NODES; i++) pthread_join(t[i], NULL);
+    test_nodes_join(&t);
 }
 
 static void test_manage_codec(void) {

@@ -19,6 +19,7 @@
 
 #include "base/cr_time.h"
 #include "cr_test.h"
+#include "node_util.h"
 #include "ps/cr_job.h"
 #include "ps/cr_node_impl.h"
 #include "ps/cr_replica.h"
@@ -31,7 +32,6 @@
 #define ADDS 4000 /* adds per worker per phase */
 #define BATCH 7
 
-static char endpoint[256];
 static int nnodes, wpn = 2;
 static cr_replica_stats stats[MAXN];
 static float snap[MAXN][AK * ADIM];
@@ -357,21 +357,7 @@ static void worker_main(cr_node *n, int lw) {
 
 static const cr_node_hooks hooks = {worker_main};
 
-static void *node_thread(void *arg) {
-    (void)arg;
-    cr_node_opts o = {.scheduler = endpoint, .hooks = &hooks};
-    cr_err e;
-    if (cr_node_run(&o, &e) < 0) printf("node: %s\n", e.msg);
-    return NULL;
-}
-
-static pthread_t threads[MAXN];
-
-static void start_nodes(const char *ep, void *arg) {
-    (void)arg;
-    snprintf(endpoint, sizeof endpoint, "%s", ep);
-    for (int i = 0; i < nnodes; i++) pthread_create(&threads[i], NULL, node_thread, NULL);
-}
+static test_nodes threads = {.hooks = &hooks};
 
 static int on_result(void *arg, int worker, const char *data, size_t n, cr_err *e) {
     (void)worker, (void)e;
@@ -390,9 +376,9 @@ static int call(cr_job *j, const char *fn, const char *args) {
 }
 
 static cr_job *start(int nodes) {
-    nnodes = nodes;
-    cr_job_opts o = {.nodes = nodes, .workers = wpn, .seed = 1, .spawn = 0, .on_listen = start_nodes,
-                     .join_timeout = 10};
+    nnodes = threads.count = nodes;
+    cr_job_opts o = {.nodes = nodes, .workers = wpn, .seed = 1, .spawn = 0, .on_listen = test_nodes_start,
+                     .on_listen_arg = &threads, .join_timeout = 10};
     cr_err e;
     cr_job *j = cr_job_start(&o, &e);
     if (!j) return NULL;
@@ -417,7 +403,7 @@ static cr_job *start(int nodes) {
 
 static void stop(cr_job **j) {
     cr_job_close(j);
-    for (int i = 0; i < nnodes; i++) pthread_join(threads[i], NULL);
+    test_nodes_join(&threads);
 }
 
 static int64_t sent_total(void) {

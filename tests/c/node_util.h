@@ -1,0 +1,54 @@
+#ifndef NODE_UTIL_H
+#define NODE_UTIL_H
+/* Node threads for the C tests and benches that run a job in one process:
+ * the job's on_listen callback starts `count` nodes (cr_node_run with the
+ * caller's worker hooks) as threads that join the scheduler's endpoint; after
+ * cr_job_close, test_nodes_join waits for them.
+ *
+ *   static test_nodes nodes = {.hooks = &hooks, .count = 2};
+ *   cr_job_opts o = {..., .on_listen = test_nodes_start, .on_listen_arg = &nodes};
+ *   ... cr_job_close(&j); test_nodes_join(&nodes);
+ *
+ * test_nodes_node is the thread body; a test may call it directly to run one
+ * node in a thread of its own (ep and hooks set). */
+
+#include <pthread.h>
+#include <stdio.h>
+
+#include "ps/cr_node.h"
+
+#define TEST_NODES_MAX 8
+
+typedef struct test_nodes {
+    const cr_node_hooks *hooks;
+    int count;      /* nodes test_nodes_start starts, at most TEST_NODES_MAX */
+    FILE *log;      /* where a node's error goes; NULL: stdout */
+    char ep[256];   /* the scheduler's endpoint, set by test_nodes_start */
+    int started;
+    pthread_t th[TEST_NODES_MAX];
+} test_nodes;
+
+/* Run one node until the job ends; its error, if any, is printed. */
+static inline void *test_nodes_node(void *arg) {
+    test_nodes *t = arg;
+    cr_node_opts o = {.scheduler = t->ep, .hooks = t->hooks};
+    cr_err e;
+    if (cr_node_run(&o, &e) < 0) fprintf(t->log ? t->log : stdout, "node: %s\n", e.msg);
+    return NULL;
+}
+
+/* on_listen callback: arg is the test_nodes. */
+static inline void test_nodes_start(const char *ep, void *arg) {
+    test_nodes *t = arg;
+    snprintf(t->ep, sizeof t->ep, "%s", ep);
+    int n = t->count < TEST_NODES_MAX ? t->count : TEST_NODES_MAX;
+    for (t->started = 0; t->started < n; t->started++)
+        if (pthread_create(&t->th[t->started], NULL, test_nodes_node, t)) break;
+}
+
+static inline void test_nodes_join(test_nodes *t) {
+    for (int i = 0; i < t->started; i++) pthread_join(t->th[i], NULL);
+    t->started = 0;
+}
+
+#endif
