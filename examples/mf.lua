@@ -12,7 +12,11 @@
 --   eval (1: test RMSE every epoch; 0: only at the end), quiet (0), prefetch (0;
 --   1: pull the next batch's H rows during the kernel, see lua/models/mf.lua),
 --   checkpoint (none; a path: saved after every epoch, and if it exists at start
---   the run goes on from it until `epochs` epochs are done, see docs/checkpoints.md).
+--   the run goes on from it until `epochs` epochs are done, see docs/checkpoints.md),
+--   manage (classic: how W and H are managed, docs/management.md: classic,
+--   relocate, replicate, or hot: the NuPS heuristic from the training cells'
+--   row and column counts, keys more than 100x the mean count replicated and
+--   the rest relocated).
 --   Nodes, workers, seed, policy and the metrics file are options of
 --   `crescent run` (before "--").
 -- Learning rate: bold driver (after each epoch +5% if the training loss fell,
@@ -21,7 +25,7 @@
 local cr = require "crescent"
 
 local opt = { data = "data/mf", epochs = 20, dim = 16, lr = 0.02, lambda = 0.02, init = 0.1,
-              batch = 200000, prefetch = 0, eval = 1, quiet = 0 }
+              batch = 200000, prefetch = 0, eval = 1, quiet = 0, manage = "classic" }
 local numeric = { epochs = true, dim = true, lr = true, lambda = true, init = true, batch = true,
                   prefetch = true, eval = true, quiet = true }
 
@@ -59,6 +63,10 @@ end
 for _, k in ipairs { "lr", "lambda", "init" } do
   if opt[k] < 0 then error(("examples/mf.lua: option %s must be >= 0, got %s"):format(k, opt[k]), 0) end
 end
+local manages = { classic = true, relocate = true, replicate = true, hot = true }
+if not manages[opt.manage] then
+  error(("examples/mf.lua: unknown manage '%s' (classic, relocate, replicate, hot)"):format(opt.manage), 0)
+end
 opt.train = opt.train or (opt.data .. "/train.mmc")
 opt.test = opt.test or (opt.data .. "/test.mmc")
 -- worker processes may start elsewhere: give them absolute paths
@@ -79,6 +87,39 @@ local W = job:table { name = "W", keys = hdr.rows, dim = opt.dim,
                       init = cr.init.normal(0, opt.init), optimizer = cr.optim.sgd { lr = opt.lr } }
 local H = job:table { name = "H", keys = hdr.cols, dim = opt.dim,
                       init = cr.init.normal(0, opt.init), optimizer = cr.optim.sgd { lr = opt.lr } }
+-- manage=hot (NuPS section 3.4): replicate the keys whose access count (cells
+-- of the training set) exceeds 100x the mean, relocate the rest.
+local function hot_keys(counts, n)
+  local total = 0
+  for k = 0, n - 1 do total = total + (counts[k] or 0) end
+  local hot, limit = {}, 100 * total / math.max(n, 1)
+  for k = 0, n - 1 do
+    if (counts[k] or 0) > limit then hot[#hot + 1] = k end
+  end
+  return hot
+end
+if opt.manage == "hot" then
+  local rows, cols, f = {}, {}, assert(io.open(opt.train, "r"))
+  local size = false -- the first line that is not a comment gives the sizes
+  for line in f:lines() do
+    local r, c = line:match("^%s*(%d+)%s+(%d+)")
+    if r and size then
+      r, c = tonumber(r) - 1, tonumber(c) - 1 -- Matrix Market: 1-based
+      rows[r], cols[c] = (rows[r] or 0) + 1, (cols[c] or 0) + 1
+    elseif r then
+      size = true
+    end
+  end
+  f:close()
+  local hw, hh = hot_keys(rows, hdr.rows), hot_keys(cols, hdr.cols)
+  W:manage { replicate = hw, relocate = "rest" }
+  H:manage { replicate = hh, relocate = "rest" }
+  say(("mf: manage=hot: %d of %d rows and %d of %d columns replicated, the rest relocated"):format(
+      #hw, hdr.rows, #hh, hdr.cols))
+elseif opt.manage ~= "classic" then
+  W:manage(opt.manage)
+  H:manage(opt.manage)
+end
 job:model("mf", { train = opt.train, test = opt.test, lambda = opt.lambda, batch = opt.batch,
                   prefetch = opt.prefetch ~= 0 })
 
@@ -96,6 +137,22 @@ if opt.checkpoint then
     say(("mf: resumed from %s after epoch %d"):format(opt.checkpoint, job.epochs))
   end
 end
+-- Traffic and access counters of all nodes (job:stats, docs/management.md),
+-- summed: the "manage result" line reports their change over the epochs.
+local function traffic()
+  local t = { keys_remote = 0, bytes_remote = 0, reloc_bytes = 0, sync_bytes = 0, rows_in = 0, remote = 0, forwarded = 0,
+              shared = 0, replica = 0 }
+  for _, n in ipairs(job:stats().nodes) do
+    local a, rl, rp = n.access or {}, n.relocation or {}, n.replica or {}
+    t.bytes_remote, t.keys_remote = t.bytes_remote + (n.bytes_remote or 0), t.keys_remote + (n.keys_remote or 0)
+    t.reloc_bytes, t.rows_in = t.reloc_bytes + (rl.bytes or 0), t.rows_in + (rl.rows_in or 0)
+    t.sync_bytes = t.sync_bytes + (rp.bytes_sent or 0)
+    t.remote, t.forwarded, t.shared = t.remote + (a.remote or 0), t.forwarded + (a.forwarded or 0), t.shared + (a.shared or 0)
+    t.replica = t.replica + (rp.reads or 0) + (rp.updates or 0)
+  end
+  return t
+end
+local traffic0, epochs0 = traffic(), job.epochs
 local st = job.state -- after job:load, which replaces it
 st.lr, st.prev = st.lr or opt.lr, st.prev or math.huge
 local cells, seconds, cpu, rmse = 0, 0.0, 0.0, nil
@@ -123,7 +180,18 @@ while job.epochs < opt.epochs do
   st.prev = loss
   if opt.checkpoint then job:save(opt.checkpoint) end
 end
+local traffic1, ne = traffic(), math.max(job.epochs - epochs0, 1)
 rmse = rmse or test_rmse() -- nothing left to train after a resume: report the loaded model
+-- per training epoch: bytes_remote (data plane, all nodes), reloc_bytes (the
+-- relocation protocol), sync_bytes (replica syncs), keys_remote (keys
+-- pulled or pushed through another node), and key accesses of tables not
+-- plain classic: rows relocated in, served remotely by their home,
+-- forwarded, through shared memory, through a replica.
+local pe = {}
+for _, k in ipairs { "bytes_remote", "keys_remote", "reloc_bytes", "sync_bytes", "rows_in", "remote", "forwarded", "shared", "replica" } do
+  pe[#pe + 1] = ("%s=%.0f"):format(k, (traffic1[k] - traffic0[k]) / ne)
+end
+print(("manage result: manage=%s per_epoch %s"):format(opt.manage, table.concat(pe, " ")))
 -- one line for scripts (tests/bench/mf.sh, tests/integration/mf_*.sh).
 -- train_cpu_seconds: CPU time of this process during the epochs, which with
 -- --nodes 1 includes the node and its workers (threads of this process).
