@@ -87,31 +87,42 @@ local W = job:table { name = "W", keys = hdr.rows, dim = opt.dim,
                       init = cr.init.normal(0, opt.init), optimizer = cr.optim.sgd { lr = opt.lr } }
 local H = job:table { name = "H", keys = hdr.cols, dim = opt.dim,
                       init = cr.init.normal(0, opt.init), optimizer = cr.optim.sgd { lr = opt.lr } }
--- manage=hot (NuPS section 3.4): replicate the keys whose access count (cells
--- of the training set) exceeds 100x the mean, relocate the rest.
-local function hot_keys(counts, n)
-  local total = 0
-  for k = 0, n - 1 do total = total + (counts[k] or 0) end
-  local hot, limit = {}, 100 * total / math.max(n, 1)
-  for k = 0, n - 1 do
-    if (counts[k] or 0) > limit then hot[#hot + 1] = k end
+-- manage=hot (NuPS section 3.4): over the keys of all tables together,
+-- replicate the keys whose expected access count exceeds 100x the mean,
+-- relocate the rest. counts[t][k + 1]: expected accesses of key k of table t.
+local function hot_keys(counts)
+  local total, n = 0, 0
+  for _, c in ipairs(counts) do
+    for k = 1, #c do total = total + c[k] end
+    n = n + #c
+  end
+  local limit, hot = 100 * total / math.max(n, 1), {}
+  for t, c in ipairs(counts) do
+    hot[t] = {}
+    for k = 1, #c do
+      if c[k] > limit then hot[t][#hot[t] + 1] = k - 1 end
+    end
   end
   return hot
 end
 if opt.manage == "hot" then
   local rows, cols, f = {}, {}, assert(io.open(opt.train, "r"))
+  for k = 1, hdr.rows do rows[k] = 0 end
+  for k = 1, hdr.cols do cols[k] = 0 end
   local size = false -- the first line that is not a comment gives the sizes
   for line in f:lines() do
     local r, c = line:match("^%s*(%d+)%s+(%d+)")
     if r and size then
-      r, c = tonumber(r) - 1, tonumber(c) - 1 -- Matrix Market: 1-based
-      rows[r], cols[c] = (rows[r] or 0) + 1, (cols[c] or 0) + 1
+      r, c = tonumber(r), tonumber(c) -- Matrix Market: 1-based, as the Lua arrays
+      -- (a cell past the sizes is the loader's error, with its line)
+      if rows[r] and cols[c] then rows[r], cols[c] = rows[r] + 1, cols[c] + 1 end
     elseif r then
       size = true
     end
   end
   f:close()
-  local hw, hh = hot_keys(rows, hdr.rows), hot_keys(cols, hdr.cols)
+  local hot = hot_keys { rows, cols }
+  local hw, hh = hot[1], hot[2]
   W:manage { replicate = hw, relocate = "rest" }
   H:manage { replicate = hh, relocate = "rest" }
   say(("mf: manage=hot: %d of %d rows and %d of %d columns replicated, the rest relocated"):format(

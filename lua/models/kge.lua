@@ -33,7 +33,8 @@
 --   distribution), sampling = true (false: uniform negatives drawn by the
 --   batcher itself and pulled; for comparisons), clocks = 4 (ctx:clock calls
 --   per epoch, spread over the batches, so a consistency policy governs the
---   run as in lua/models/mf.lua).
+--   run as in lua/models/mf.lua), localize = true (false: never call
+--   localize; see M.epoch).
 -- M.epoch args: epoch (number, seeds the walk). Returns {loss, reg,
 --   positives, triples}.
 -- M.evaluate args: set = "valid" | "test". Each worker ranks its share of
@@ -50,7 +51,7 @@ local S = {} -- this worker's state
 
 local known = { model = true, train = true, valid = true, test = true, entities = true, relations = true,
                 neg = true, batch = true, lambda = true, e = true, r = true, dist = true, sampling = true,
-                clocks = true, memory_mb = true, allow_read = true }
+                clocks = true, memory_mb = true, allow_read = true, localize = true }
 local models = { complex = true, distmult = true, transe = true, transe_l1 = true, transe_l2 = true, rescal = true }
 
 local function int_opt(opts, k, dflt, lo)
@@ -125,6 +126,7 @@ function M.init(ctx, opts)
   if S.model == "complex" and d % 2 ~= 0 then error(("kge: complex needs an even dim (got %d)"):format(d), 0) end
   S.dist = opts.dist or "neg"
   S.sampling = opts.sampling ~= false
+  S.localize = opts.localize ~= false
   local train, valid, test = load(opts)
   if train.n_ent > S.E.keys or train.n_rel > S.R.keys then
     error(("kge: the data has %d entities and %d relations, tables %s and %s hold %d and %d"):format(
@@ -171,6 +173,12 @@ function M.epoch(ctx, args)
     local nkeys, nrows = neg_wait(q)
     local ekeys, rkeys, batch, pos = B:next(nkeys)
     if not ekeys then break end
+    -- Relocation (docs/management.md): move the batch's rows here as soon as
+    -- its keys are known; the pulls below do not wait for the moves (per-key
+    -- consistency: a pull of a key on its way is served where it arrives),
+    -- the pushes find the rows local. No-op unless the table relocates.
+    local le = S.localize and E:localize(ekeys)
+    local lr = S.localize and R:localize(rkeys)
     q = neg_start(B:needs()) -- the next batch's negatives arrive while this one runs
     local Em, Rm = E:pull(ekeys), R:pull(rkeys)
     local gE, gR, gS = U.matrix(Em:rows(), E.dim), U.matrix(Rm:rows(), R.dim), U.matrix(nrows:rows(), E.dim)
@@ -179,6 +187,7 @@ function M.epoch(ctx, args)
     E:push(ekeys, gE)
     if #nkeys > 0 then E:push(nkeys, gS) end
     R:push(rkeys, gR)
+    if le then E:wait(le); R:wait(lr) end
     loss, reg, npos, ntrip = loss + l, reg + r, npos + pos, ntrip + n
     ctx:progress(pos)
     done = done + 1
