@@ -199,7 +199,8 @@ if opt.sampling then
 end
 job:model("kge", { model = opt.model, train = files.train, valid = files.valid, test = files.test,
                    entities = files.entities, relations = files.relations, neg = opt.neg, batch = opt.batch,
-                   lambda = opt.lambda, dist = "neg", localize = opt.localize ~= 0 })
+                   lambda = opt.lambda, dist = "neg",
+                   localize = opt.manage ~= "classic" and opt.localize ~= 0 })
 
 local function evaluate(set)
   local r = job:call("evaluate", { set = set }).sum
