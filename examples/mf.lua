@@ -132,7 +132,7 @@ elseif opt.manage ~= "classic" then
   H:manage(opt.manage)
 end
 job:model("mf", { train = opt.train, test = opt.test, lambda = opt.lambda, batch = opt.batch,
-                  prefetch = opt.prefetch ~= 0 })
+                  prefetch = opt.prefetch ~= 0, localize = opt.manage ~= "classic" })
 
 local function test_rmse()
   local r = job:call("evaluate", { set = "test" })

@@ -161,7 +161,8 @@ end
 job:model("word2vec", { corpus = opt.corpus, vocab = vocab.text, words = vocab.kept, epochs = opt.epochs,
                         model = opt.sg == 1 and "sg" or "cbow", window = opt.window, negative = opt.negative,
                         alpha = opt.alpha, sample = opt.sample, batch = opt.batch, pool = opt.pool,
-                        raw = vocab.raw, clocks = opt.clocks, localize = opt.localize ~= 0 })
+                        raw = vocab.raw, clocks = opt.clocks,
+                        localize = opt.manage ~= "classic" and opt.localize ~= 0 })
 say(("word2vec: %s, dim %d, window %d, negative %d, sample %g, alpha %g, %d epoch(s), %d worker(s)"):format(
     opt.sg == 1 and "skip-gram" or "CBOW", d, opt.window, opt.negative, opt.sample, opt.alpha, opt.epochs,
     job.nodes * job.workers))
