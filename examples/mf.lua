@@ -16,7 +16,9 @@
 --   manage (classic: how W and H are managed, docs/management.md: classic,
 --   relocate, replicate, or hot: the NuPS heuristic from the training cells'
 --   row and column counts, keys more than 100x the mean count replicated and
---   the rest relocated).
+--   the rest relocated), localize (1: with relocation the model moves the next
+--   batch's H rows here and waits for them before the batch; late: waits only
+--   after the batch; 0: never moves them).
 --   Nodes, workers, seed, policy and the metrics file are options of
 --   `crescent run` (before "--").
 -- Learning rate: bold driver (after each epoch +5% if the training loss fell,
@@ -25,7 +27,8 @@
 local cr = require "crescent"
 
 local opt = { data = "data/mf", epochs = 20, dim = 16, lr = 0.02, lambda = 0.02, init = 0.1,
-              batch = 200000, prefetch = 0, eval = 1, quiet = 0, manage = "classic" }
+              batch = 200000, prefetch = 0, eval = 1, quiet = 0, manage = "classic",
+              localize = "1" }
 local numeric = { epochs = true, dim = true, lr = true, lambda = true, init = true, batch = true,
                   prefetch = true, eval = true, quiet = true }
 
@@ -62,6 +65,9 @@ for _, k in ipairs { "epochs", "dim", "batch" } do
 end
 for _, k in ipairs { "lr", "lambda", "init" } do
   if opt[k] < 0 then error(("examples/mf.lua: option %s must be >= 0, got %s"):format(k, opt[k]), 0) end
+end
+if opt.localize ~= "0" and opt.localize ~= "1" and opt.localize ~= "late" then
+  error(("examples/mf.lua: option localize must be 1, late or 0, got '%s'"):format(opt.localize), 0)
 end
 local manages = { classic = true, relocate = true, replicate = true, hot = true }
 if not manages[opt.manage] then
@@ -132,7 +138,8 @@ elseif opt.manage ~= "classic" then
   H:manage(opt.manage)
 end
 job:model("mf", { train = opt.train, test = opt.test, lambda = opt.lambda, batch = opt.batch,
-                  prefetch = opt.prefetch ~= 0, localize = opt.manage ~= "classic" })
+                  prefetch = opt.prefetch ~= 0, localize = opt.manage ~= "classic" and opt.localize ~= "0"
+                  and (opt.localize == "late" and "late" or true) })
 
 local function test_rmse()
   local r = job:call("evaluate", { set = "test" })

@@ -33,9 +33,9 @@
 --   distribution), sampling = true (false: uniform negatives drawn by the
 --   batcher itself and pulled; for comparisons), clocks = 4 (ctx:clock calls
 --   per epoch, spread over the batches, so a consistency policy governs the
---   run as in lua/models/mf.lua), localize = true (batches one ahead, moved
---   to this node: epoch_ahead; false: the plain loop, for tables that never
---   relocate).
+--   run as in lua/models/mf.lua), localize = false (true: batches one
+--   ahead, moved to this node, for tables managed by relocation:
+--   epoch_ahead).
 -- M.epoch args: epoch (number, seeds the walk). Returns {loss, reg,
 --   positives, triples}.
 -- M.evaluate args: set = "valid" | "test". Each worker ranks its share of
@@ -127,7 +127,7 @@ function M.init(ctx, opts)
   if S.model == "complex" and d % 2 ~= 0 then error(("kge: complex needs an even dim (got %d)"):format(d), 0) end
   S.dist = opts.dist or "neg"
   S.sampling = opts.sampling ~= false
-  S.localize = opts.localize ~= false
+  S.localize = opts.localize and true or false
   local train, valid, test = load(opts)
   if train.n_ent > S.E.keys or train.n_rel > S.R.keys then
     error(("kge: the data has %d entities and %d relations, tables %s and %s hold %d and %d"):format(

@@ -17,8 +17,9 @@
 -- opts (job:model("mf", opts)): train = path (required), test = path,
 --   lambda = 0.02, batch = 200000, w = "W", h = "H" (table names),
 --   prefetch = false (see M.epoch), clocks = 4 (clock ticks per epoch),
---   localize = true (see M.epoch; "late": wait for the moves only after
---   the batch, relying on per-key consistency; false: never localize).
+--   localize = false (true: move the next batch's H rows here, for tables
+--   managed by relocation, see M.epoch; "late": wait for the moves only
+--   after the batch, relying on per-key consistency).
 --   clocks: every worker calls ctx:clock() exactly `clocks` times per epoch,
 --   spread evenly over its batches, so the consistency policy (bsp, ssp, asp,
 --   or a user's) governs MF at those points. Workers hold different numbers of
@@ -66,8 +67,7 @@ function M.init(ctx, opts)
   if type(opts.train) ~= "string" then error("mf: option 'train' (path of train.mmc) is required", 0) end
   S.lambda = opts.lambda or 0.02
   S.prefetch = opts.prefetch and true or false
-  S.localize = opts.localize
-  if S.localize == nil then S.localize = true end
+  S.localize = opts.localize or false
   if S.localize ~= true and S.localize ~= false and S.localize ~= "late" then
     error("mf: option 'localize' must be true, false or \"late\"", 0)
   end

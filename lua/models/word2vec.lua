@@ -66,7 +66,8 @@
 --   alpha = 0.025, sample = 1e-3, batch = 50000, pool = batch / 5,
 --   max_sentence = 1000, dist = "neg", input = "in", output = "out",
 --   progress = "progress", loss = false (the loss costs an exp and a log
---   per target: off unless asked), localize = true (false: never move keys).
+--   per target: off unless asked), localize = false (true: move each
+--   batch's words here, for tables managed by relocation).
 --
 -- Relocation (docs/management.md): when `in` and `out` are managed by
 -- relocation, a batch's words are localized as soon as the reader has read
@@ -125,7 +126,7 @@ function M.init(ctx, opts)
   local batch = posint(opts, "batch", 50000)
   S.pool = posint(opts, "pool", math.max(1, batch // 5))
   S.dist = opts.dist or "neg"
-  S.localize = opts.localize ~= false
+  S.localize = opts.localize and true or false
   S.IN, S.OUT = tbl(ctx, opts.input or "in"), tbl(ctx, opts.output or "out")
   S.PROG = tbl(ctx, opts.progress or "progress")
   if S.IN.dim ~= S.OUT.dim then error("word2vec: tables in and out must have the same dim", 0) end
