@@ -19,7 +19,10 @@
 --   N epochs; 0: only test at the end), sampling (scheme of the negatives' sampling API, as
 --   job:sampling takes it; default: the run's), quiet (0), test (1; 0: no valid/test
 --   evaluation at the end, for benchmarks: the result line then shows nan), checkpoint (a path: saved after
---   every epoch; if it exists at start the run resumes from it).
+--   every epoch; if it exists at start the run resumes from it), manage (classic: how E and R are managed,
+--   docs/management.md: classic, relocate, replicate, or hot: the NuPS heuristic from the training triples,
+--   keys of E and R whose expected accesses (positives, and the uniform negatives) exceed 100x the mean
+--   replicated, the rest relocated), localize (1; 0: the model never moves keys, for comparisons).
 -- Defaults per model are below (tuned on wordnet-rr, see docs/models.md).
 -- Output: one line per epoch, filtered MRR and Hits@1/3/10 on valid every `eval`
 -- epochs and on test at the end, JSONL records (--metrics; the last one holds
@@ -40,8 +43,9 @@ local defaults = {
   rescal = { dim = 100, neg = 10, lr = 0.1, lambda = 1e-6, init = 0.1, batch = 500, epochs = 20 },
 }
 local numeric = { dim = true, neg = true, lr = true, lambda = true, init = true, batch = true, epochs = true,
-                  eval = true, quiet = true, test = true }
-local opt = { data = "data/wordnet-rr", model = "complex", eval = 5, quiet = 0, test = 1 }
+                  eval = true, quiet = true, test = true, localize = true }
+local opt = { data = "data/wordnet-rr", model = "complex", eval = 5, quiet = 0, test = 1, manage = "classic",
+              localize = 1 }
 local given = {}
 
 local argv = arg or {}
@@ -57,7 +61,8 @@ while i <= #argv do
     v = argv[i]
     if v == nil then error(me .. ": option --" .. k .. " needs a value", 0) end
   end
-  if not numeric[k] and k ~= "data" and k ~= "model" and k ~= "checkpoint" and k ~= "sampling" then
+  if not numeric[k] and k ~= "data" and k ~= "model" and k ~= "checkpoint" and k ~= "sampling"
+      and k ~= "manage" then
     error(me .. ": unknown option '" .. k .. "'", 0)
   end
   if numeric[k] then
@@ -67,6 +72,10 @@ while i <= #argv do
   end
   opt[k], given[k] = v, true
   i = i + 1
+end
+local manages = { classic = true, relocate = true, replicate = true, hot = true }
+if not manages[opt.manage] then
+  error(("%s: unknown manage '%s' (classic, relocate, replicate, hot)"):format(me, opt.manage), 0)
 end
 if not models[opt.model] then
   error(("%s: unknown model '%s' (complex, distmult, transe_l1, transe_l2, rescal)"):format(me, opt.model), 0)
@@ -143,8 +152,45 @@ local say = opt.quiet == 0 and print or function() end
 local job = cr.job { nodes = 1, workers = 1, seed = 1 } -- crescent run --nodes/--workers/--seed override
 local rdim = opt.model == "rescal" and opt.dim * opt.dim or opt.dim
 local adagrad = cr.optim.adagrad { lr = opt.lr }
-job:table { name = "E", keys = n_ent, dim = opt.dim, init = cr.init.normal(0, opt.init), optimizer = adagrad }
-job:table { name = "R", keys = n_rel, dim = rdim, init = cr.init.normal(0, opt.init), optimizer = adagrad }
+local E = job:table { name = "E", keys = n_ent, dim = opt.dim, init = cr.init.normal(0, opt.init), optimizer = adagrad }
+local R = job:table { name = "R", keys = n_rel, dim = rdim, init = cr.init.normal(0, opt.init), optimizer = adagrad }
+-- manage=hot (NuPS section 3.4): over the keys of all tables together,
+-- replicate the keys whose expected access count exceeds 100x the mean,
+-- relocate the rest. counts[t][k + 1]: expected accesses of key k of table t.
+local function hot_keys(counts)
+  local total, n = 0, 0
+  for _, c in ipairs(counts) do
+    for k = 1, #c do total = total + c[k] end
+    n = n + #c
+  end
+  local limit, hot = 100 * total / math.max(n, 1), {}
+  for t, c in ipairs(counts) do
+    hot[t] = {}
+    for k = 1, #c do
+      if c[k] > limit then hot[t][#hot[t] + 1] = k - 1 end
+    end
+  end
+  return hot
+end
+if opt.manage == "hot" then
+  -- per positive: its subject and object, 2 neg uniform negatives, its relation
+  local ce, cr_ = {}, {}
+  local uni = 2 * opt.neg * train.n / n_ent
+  for k = 1, n_ent do ce[k] = uni end
+  for k = 1, n_rel do cr_[k] = 0 end
+  for j = 1, train.n do
+    local s_, r_, o_ = train.s:get(j) + 1, train.r:get(j) + 1, train.o:get(j) + 1
+    ce[s_], ce[o_], cr_[r_] = ce[s_] + 1, ce[o_] + 1, cr_[r_] + 1
+  end
+  local hot = hot_keys { ce, cr_ }
+  E:manage { replicate = hot[1], relocate = "rest" }
+  R:manage { replicate = hot[2], relocate = "rest" }
+  say(("kge: manage=hot: %d of %d entities and %d of %d relations replicated, the rest relocated"):format(
+      #hot[1], n_ent, #hot[2], n_rel))
+elseif opt.manage ~= "classic" then
+  E:manage(opt.manage)
+  R:manage(opt.manage)
+end
 -- negatives: uniform over E's keys, drawn through the PS sampling API
 job:distribution { name = "neg", table = "E", kind = "uniform" }
 if opt.sampling then
@@ -153,7 +199,8 @@ if opt.sampling then
 end
 job:model("kge", { model = opt.model, train = files.train, valid = files.valid, test = files.test,
                    entities = files.entities, relations = files.relations, neg = opt.neg, batch = opt.batch,
-                   lambda = opt.lambda, dist = "neg" })
+                   lambda = opt.lambda, dist = "neg",
+                   localize = opt.manage ~= "classic" and opt.localize ~= 0 })
 
 local function evaluate(set)
   local r = job:call("evaluate", { set = set }).sum
@@ -171,6 +218,22 @@ end
 say(("kge: %s, %d entities, %d relations, %d train / %d valid / %d test triples, dim %d, neg %d, lr %g, "
      .. "lambda %g, batch %d"):format(opt.model, n_ent, n_rel, train.n, valid and valid.n or 0, test and test.n or 0,
     opt.dim, opt.neg, opt.lr, opt.lambda, opt.batch))
+-- Traffic and access counters of all nodes (job:stats, docs/management.md),
+-- summed: the "manage result" line reports their change over the epochs.
+local function traffic()
+  local t = { keys_remote = 0, bytes_remote = 0, reloc_bytes = 0, sync_bytes = 0, rows_in = 0, remote = 0, forwarded = 0,
+              shared = 0, replica = 0 }
+  for _, n in ipairs(job:stats().nodes) do
+    local a, rl, rp = n.access or {}, n.relocation or {}, n.replica or {}
+    t.bytes_remote, t.keys_remote = t.bytes_remote + (n.bytes_remote or 0), t.keys_remote + (n.keys_remote or 0)
+    t.reloc_bytes, t.rows_in = t.reloc_bytes + (rl.bytes or 0), t.rows_in + (rl.rows_in or 0)
+    t.sync_bytes = t.sync_bytes + (rp.bytes_sent or 0)
+    t.remote, t.forwarded, t.shared = t.remote + (a.remote or 0), t.forwarded + (a.forwarded or 0), t.shared + (a.shared or 0)
+    t.replica = t.replica + (rp.reads or 0) + (rp.updates or 0)
+  end
+  return t
+end
+local traffic0, epochs0 = traffic(), job.epochs
 local positives, seconds, cpu = 0, 0.0, 0.0
 while job.epochs < opt.epochs do
   local epoch = job.epochs + 1
@@ -191,6 +254,7 @@ while job.epochs < opt.epochs do
             valid_hits10 = v and v.hits10 }
   if opt.checkpoint then job:save(opt.checkpoint) end
 end
+local traffic1, ne = traffic(), math.max(job.epochs - epochs0, 1)
 local tps = positives / math.max(seconds, 1e-9)
 local rec = { epoch = job.epochs, triples_per_s = tps, train_seconds = seconds }
 local t = { mrr = 0 / 0, hits1 = 0 / 0, hits3 = 0 / 0, hits10 = 0 / 0 }
@@ -205,6 +269,16 @@ if test and opt.test ~= 0 then
   say(("test:  mrr %.4f  hits@1 %.4f  hits@3 %.4f  hits@10 %.4f"):format(t.mrr, t.hits1, t.hits3, t.hits10))
 end
 job:log(rec)
+-- per training epoch: bytes_remote (data plane, all nodes), reloc_bytes (the
+-- relocation protocol), sync_bytes (replica syncs), keys_remote (keys
+-- pulled or pushed through another node), and key accesses of tables not
+-- plain classic: rows relocated in, served remotely by their home,
+-- forwarded, through shared memory, through a replica.
+local pe = {}
+for _, k in ipairs { "bytes_remote", "keys_remote", "reloc_bytes", "sync_bytes", "rows_in", "remote", "forwarded", "shared", "replica" } do
+  pe[#pe + 1] = ("%s=%.0f"):format(k, (traffic1[k] - traffic0[k]) / ne)
+end
+print(("manage result: manage=%s per_epoch %s"):format(opt.manage, table.concat(pe, " ")))
 -- one line for scripts (tests/bench/kge.sh, tests/integration/kge_*.sh).
 -- train_cpu_seconds: CPU time of this process during the epochs (with
 -- --nodes 1 it includes the node and its workers, threads of this process).

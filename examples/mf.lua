@@ -12,7 +12,13 @@
 --   eval (1: test RMSE every epoch; 0: only at the end), quiet (0), prefetch (0;
 --   1: pull the next batch's H rows during the kernel, see lua/models/mf.lua),
 --   checkpoint (none; a path: saved after every epoch, and if it exists at start
---   the run goes on from it until `epochs` epochs are done, see docs/checkpoints.md).
+--   the run goes on from it until `epochs` epochs are done, see docs/checkpoints.md),
+--   manage (classic: how W and H are managed, docs/management.md: classic,
+--   relocate, replicate, or hot: the NuPS heuristic from the training cells'
+--   row and column counts, keys more than 100x the mean count replicated and
+--   the rest relocated), localize (1: with relocation the model moves the next
+--   batch's H rows here and waits for them before the batch; late: waits only
+--   after the batch; 0: never moves them).
 --   Nodes, workers, seed, policy and the metrics file are options of
 --   `crescent run` (before "--").
 -- Learning rate: bold driver (after each epoch +5% if the training loss fell,
@@ -21,7 +27,8 @@
 local cr = require "crescent"
 
 local opt = { data = "data/mf", epochs = 20, dim = 16, lr = 0.02, lambda = 0.02, init = 0.1,
-              batch = 200000, prefetch = 0, eval = 1, quiet = 0 }
+              batch = 200000, prefetch = 0, eval = 1, quiet = 0, manage = "classic",
+              localize = "1" }
 local numeric = { epochs = true, dim = true, lr = true, lambda = true, init = true, batch = true,
                   prefetch = true, eval = true, quiet = true }
 
@@ -59,6 +66,13 @@ end
 for _, k in ipairs { "lr", "lambda", "init" } do
   if opt[k] < 0 then error(("examples/mf.lua: option %s must be >= 0, got %s"):format(k, opt[k]), 0) end
 end
+if opt.localize ~= "0" and opt.localize ~= "1" and opt.localize ~= "late" then
+  error(("examples/mf.lua: option localize must be 1, late or 0, got '%s'"):format(opt.localize), 0)
+end
+local manages = { classic = true, relocate = true, replicate = true, hot = true }
+if not manages[opt.manage] then
+  error(("examples/mf.lua: unknown manage '%s' (classic, relocate, replicate, hot)"):format(opt.manage), 0)
+end
 opt.train = opt.train or (opt.data .. "/train.mmc")
 opt.test = opt.test or (opt.data .. "/test.mmc")
 -- worker processes may start elsewhere: give them absolute paths
@@ -79,8 +93,53 @@ local W = job:table { name = "W", keys = hdr.rows, dim = opt.dim,
                       init = cr.init.normal(0, opt.init), optimizer = cr.optim.sgd { lr = opt.lr } }
 local H = job:table { name = "H", keys = hdr.cols, dim = opt.dim,
                       init = cr.init.normal(0, opt.init), optimizer = cr.optim.sgd { lr = opt.lr } }
+-- manage=hot (NuPS section 3.4): over the keys of all tables together,
+-- replicate the keys whose expected access count exceeds 100x the mean,
+-- relocate the rest. counts[t][k + 1]: expected accesses of key k of table t.
+local function hot_keys(counts)
+  local total, n = 0, 0
+  for _, c in ipairs(counts) do
+    for k = 1, #c do total = total + c[k] end
+    n = n + #c
+  end
+  local limit, hot = 100 * total / math.max(n, 1), {}
+  for t, c in ipairs(counts) do
+    hot[t] = {}
+    for k = 1, #c do
+      if c[k] > limit then hot[t][#hot[t] + 1] = k - 1 end
+    end
+  end
+  return hot
+end
+if opt.manage == "hot" then
+  local rows, cols, f = {}, {}, assert(io.open(opt.train, "r"))
+  for k = 1, hdr.rows do rows[k] = 0 end
+  for k = 1, hdr.cols do cols[k] = 0 end
+  local size = false -- the first line that is not a comment gives the sizes
+  for line in f:lines() do
+    local r, c = line:match("^%s*(%d+)%s+(%d+)")
+    if r and size then
+      r, c = tonumber(r), tonumber(c) -- Matrix Market: 1-based, as the Lua arrays
+      -- (a cell past the sizes is the loader's error, with its line)
+      if rows[r] and cols[c] then rows[r], cols[c] = rows[r] + 1, cols[c] + 1 end
+    elseif r then
+      size = true
+    end
+  end
+  f:close()
+  local hot = hot_keys { rows, cols }
+  local hw, hh = hot[1], hot[2]
+  W:manage { replicate = hw, relocate = "rest" }
+  H:manage { replicate = hh, relocate = "rest" }
+  say(("mf: manage=hot: %d of %d rows and %d of %d columns replicated, the rest relocated"):format(
+      #hw, hdr.rows, #hh, hdr.cols))
+elseif opt.manage ~= "classic" then
+  W:manage(opt.manage)
+  H:manage(opt.manage)
+end
 job:model("mf", { train = opt.train, test = opt.test, lambda = opt.lambda, batch = opt.batch,
-                  prefetch = opt.prefetch ~= 0 })
+                  prefetch = opt.prefetch ~= 0, localize = opt.manage ~= "classic" and opt.localize ~= "0"
+                  and (opt.localize == "late" and "late" or true) })
 
 local function test_rmse()
   local r = job:call("evaluate", { set = "test" })
@@ -96,6 +155,22 @@ if opt.checkpoint then
     say(("mf: resumed from %s after epoch %d"):format(opt.checkpoint, job.epochs))
   end
 end
+-- Traffic and access counters of all nodes (job:stats, docs/management.md),
+-- summed: the "manage result" line reports their change over the epochs.
+local function traffic()
+  local t = { keys_remote = 0, bytes_remote = 0, reloc_bytes = 0, sync_bytes = 0, rows_in = 0, remote = 0, forwarded = 0,
+              shared = 0, replica = 0 }
+  for _, n in ipairs(job:stats().nodes) do
+    local a, rl, rp = n.access or {}, n.relocation or {}, n.replica or {}
+    t.bytes_remote, t.keys_remote = t.bytes_remote + (n.bytes_remote or 0), t.keys_remote + (n.keys_remote or 0)
+    t.reloc_bytes, t.rows_in = t.reloc_bytes + (rl.bytes or 0), t.rows_in + (rl.rows_in or 0)
+    t.sync_bytes = t.sync_bytes + (rp.bytes_sent or 0)
+    t.remote, t.forwarded, t.shared = t.remote + (a.remote or 0), t.forwarded + (a.forwarded or 0), t.shared + (a.shared or 0)
+    t.replica = t.replica + (rp.reads or 0) + (rp.updates or 0)
+  end
+  return t
+end
+local traffic0, epochs0 = traffic(), job.epochs
 local st = job.state -- after job:load, which replaces it
 st.lr, st.prev = st.lr or opt.lr, st.prev or math.huge
 local cells, seconds, cpu, rmse = 0, 0.0, 0.0, nil
@@ -123,7 +198,18 @@ while job.epochs < opt.epochs do
   st.prev = loss
   if opt.checkpoint then job:save(opt.checkpoint) end
 end
+local traffic1, ne = traffic(), math.max(job.epochs - epochs0, 1)
 rmse = rmse or test_rmse() -- nothing left to train after a resume: report the loaded model
+-- per training epoch: bytes_remote (data plane, all nodes), reloc_bytes (the
+-- relocation protocol), sync_bytes (replica syncs), keys_remote (keys
+-- pulled or pushed through another node), and key accesses of tables not
+-- plain classic: rows relocated in, served remotely by their home,
+-- forwarded, through shared memory, through a replica.
+local pe = {}
+for _, k in ipairs { "bytes_remote", "keys_remote", "reloc_bytes", "sync_bytes", "rows_in", "remote", "forwarded", "shared", "replica" } do
+  pe[#pe + 1] = ("%s=%.0f"):format(k, (traffic1[k] - traffic0[k]) / ne)
+end
+print(("manage result: manage=%s per_epoch %s"):format(opt.manage, table.concat(pe, " ")))
 -- one line for scripts (tests/bench/mf.sh, tests/integration/mf_*.sh).
 -- train_cpu_seconds: CPU time of this process during the epochs, which with
 -- --nodes 1 includes the node and its workers (threads of this process).

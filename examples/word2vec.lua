@@ -15,7 +15,12 @@
 --   save (a path: the input vectors in the word2vec text format, which
 --   gensim's KeyedVectors.load_word2vec_format and fastText read),
 --   synonyms (data/wordnet-synonyms.tsv), analogy
---   (../shared/data/analogy/questions-words.txt; "none" skips a test), quiet (0).
+--   (../shared/data/analogy/questions-words.txt; "none" skips a test), quiet (0),
+--   manage (classic: how `in` and `out` are managed, docs/management.md:
+--   classic, relocate, replicate, or hot: the NuPS heuristic from the word
+--   counts, keys of both tables whose expected accesses exceed 100x the mean
+--   replicated, the rest relocated), localize (1; 0: the model never moves
+--   keys, for comparisons).
 --   Nodes, workers, seed and the metrics file are options of `crescent run`.
 -- sample 1e-3, the tool's and gensim's default: on gcide-brown (5M words)
 -- one epoch of skip-gram with 1e-3 scores 0.499 on the synonym test and
@@ -30,9 +35,10 @@ local cr = require "crescent"
 
 local opt = { corpus = "data/gcide-brown.txt", sg = 1, dim = 100, window = 5, negative = 5, sample = 1e-3,
               min_count = 5, epochs = 1, batch = 50000, clocks = 0, quiet = 0, synonyms = "data/wordnet-synonyms.tsv",
-              analogy = "../shared/data/analogy/questions-words.txt" }
+              analogy = "../shared/data/analogy/questions-words.txt", manage = "classic", localize = 1 }
 local numeric = { sg = true, dim = true, window = true, negative = true, sample = true, min_count = true,
-                  alpha = true, epochs = true, batch = true, pool = true, clocks = true, quiet = true }
+                  alpha = true, epochs = true, batch = true, pool = true, clocks = true, quiet = true,
+                  localize = true }
 local given = {}
 local me = "examples/word2vec.lua"
 
@@ -65,6 +71,10 @@ for _, k in ipairs { "dim", "window", "min_count", "epochs", "batch", "pool" } d
   end
 end
 if not math.tointeger(opt.negative) or opt.negative < 0 then error(me .. ": option negative must be an integer >= 0", 0) end
+local manages = { classic = true, relocate = true, replicate = true, hot = true }
+if not manages[opt.manage] then
+  error(("%s: unknown manage '%s' (classic, relocate, replicate, hot)"):format(me, opt.manage), 0)
+end
 if opt.sg ~= 0 and opt.sg ~= 1 then error(me .. ": option sg must be 1 (skip-gram) or 0 (CBOW)", 0) end
 if opt.sample < 0 then error(me .. ": option sample must be >= 0", 0) end
 opt.alpha = opt.alpha or (opt.sg == 1 and 0.025 or 0.05)
@@ -105,20 +115,74 @@ local job = cr.job { nodes = 1, workers = 1, seed = 1 } -- crescent run --nodes/
 local d = opt.dim
 local add = cr.optim.add {} -- workers push the change of each row (see lua/models/word2vec.lua)
 local IN = job:table { name = "in", keys = vocab.n, dim = d, init = cr.init.uniform(-0.5 / d, 0.5 / d), optimizer = add }
-job:table { name = "out", keys = vocab.n, dim = d, init = cr.init.zeros(), optimizer = add }
+local OUT = job:table { name = "out", keys = vocab.n, dim = d, init = cr.init.zeros(), optimizer = add }
 job:table { name = "progress", keys = 1, dim = 1, init = cr.init.zeros(), optimizer = add }
 -- negatives: from counts^0.75, through the PS sampling API (docs/sampling.md)
 local w = {}
 for k = 1, vocab.n do w[k] = vocab.counts:get(k) ^ 0.75 end
 job:distribution { name = "neg", table = "out", kind = "weights", weights = w }
+-- manage=hot (NuPS section 3.4): over the keys of all tables together,
+-- replicate the keys whose expected access count exceeds 100x the mean,
+-- relocate the rest. counts[t][k + 1]: expected accesses of key k of table t.
+local function hot_keys(counts)
+  local total, n = 0, 0
+  for _, c in ipairs(counts) do
+    for k = 1, #c do total = total + c[k] end
+    n = n + #c
+  end
+  local limit, hot = 100 * total / math.max(n, 1), {}
+  for t, c in ipairs(counts) do
+    hot[t] = {}
+    for k = 1, #c do
+      if c[k] > limit then hot[t][#hot[t] + 1] = k - 1 end
+    end
+  end
+  return hot
+end
+if opt.manage == "hot" then
+  -- in: a word's count; out: its count plus its share of the negative pools
+  -- (batch / 5 draws per batch of counts^0.75)
+  local ci, co, wsum = {}, {}, 0
+  for k = 1, vocab.n do wsum = wsum + w[k] end
+  local draws = vocab.raw / 5
+  for k = 1, vocab.n do
+    ci[k] = vocab.counts:get(k)
+    co[k] = ci[k] + draws * w[k] / wsum
+  end
+  local hot = hot_keys { ci, co }
+  IN:manage { replicate = hot[1], relocate = "rest" }
+  OUT:manage { replicate = hot[2], relocate = "rest" }
+  say(("word2vec: manage=hot: %d and %d of %d words replicated in in and out, the rest relocated"):format(
+      #hot[1], #hot[2], vocab.n))
+elseif opt.manage ~= "classic" then
+  IN:manage(opt.manage)
+  OUT:manage(opt.manage)
+end
 job:model("word2vec", { corpus = opt.corpus, vocab = vocab.text, words = vocab.kept, epochs = opt.epochs,
                         model = opt.sg == 1 and "sg" or "cbow", window = opt.window, negative = opt.negative,
                         alpha = opt.alpha, sample = opt.sample, batch = opt.batch, pool = opt.pool,
-                        raw = vocab.raw, clocks = opt.clocks })
+                        raw = vocab.raw, clocks = opt.clocks,
+                        localize = opt.manage ~= "classic" and opt.localize ~= 0 })
 say(("word2vec: %s, dim %d, window %d, negative %d, sample %g, alpha %g, %d epoch(s), %d worker(s)"):format(
     opt.sg == 1 and "skip-gram" or "CBOW", d, opt.window, opt.negative, opt.sample, opt.alpha, opt.epochs,
     job.nodes * job.workers))
 
+-- Traffic and access counters of all nodes (job:stats, docs/management.md),
+-- summed: the "manage result" line reports their change over the epochs.
+local function traffic()
+  local t = { keys_remote = 0, bytes_remote = 0, reloc_bytes = 0, sync_bytes = 0, rows_in = 0, remote = 0, forwarded = 0,
+              shared = 0, replica = 0 }
+  for _, n in ipairs(job:stats().nodes) do
+    local a, rl, rp = n.access or {}, n.relocation or {}, n.replica or {}
+    t.bytes_remote, t.keys_remote = t.bytes_remote + (n.bytes_remote or 0), t.keys_remote + (n.keys_remote or 0)
+    t.reloc_bytes, t.rows_in = t.reloc_bytes + (rl.bytes or 0), t.rows_in + (rl.rows_in or 0)
+    t.sync_bytes = t.sync_bytes + (rp.bytes_sent or 0)
+    t.remote, t.forwarded, t.shared = t.remote + (a.remote or 0), t.forwarded + (a.forwarded or 0), t.shared + (a.shared or 0)
+    t.replica = t.replica + (rp.reads or 0) + (rp.updates or 0)
+  end
+  return t
+end
+local traffic0, epochs0 = traffic(), 0
 local raw, seconds = 0, 0.0
 for epoch = 1, opt.epochs do
   local r = job:epoch { total = vocab.raw, epoch = epoch }
@@ -130,6 +194,7 @@ for epoch = 1, opt.epochs do
             words_per_s = wps, bytes_remote = r.bytes_remote, messages = r.messages }
 end
 local words_per_s = raw / math.max(seconds, 1e-9)
+local traffic1, ne = traffic(), opt.epochs
 
 -- The input vectors, gathered from the nodes in runs of rows.
 local vecs = cr.core.util.matrix(vocab.n, d)
@@ -156,6 +221,16 @@ end
 job:log { epoch = opt.epochs, synonym_acc = syn and syn.accuracy, synonym_coverage = syn and syn.coverage,
           analogy_acc = ana and ana.total, analogy_coverage = ana and ana.coverage, words_per_s = words_per_s,
           train_seconds = seconds }
+-- per training epoch: bytes_remote (data plane, all nodes), reloc_bytes (the
+-- relocation protocol), sync_bytes (replica syncs), keys_remote (keys
+-- pulled or pushed through another node), and key accesses of tables not
+-- plain classic: rows relocated in, served remotely by their home,
+-- forwarded, through shared memory, through a replica.
+local pe = {}
+for _, k in ipairs { "bytes_remote", "keys_remote", "reloc_bytes", "sync_bytes", "rows_in", "remote", "forwarded", "shared", "replica" } do
+  pe[#pe + 1] = ("%s=%.0f"):format(k, (traffic1[k] - traffic0[k]) / ne)
+end
+print(("manage result: manage=%s per_epoch %s"):format(opt.manage, table.concat(pe, " ")))
 local function f(x) return x and ("%.4f"):format(x) or "-" end
 -- one line for scripts (tests/bench/w2v.sh, tests/integration/w2v_*.sh)
 print(("word2vec result: synonym_acc=%s analogy_acc=%s analogy_coverage=%s words_per_s=%.0f train_seconds=%.3f words=%d vocab=%d"):format(

@@ -33,7 +33,9 @@
 --   distribution), sampling = true (false: uniform negatives drawn by the
 --   batcher itself and pulled; for comparisons), clocks = 4 (ctx:clock calls
 --   per epoch, spread over the batches, so a consistency policy governs the
---   run as in lua/models/mf.lua).
+--   run as in lua/models/mf.lua), localize = false (true: batches one
+--   ahead, moved to this node, for tables managed by relocation:
+--   epoch_ahead).
 -- M.epoch args: epoch (number, seeds the walk). Returns {loss, reg,
 --   positives, triples}.
 -- M.evaluate args: set = "valid" | "test". Each worker ranks its share of
@@ -50,7 +52,7 @@ local S = {} -- this worker's state
 
 local known = { model = true, train = true, valid = true, test = true, entities = true, relations = true,
                 neg = true, batch = true, lambda = true, e = true, r = true, dist = true, sampling = true,
-                clocks = true, memory_mb = true, allow_read = true }
+                clocks = true, memory_mb = true, allow_read = true, localize = true }
 local models = { complex = true, distmult = true, transe = true, transe_l1 = true, transe_l2 = true, rescal = true }
 
 local function int_opt(opts, k, dflt, lo)
@@ -125,6 +127,7 @@ function M.init(ctx, opts)
   if S.model == "complex" and d % 2 ~= 0 then error(("kge: complex needs an even dim (got %d)"):format(d), 0) end
   S.dist = opts.dist or "neg"
   S.sampling = opts.sampling ~= false
+  S.localize = opts.localize and true or false
   local train, valid, test = load(opts)
   if train.n_ent > S.E.keys or train.n_rel > S.R.keys then
     error(("kge: the data has %d entities and %d relations, tables %s and %s hold %d and %d"):format(
@@ -160,29 +163,71 @@ local function neg_wait(q)
   return q.keys, S.E:wait(q.id)
 end
 
+-- One batch: pull, ONE kernel call, push. Returns loss, reg, triples.
+local function step(E, R, opt, ekeys, rkeys, batch, nkeys, nrows)
+  local Em, Rm = E:pull(ekeys), R:pull(rkeys)
+  local gE, gR, gS = U.matrix(Em:rows(), E.dim), U.matrix(Rm:rows(), R.dim), U.matrix(nrows:rows(), E.dim)
+  opt.es, opt.ges = nrows, gS
+  local l, r, n = K.kge_step(S.model, Em, Rm, gE, gR, batch, opt)
+  E:push(ekeys, gE)
+  if #nkeys > 0 then E:push(nkeys, gS) end
+  R:push(rkeys, gR)
+  return l, r, n
+end
+
+-- With relocation (S.localize, docs/management.md) the batches are taken one
+-- ahead: while batch i trains, batch i+1 (its positives' entities and
+-- relations, and its negatives, whose rows the sampler fetched during batch
+-- i-1) is moved to this node with localize, and waited for before it
+-- trains, so its pulls and pushes are local. The negatives' rows are then
+-- one batch older than without relocation. On tables that do not relocate
+-- localize returns at once.
+local function epoch_ahead(E, R, B, opt, tick)
+  local q = neg_start(B:needs())
+  local function take()
+    local nkeys, nrows = neg_wait(q)
+    local ekeys, rkeys, batch, pos = B:next(nkeys)
+    if not ekeys then return nil end
+    q = neg_start(B:needs())
+    return { ekeys, rkeys, batch, pos, nkeys, nrows,
+             le = E:localize(ekeys), ln = #nkeys > 0 and E:localize(nkeys), lr = R:localize(rkeys) }
+  end
+  local cur = take()
+  while cur do
+    local nxt = take()
+    E:wait(cur.le)
+    if cur.ln then E:wait(cur.ln) end
+    R:wait(cur.lr)
+    local l, r, n = step(E, R, opt, cur[1], cur[2], cur[3], cur[5], cur[6])
+    tick(l, r, cur[4], n)
+    cur = nxt
+  end
+end
+
 function M.epoch(ctx, args)
   local E, R, B = S.E, S.R, S.batches
   B:shuffle(ctx.seed * 1000003 + ctx.worker * 7919 + ((args and args.epoch) or 0))
   local opt = { lambda = S.lambda }
   local loss, reg, npos, ntrip = 0.0, 0.0, 0, 0
   local nb, done, ticked = B:batches(), 0, 0
-  local q = neg_start(B:needs())
-  while true do
-    local nkeys, nrows = neg_wait(q)
-    local ekeys, rkeys, batch, pos = B:next(nkeys)
-    if not ekeys then break end
-    q = neg_start(B:needs()) -- the next batch's negatives arrive while this one runs
-    local Em, Rm = E:pull(ekeys), R:pull(rkeys)
-    local gE, gR, gS = U.matrix(Em:rows(), E.dim), U.matrix(Rm:rows(), R.dim), U.matrix(nrows:rows(), E.dim)
-    opt.es, opt.ges = nrows, gS
-    local l, r, n = K.kge_step(S.model, Em, Rm, gE, gR, batch, opt)
-    E:push(ekeys, gE)
-    if #nkeys > 0 then E:push(nkeys, gS) end
-    R:push(rkeys, gR)
+  local function tick(l, r, pos, n)
     loss, reg, npos, ntrip = loss + l, reg + r, npos + pos, ntrip + n
     ctx:progress(pos)
     done = done + 1
     while ticked < (done * S.clocks) // nb do ctx:clock(); ticked = ticked + 1 end
+  end
+  if S.localize then
+    epoch_ahead(E, R, B, opt, tick)
+  else
+    local q = neg_start(B:needs())
+    while true do
+      local nkeys, nrows = neg_wait(q)
+      local ekeys, rkeys, batch, pos = B:next(nkeys)
+      if not ekeys then break end
+      q = neg_start(B:needs()) -- the next batch's negatives arrive while this one runs
+      local l, r, n = step(E, R, opt, ekeys, rkeys, batch, nkeys, nrows)
+      tick(l, r, pos, n)
+    end
   end
   while ticked < S.clocks do ctx:clock(); ticked = ticked + 1 end
   return { loss = loss + reg, logloss = loss, reg = reg, positives = npos, triples = ntrip }

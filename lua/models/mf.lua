@@ -16,7 +16,10 @@
 --
 -- opts (job:model("mf", opts)): train = path (required), test = path,
 --   lambda = 0.02, batch = 200000, w = "W", h = "H" (table names),
---   prefetch = false (see M.epoch), clocks = 4 (clock ticks per epoch).
+--   prefetch = false (see M.epoch), clocks = 4 (clock ticks per epoch),
+--   localize = false (true: move the next batch's H rows here, for tables
+--   managed by relocation, see M.epoch; "late": wait for the moves only
+--   after the batch, relying on per-key consistency).
 --   clocks: every worker calls ctx:clock() exactly `clocks` times per epoch,
 --   spread evenly over its batches, so the consistency policy (bsp, ssp, asp,
 --   or a user's) governs MF at those points. Workers hold different numbers of
@@ -43,7 +46,7 @@ local M = {}
 local S = {} -- this worker's state
 
 local known = { train = true, test = true, lambda = true, batch = true, w = true, h = true, prefetch = true,
-                clocks = true }
+                clocks = true, localize = true }
 
 local function load(ctx, path)
   local lo, hi = S.W:local_range()
@@ -64,6 +67,10 @@ function M.init(ctx, opts)
   if type(opts.train) ~= "string" then error("mf: option 'train' (path of train.mmc) is required", 0) end
   S.lambda = opts.lambda or 0.02
   S.prefetch = opts.prefetch and true or false
+  S.localize = opts.localize or false
+  if S.localize ~= true and S.localize ~= false and S.localize ~= "late" then
+    error("mf: option 'localize' must be true, false or \"late\"", 0)
+  end
   S.clocks = math.tointeger(opts.clocks or 4)
   if not S.clocks or S.clocks < 0 then error("mf: option 'clocks' must be an integer >= 0", 0) end
   local batch = math.tointeger(opts.batch or 200000)
@@ -94,7 +101,21 @@ function M.epoch(ctx, args)
   local wk, hk, nc = cells:next()
   local prefetch = S.prefetch
   local hreq = prefetch and wk and H:pull_async(hk)
+  -- Relocation (docs/management.md): the next batch's H rows are moved to
+  -- this node while the current batch runs, and waited for before that
+  -- batch uses them. W rows are always the worker's own node's (cells are
+  -- split by W's owner), so only H moves. On a table not managed by
+  -- relocation (classic, replicated keys) localize does nothing but check
+  -- the keys and returns no request.
+  local loc, late = S.localize, S.localize == "late"
+  local lreq = loc and wk and H:localize(hk)
   while wk do
+    if lreq and not late then H:wait(lreq) end
+    local lprev = late and lreq
+    if loc then
+      local _, nhk = cells:peek()
+      lreq = nhk and H:localize(nhk)
+    end
     local Wm = W:pull(wk)
     local Hm
     if prefetch then
@@ -107,6 +128,7 @@ function M.epoch(ctx, args)
     local a, b = K.mf_sgd(cells, Wm, Hm, lr, lambda)
     W:push(wk, Wm)
     H:push(hk, Hm)
+    if lprev then H:wait(lprev) end
     sse, reg, n = sse + a, reg + b, n + nc
     ctx:progress(nc)
     done = done + 1

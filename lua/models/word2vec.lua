@@ -66,7 +66,16 @@
 --   alpha = 0.025, sample = 1e-3, batch = 50000, pool = batch / 5,
 --   max_sentence = 1000, dist = "neg", input = "in", output = "out",
 --   progress = "progress", loss = false (the loss costs an exp and a log
---   per target: off unless asked).
+--   per target: off unless asked), localize = false (true: move each
+--   batch's words here, for tables managed by relocation).
+--
+-- Relocation (docs/management.md): when `in` and `out` are managed by
+-- relocation, a batch's words are localized as soon as the reader has read
+-- the batch (the reader has no look-ahead, so not one batch ahead): the
+-- pulls right after do not wait for the moves (per-key consistency: a pull
+-- of a key on its way is served where it arrives) and the pushes find the
+-- rows local. Replicated keys and classic tables need nothing (localize
+-- returns at once).
 -- M.epoch args: epoch (1-based). Returns { words, raw, kept, pairs, loss,
 --   seconds } for this worker (sums at the scheduler).
 local K = cr.core.kernels
@@ -77,7 +86,7 @@ local S = {}
 local known = { corpus = true, vocab = true, words = true, epochs = true, model = true, window = true,
                 negative = true, alpha = true, sample = true, batch = true, pool = true, max_sentence = true,
                 dist = true, input = true, output = true, progress = true, loss = true, memory_mb = true,
-                raw = true, clocks = true }
+                raw = true, clocks = true, localize = true }
 
 local function posint(opts, k, default, min)
   local v = opts[k]
@@ -117,6 +126,7 @@ function M.init(ctx, opts)
   local batch = posint(opts, "batch", 50000)
   S.pool = posint(opts, "pool", math.max(1, batch // 5))
   S.dist = opts.dist or "neg"
+  S.localize = opts.localize and true or false
   S.IN, S.OUT = tbl(ctx, opts.input or "in"), tbl(ctx, opts.output or "out")
   S.PROG = tbl(ctx, opts.progress or "progress")
   if S.IN.dim ~= S.OUT.dim then error("word2vec: tables in and out must have the same dim", 0) end
@@ -155,6 +165,8 @@ function M.epoch(ctx, args)
   while true do
     local keys, braw, bwords, bkept = R:next()
     if not keys then break end
+    local li = S.localize and IN:localize(keys)
+    local lo = S.localize and OUT:localize(keys)
     local pk, prow, okeys = nil, nil, keys
     if neg then
       pk, prow = sample_wait(sreq)
@@ -166,6 +178,7 @@ function M.epoch(ctx, args)
     local d1, l, p = R:train(s0, s1, prow, tr)
     IN:push(keys, s0)
     OUT:push(okeys, d1)
+    if li then IN:wait(li); OUT:wait(lo) end
     -- the global count: this batch's words go out, and the total read
     -- back, without waiting (a remote worker would wait two round trips):
     -- the rate uses the total as of the previous batch
