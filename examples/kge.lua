@@ -46,33 +46,11 @@ local numeric = { dim = true, neg = true, lr = true, lambda = true, init = true,
                   eval = true, quiet = true, test = true, localize = true }
 local opt = { data = "data/wordnet-rr", model = "complex", eval = 5, quiet = 0, test = 1, manage = "classic",
               localize = 1 }
-local given = {}
 
-local argv = arg or {}
-local i = 1
-while i <= #argv do
-  local a = argv[i]
-  local k, v = a:match("^%-%-([%w_]+)=(.*)$")
-  if not k then k, v = a:match("^([%w_]+)=(.*)$") end
-  if not k then
-    k = a:match("^%-%-([%w_]+)$")
-    if not k then error(me .. ": unexpected argument '" .. a .. "'", 0) end
-    i = i + 1
-    v = argv[i]
-    if v == nil then error(me .. ": option --" .. k .. " needs a value", 0) end
-  end
-  if not numeric[k] and k ~= "data" and k ~= "model" and k ~= "checkpoint" and k ~= "sampling"
-      and k ~= "manage" then
-    error(me .. ": unknown option '" .. k .. "'", 0)
-  end
-  if numeric[k] then
-    local n = tonumber(v)
-    if not n then error(("%s: option %s needs a number, got '%s'"):format(me, k, v), 0) end
-    v = n
-  end
-  opt[k], given[k] = v, true
-  i = i + 1
-end
+local accept = { data = "string", model = "string", checkpoint = "string", sampling = "string",
+                 manage = "string" }
+for k in pairs(numeric) do accept[k] = "number" end
+local _, given = cr.script.options(me, arg or {}, opt, accept)
 local manages = { classic = true, relocate = true, replicate = true, hot = true }
 if not manages[opt.manage] then
   error(("%s: unknown manage '%s' (classic, relocate, replicate, hot)"):format(me, opt.manage), 0)
@@ -154,24 +132,7 @@ local rdim = opt.model == "rescal" and opt.dim * opt.dim or opt.dim
 local adagrad = cr.optim.adagrad { lr = opt.lr }
 local E = job:table { name = "E", keys = n_ent, dim = opt.dim, init = cr.init.normal(0, opt.init), optimizer = adagrad }
 local R = job:table { name = "R", keys = n_rel, dim = rdim, init = cr.init.normal(0, opt.init), optimizer = adagrad }
--- manage=hot (NuPS section 3.4): over the keys of all tables together,
--- replicate the keys whose expected access count exceeds 100x the mean,
--- relocate the rest. counts[t][k + 1]: expected accesses of key k of table t.
-local function hot_keys(counts)
-  local total, n = 0, 0
-  for _, c in ipairs(counts) do
-    for k = 1, #c do total = total + c[k] end
-    n = n + #c
-  end
-  local limit, hot = 100 * total / math.max(n, 1), {}
-  for t, c in ipairs(counts) do
-    hot[t] = {}
-    for k = 1, #c do
-      if c[k] > limit then hot[t][#hot[t] + 1] = k - 1 end
-    end
-  end
-  return hot
-end
+-- manage=hot: cr.script.hot_keys, the NuPS heuristic over the keys of all tables together.
 if opt.manage == "hot" then
   -- per positive: its subject and object, 2 neg uniform negatives, its relation
   local ce, cr_ = {}, {}
@@ -182,7 +143,7 @@ if opt.manage == "hot" then
     local s_, r_, o_ = train.s:get(j) + 1, train.r:get(j) + 1, train.o:get(j) + 1
     ce[s_], ce[o_], cr_[r_] = ce[s_] + 1, ce[o_] + 1, cr_[r_] + 1
   end
-  local hot = hot_keys { ce, cr_ }
+  local hot = cr.script.hot_keys { ce, cr_ }
   E:manage { replicate = hot[1], relocate = "rest" }
   R:manage { replicate = hot[2], relocate = "rest" }
   say(("kge: manage=hot: %d of %d entities and %d of %d relations replicated, the rest relocated"):format(

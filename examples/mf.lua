@@ -32,31 +32,11 @@ local opt = { data = "data/mf", epochs = 20, dim = 16, lr = 0.02, lambda = 0.02,
 local numeric = { epochs = true, dim = true, lr = true, lambda = true, init = true, batch = true,
                   prefetch = true, eval = true, quiet = true }
 
--- Parse the script's arguments (the runtime keeps its own, like --nodes).
-local argv = arg or {}
-local i = 1
-while i <= #argv do
-  local a = argv[i]
-  local k, v = a:match("^%-%-([%w_]+)=(.*)$")
-  if not k then k, v = a:match("^([%w_]+)=(.*)$") end
-  if not k then
-    k = a:match("^%-%-([%w_]+)$")
-    if not k then error("examples/mf.lua: unexpected argument '" .. a .. "'", 0) end
-    i = i + 1
-    v = argv[i]
-    if v == nil then error("examples/mf.lua: option --" .. k .. " needs a value", 0) end
-  end
-  if opt[k] == nil and k ~= "train" and k ~= "test" and k ~= "checkpoint" then
-    error("examples/mf.lua: unknown option '" .. k .. "'", 0)
-  end
-  if numeric[k] then
-    local n = tonumber(v)
-    if not n then error("examples/mf.lua: option " .. k .. " needs a number, got '" .. v .. "'", 0) end
-    v = n
-  end
-  opt[k] = v
-  i = i + 1
-end
+-- The script's own options (the runtime keeps its own, like --nodes).
+local accept = { train = "string", test = "string", checkpoint = "string" }
+for k in pairs(opt) do accept[k] = "string" end
+for k in pairs(numeric) do accept[k] = "number" end
+cr.script.options("examples/mf.lua", arg or {}, opt, accept)
 for _, k in ipairs { "epochs", "dim", "batch" } do
   if not math.tointeger(opt[k]) or opt[k] < 1 then
     error(("examples/mf.lua: option %s must be a positive integer, got %s"):format(k, tostring(opt[k])), 0)
@@ -93,24 +73,7 @@ local W = job:table { name = "W", keys = hdr.rows, dim = opt.dim,
                       init = cr.init.normal(0, opt.init), optimizer = cr.optim.sgd { lr = opt.lr } }
 local H = job:table { name = "H", keys = hdr.cols, dim = opt.dim,
                       init = cr.init.normal(0, opt.init), optimizer = cr.optim.sgd { lr = opt.lr } }
--- manage=hot (NuPS section 3.4): over the keys of all tables together,
--- replicate the keys whose expected access count exceeds 100x the mean,
--- relocate the rest. counts[t][k + 1]: expected accesses of key k of table t.
-local function hot_keys(counts)
-  local total, n = 0, 0
-  for _, c in ipairs(counts) do
-    for k = 1, #c do total = total + c[k] end
-    n = n + #c
-  end
-  local limit, hot = 100 * total / math.max(n, 1), {}
-  for t, c in ipairs(counts) do
-    hot[t] = {}
-    for k = 1, #c do
-      if c[k] > limit then hot[t][#hot[t] + 1] = k - 1 end
-    end
-  end
-  return hot
-end
+-- manage=hot: cr.script.hot_keys, the NuPS heuristic over the keys of all tables together.
 if opt.manage == "hot" then
   local rows, cols, f = {}, {}, assert(io.open(opt.train, "r"))
   for k = 1, hdr.rows do rows[k] = 0 end
@@ -127,7 +90,7 @@ if opt.manage == "hot" then
     end
   end
   f:close()
-  local hot = hot_keys { rows, cols }
+  local hot = cr.script.hot_keys { rows, cols }
   local hw, hh = hot[1], hot[2]
   W:manage { replicate = hw, relocate = "rest" }
   H:manage { replicate = hh, relocate = "rest" }

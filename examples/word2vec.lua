@@ -39,31 +39,12 @@ local opt = { corpus = "data/gcide-brown.txt", sg = 1, dim = 100, window = 5, ne
 local numeric = { sg = true, dim = true, window = true, negative = true, sample = true, min_count = true,
                   alpha = true, epochs = true, batch = true, pool = true, clocks = true, quiet = true,
                   localize = true }
-local given = {}
 local me = "examples/word2vec.lua"
 
-local argv = arg or {}
-local i = 1
-while i <= #argv do
-  local a = argv[i]
-  local k, v = a:match("^%-%-([%w_]+)=(.*)$")
-  if not k then k, v = a:match("^([%w_]+)=(.*)$") end
-  if not k then
-    k = a:match("^%-%-([%w_]+)$")
-    if not k then error(me .. ": unexpected argument '" .. a .. "'", 0) end
-    i = i + 1
-    v = argv[i]
-    if v == nil then error(me .. ": option --" .. k .. " needs a value", 0) end
-  end
-  if opt[k] == nil and not numeric[k] and k ~= "save" then error(me .. ": unknown option '" .. k .. "'", 0) end
-  if numeric[k] then
-    local n = tonumber(v)
-    if not n then error(("%s: option %s needs a number, got '%s'"):format(me, k, v), 0) end
-    v = n
-  end
-  opt[k], given[k] = v, true
-  i = i + 1
-end
+local accept = { save = "string" }
+for k in pairs(opt) do accept[k] = "string" end
+for k in pairs(numeric) do accept[k] = "number" end
+local _, given = cr.script.options(me, arg or {}, opt, accept)
 if not math.tointeger(opt.clocks) or opt.clocks < 0 then error(me .. ": option clocks must be an integer >= 0", 0) end
 for _, k in ipairs { "dim", "window", "min_count", "epochs", "batch", "pool" } do
   if opt[k] ~= nil and (not math.tointeger(opt[k]) or opt[k] < 1) then
@@ -121,24 +102,7 @@ job:table { name = "progress", keys = 1, dim = 1, init = cr.init.zeros(), optimi
 local w = {}
 for k = 1, vocab.n do w[k] = vocab.counts:get(k) ^ 0.75 end
 job:distribution { name = "neg", table = "out", kind = "weights", weights = w }
--- manage=hot (NuPS section 3.4): over the keys of all tables together,
--- replicate the keys whose expected access count exceeds 100x the mean,
--- relocate the rest. counts[t][k + 1]: expected accesses of key k of table t.
-local function hot_keys(counts)
-  local total, n = 0, 0
-  for _, c in ipairs(counts) do
-    for k = 1, #c do total = total + c[k] end
-    n = n + #c
-  end
-  local limit, hot = 100 * total / math.max(n, 1), {}
-  for t, c in ipairs(counts) do
-    hot[t] = {}
-    for k = 1, #c do
-      if c[k] > limit then hot[t][#hot[t] + 1] = k - 1 end
-    end
-  end
-  return hot
-end
+-- manage=hot: cr.script.hot_keys, the NuPS heuristic over the keys of all tables together.
 if opt.manage == "hot" then
   -- in: a word's count; out: its count plus its share of the negative pools
   -- (batch / 5 draws per batch of counts^0.75)
@@ -149,7 +113,7 @@ if opt.manage == "hot" then
     ci[k] = vocab.counts:get(k)
     co[k] = ci[k] + draws * w[k] / wsum
   end
-  local hot = hot_keys { ci, co }
+  local hot = cr.script.hot_keys { ci, co }
   IN:manage { replicate = hot[1], relocate = "rest" }
   OUT:manage { replicate = hot[2], relocate = "rest" }
   say(("word2vec: manage=hot: %d and %d of %d words replicated in in and out, the rest relocated"):format(

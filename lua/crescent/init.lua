@@ -7,6 +7,7 @@ local M = { core = core, version = core.version }
 M.data = require "crescent.data"
 M.eval = require "crescent.eval"
 M.partition = require "crescent.partition"
+M.script = require "crescent.script"
 -- job, table, policy, init, optim, kernels
 for k, v in pairs(require "crescent.ps") do M[k] = v end
 return M
