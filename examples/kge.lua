@@ -179,21 +179,8 @@ end
 say(("kge: %s, %d entities, %d relations, %d train / %d valid / %d test triples, dim %d, neg %d, lr %g, "
      .. "lambda %g, batch %d"):format(opt.model, n_ent, n_rel, train.n, valid and valid.n or 0, test and test.n or 0,
     opt.dim, opt.neg, opt.lr, opt.lambda, opt.batch))
--- Traffic and access counters of all nodes (job:stats, docs/management.md),
--- summed: the "manage result" line reports their change over the epochs.
-local function traffic()
-  local t = { keys_remote = 0, bytes_remote = 0, reloc_bytes = 0, sync_bytes = 0, rows_in = 0, remote = 0, forwarded = 0,
-              shared = 0, replica = 0 }
-  for _, n in ipairs(job:stats().nodes) do
-    local a, rl, rp = n.access or {}, n.relocation or {}, n.replica or {}
-    t.bytes_remote, t.keys_remote = t.bytes_remote + (n.bytes_remote or 0), t.keys_remote + (n.keys_remote or 0)
-    t.reloc_bytes, t.rows_in = t.reloc_bytes + (rl.bytes or 0), t.rows_in + (rl.rows_in or 0)
-    t.sync_bytes = t.sync_bytes + (rp.bytes_sent or 0)
-    t.remote, t.forwarded, t.shared = t.remote + (a.remote or 0), t.forwarded + (a.forwarded or 0), t.shared + (a.shared or 0)
-    t.replica = t.replica + (rp.reads or 0) + (rp.updates or 0)
-  end
-  return t
-end
+-- The traffic and access counters the "manage result" line reports: cr.script.traffic.
+local function traffic() return cr.script.traffic(job) end
 local traffic0, epochs0 = traffic(), job.epochs
 local positives, seconds, cpu = 0, 0.0, 0.0
 while job.epochs < opt.epochs do
