@@ -79,22 +79,8 @@ end
 -- Any accepted form -> name, opts: "auto", "auto:hot=50,cap=10",
 -- ("auto", {hot = 50}), {"auto", hot = 50}, or a .lua path.
 function M.describe(spec, opts, level)
-    level = (level or 1) + 1
-    if type(spec) == "string" then
-        if opts ~= nil then
-            if type(opts) ~= "table" then error("management script options must be a table", level) end
-            return spec, opts
-        end
-        local ok, name, o = pcall(policy.parse, spec, "management script")
-        if not ok then error(name, level) end
-        return name, o
-    end
-    if type(spec) == "table" and type(spec[1]) == "string" then
-        local o = {}
-        for k, v in pairs(spec) do if k ~= 1 then o[k] = v end end
-        return spec[1], o
-    end
-    error("management script must be a name (\"auto:cap=100\"), {name, key = value} or a .lua path", level)
+    local name, o = policy.spec(spec, opts, "management script", "auto:cap=100", (level or 1) + 1)
+    return name, o -- not a tail call: the error level counts this frame
 end
 
 -- Is spec a decision script ("auto", "nups:hot=50", "my/rule.lua", {"auto"})?

@@ -30,6 +30,29 @@ function M.parse(spec, what)
 end
 
 -- Resolve a policy name ("bsp") or path ("my/policy.lua") to (path, source).
+-- Any accepted form of a script choice (a sampling scheme, a management
+-- script) -> name, opts: "name:k=v,...", (name, {k = v}), {name, k = v}, or a
+-- .lua path. what names it in errors ("sampling scheme"), example is a spec to
+-- show ("bounded:pool=100"); level as for error(), counted from the caller.
+function M.spec(spec, opts, what, example, level)
+    level = (level or 1) + 1
+    if type(spec) == "string" then
+        if opts ~= nil then
+            if type(opts) ~= "table" then error(what .. " options must be a table", level) end
+            return spec, opts
+        end
+        local ok, name, o = pcall(M.parse, spec, what)
+        if not ok then error(name, level) end
+        return name, o
+    end
+    if type(spec) == "table" and type(spec[1]) == "string" then
+        local o = {}
+        for k, v in pairs(spec) do if k ~= 1 then o[k] = v end end
+        return spec[1], o
+    end
+    error(("%s must be a name (\"%s\"), {name, key = value} or a .lua path"):format(what, example), level)
+end
+
 function M.source(name)
     local path = home.resolve(name, "configs/consistency")
     local src, err = home.read_file(path)

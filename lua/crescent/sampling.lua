@@ -26,22 +26,8 @@ local POOL_MAX = 1 << 24
 -- Any accepted form of a scheme -> name, opts: "bounded:pool=100",
 -- ("bounded", {pool = 100}), {"bounded", pool = 100}, or a .lua path.
 function M.describe(spec, opts, level)
-    level = (level or 1) + 1
-    if type(spec) == "string" then
-        if opts ~= nil then
-            if type(opts) ~= "table" then error("sampling scheme options must be a table", level) end
-            return spec, opts
-        end
-        local ok, name, o = pcall(policy.parse, spec, "sampling scheme")
-        if not ok then error(name, level) end
-        return name, o
-    end
-    if type(spec) == "table" and type(spec[1]) == "string" then
-        local o = {}
-        for k, v in pairs(spec) do if k ~= 1 then o[k] = v end end
-        return spec[1], o
-    end
-    error("sampling scheme must be a name (\"bounded:pool=100\"), {name, key = value} or a .lua path", level)
+    local name, o = policy.spec(spec, opts, "sampling scheme", "bounded:pool=100", (level or 1) + 1)
+    return name, o -- not a tail call: the error level counts this frame
 end
 
 -- A scheme name or path -> path, source; an unknown name lists the shipped ones.
