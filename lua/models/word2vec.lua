@@ -70,11 +70,10 @@
 --   batch's words here, for tables managed by relocation).
 --
 -- Relocation (docs/management.md): when `in` and `out` are managed by
--- relocation, a batch's words are localized as soon as the reader has read
--- the batch (the reader has no look-ahead, so not one batch ahead): the
--- pulls right after do not wait for the moves (per-key consistency: a pull
--- of a key on its way is served where it arrives) and the pushes find the
--- rows local. Replicated keys and classic tables need nothing (localize
+-- relocation, the words of the batch after the current one are localized
+-- while the current one trains (the reader reads one batch ahead, R:peek)
+-- and waited for before that batch trains, so its pulls and pushes find
+-- the rows local. Replicated keys and classic keys need nothing (localize
 -- returns at once).
 -- M.epoch args: epoch (1-based). Returns { words, raw, kept, pairs, loss,
 --   seconds } for this worker (sums at the scheduler).
@@ -162,11 +161,20 @@ function M.epoch(ctx, args)
   local sreq = neg and sample_start() or nil
   local done = PROG:pull(zero):get(1, 1)
   local preq, qreq -- progress push and pull in flight
+  -- with relocation: the batch after the current one is moved here while
+  -- the current one trains (R:peek reads it ahead), waited for before it
+  -- trains
+  local li, lo
+  local function ahead()
+    local nk = S.localize and R:peek()
+    if nk then li, lo = IN:localize(nk), OUT:localize(nk) end
+  end
+  ahead()
   while true do
     local keys, braw, bwords, bkept = R:next()
     if not keys then break end
-    local li = S.localize and IN:localize(keys)
-    local lo = S.localize and OUT:localize(keys)
+    if li then IN:wait(li); OUT:wait(lo); li, lo = nil, nil end
+    ahead()
     local pk, prow, okeys = nil, nil, keys
     if neg then
       pk, prow = sample_wait(sreq)
@@ -178,7 +186,6 @@ function M.epoch(ctx, args)
     local d1, l, p = R:train(s0, s1, prow, tr)
     IN:push(keys, s0)
     OUT:push(okeys, d1)
-    if li then IN:wait(li); OUT:wait(lo) end
     -- the global count: this batch's words go out, and the total read
     -- back, without waiting (a remote worker would wait two round trips):
     -- the rate uses the total as of the previous batch
@@ -192,6 +199,7 @@ function M.epoch(ctx, args)
     while ticked < S.clocks - 1 and raw >= (ticked + 1) * S.share / S.clocks do ctx:clock(); ticked = ticked + 1 end
   end
   while ticked < S.clocks do ctx:clock(); ticked = ticked + 1 end
+  if li then IN:wait(li); OUT:wait(lo) end
   if sreq then sample_wait(sreq) end -- the pool for a batch that did not come
   if preq then PROG:wait(preq) end
   if qreq then PROG:wait(qreq) end

@@ -135,6 +135,15 @@ void cr_w2v_vocab_free(cr_w2v_vocab *v) {
 
 /* ---- the reader ---- */
 
+/* One batch's buffers. The reader has two: the current batch (what next
+ * returned, what pool maps onto) and the one peek read ahead. */
+typedef struct rbuf {
+    int32_t *slot; /* word -> row in this batch, -1 */
+    cr_i64v keys, sent, extra_src;
+    int32_t *row;
+    int64_t nrow, caprow;
+} rbuf;
+
 struct cr_w2v_reader {
     char *path;
     const cr_w2v_vocab *v;
@@ -142,16 +151,26 @@ struct cr_w2v_reader {
     uint64_t seed;
     cr_lines *in;
     cr_rng rng;
-    float *keep;     /* keep probability per word */
-    int32_t *slot;   /* word -> row in the current batch, -1 */
-    cr_i64v keys, sent, extra_src;
-    int32_t *row, *negs;
-    int64_t nrow, caprow, capnegs;
+    float *keep; /* keep probability per word */
+    rbuf buf[2];
+    int cur;              /* buf[cur]: the current batch */
+    int peeked, peek_rc;  /* buf[1 - cur] holds the next batch (peek_b), and next's code for it */
+    cr_w2v_rbatch peek_b;
+    int32_t *negs;
+    int64_t capnegs;
     float *scratch[2];
     int64_t capscratch[2];
     int64_t line; /* lines read */
     char *rest, *rest_end; /* unread part of the current line, or NULL */
 };
+
+static void reset_batch(rbuf *u, cr_w2v_rbatch *b) {
+    for (int64_t k = 0; k < u->keys.n; k++) u->slot[u->keys.a[k]] = -1;
+    u->keys.n = u->sent.n = u->extra_src.n = 0;
+    u->nrow = 0;
+    memset(b, 0, sizeof *b);
+    cr_i64v_push(&u->sent, 0);
+}
 
 cr_w2v_reader *cr_w2v_reader_open(const char *path, const cr_w2v_vocab *v, const cr_w2v_reader_opts *o,
                                   uint64_t seed, cr_err *e) {
@@ -170,10 +189,10 @@ cr_w2v_reader *cr_w2v_reader_open(const char *path, const cr_w2v_vocab *v, const
     r->seed = seed;
     int64_t nw = v->words.n;
     r->keep = cr_xmalloc((size_t)(nw ? nw : 1) * sizeof *r->keep);
-    r->slot = cr_xmalloc((size_t)(nw ? nw : 1) * sizeof *r->slot);
+    for (int i = 0; i < 2; i++) r->buf[i].slot = cr_xmalloc((size_t)(nw ? nw : 1) * sizeof *r->buf[i].slot);
     for (int64_t w = 0; w < nw; w++) {
         r->keep[w] = (float)cr_w2v_keep_prob((uint64_t)v->count[w], (uint64_t)v->kept, o->sample);
-        r->slot[w] = -1;
+        r->buf[0].slot[w] = r->buf[1].slot[w] = -1;
     }
     if (cr_w2v_reader_rewind(r, 0, e) != 0) cr_w2v_reader_close(&r);
     return r;
@@ -184,102 +203,117 @@ int cr_w2v_reader_rewind(cr_w2v_reader *r, int64_t epoch, cr_err *e) {
     r->in = cr_lines_open(r->path, e);
     r->line = 0;
     r->rest = r->rest_end = NULL;
+    r->peeked = 0;
     cr_rng_seed2(&r->rng, r->seed + (uint64_t)epoch * 0x9E3779B97F4A7C15ull, (uint64_t)r->o.part);
     return r->in ? 0 : -1;
 }
 
-static void push_row(cr_w2v_reader *r, int32_t x) {
-    if (r->nrow == r->caprow) {
-        r->caprow = r->caprow ? r->caprow * 2 : 4096;
-        r->row = cr_xrealloc(r->row, (size_t)r->caprow * sizeof *r->row);
+static void push_row(rbuf *u, int32_t x) {
+    if (u->nrow == u->caprow) {
+        u->caprow = u->caprow ? u->caprow * 2 : 4096;
+        u->row = cr_xrealloc(u->row, (size_t)u->caprow * sizeof *u->row);
     }
-    r->row[r->nrow++] = x;
+    u->row[u->nrow++] = x;
 }
 
 /* Tokens of [p, end) (a line or the rest of one) into the batch. Returns
  * where it stopped: end, or the end of a sentence cut at max_sentence once
  * the batch is full (so a corpus on one long line, like text8, still comes
  * in batches). */
-static char *take_line(cr_w2v_reader *r, char *p, char *end, cr_w2v_rbatch *b) {
+static char *take_line(cr_w2v_reader *r, rbuf *u, char *p, char *end, cr_w2v_rbatch *b) {
     char *w;
     size_t wl;
-    int64_t start = r->nrow;
+    int64_t start = u->nrow;
     while (next_token(&p, end, &w, &wl)) {
         b->raw++;
         int64_t id = cr_dict_find(&r->v->words, w, wl);
         if (id < 0) continue;
         b->words++;
         if (cr_rng_uniform(&r->rng) >= r->keep[id]) continue;
-        if (r->slot[id] < 0) {
-            r->slot[id] = (int32_t)r->keys.n;
-            cr_i64v_push(&r->keys, id);
+        if (u->slot[id] < 0) {
+            u->slot[id] = (int32_t)u->keys.n;
+            cr_i64v_push(&u->keys, id);
         }
-        push_row(r, r->slot[id]);
-        if (r->nrow - start == r->o.max_sentence) {
-            cr_i64v_push(&r->sent, r->nrow);
-            start = r->nrow;
+        push_row(u, u->slot[id]);
+        if (u->nrow - start == r->o.max_sentence) {
+            cr_i64v_push(&u->sent, u->nrow);
+            start = u->nrow;
             if (b->raw >= r->o.batch) return p;
         }
     }
-    if (r->nrow > start) cr_i64v_push(&r->sent, r->nrow);
+    if (u->nrow > start) cr_i64v_push(&u->sent, u->nrow);
     return end;
 }
 
-static void reset_batch(cr_w2v_reader *r, cr_w2v_rbatch *b) {
-    for (int64_t k = 0; k < r->keys.n; k++) r->slot[r->keys.a[k]] = -1;
-    r->keys.n = r->sent.n = r->extra_src.n = 0;
-    r->nrow = 0;
-    memset(b, 0, sizeof *b);
-    cr_i64v_push(&r->sent, 0);
-}
-
-int cr_w2v_reader_next(cr_w2v_reader *r, cr_w2v_rbatch *b, cr_err *e) {
-    reset_batch(r, b);
+/* Read the next batch into u and *b: next's return code. */
+static int read_batch(cr_w2v_reader *r, rbuf *u, cr_w2v_rbatch *b, cr_err *e) {
+    reset_batch(u, b);
     char *s, *stop;
     size_t len;
     int rc = 1;
     if (r->rest) { /* the line the last batch stopped in */
-        stop = take_line(r, r->rest, r->rest_end, b);
+        stop = take_line(r, u, r->rest, r->rest_end, b);
         r->rest = stop < r->rest_end ? stop : NULL;
     }
     while (!r->rest && b->raw < r->o.batch && (rc = cr_lines_next(r->in, &s, &len, e)) == 1) {
         if (r->line++ % r->o.parts != r->o.part) continue;
-        stop = take_line(r, s, s + len, b);
+        stop = take_line(r, u, s, s + len, b);
         if (stop < s + len) r->rest = stop, r->rest_end = s + len; /* valid until the next cr_lines_next */
     }
     if (rc < 0) return -1;
-    b->n = r->nrow;
-    b->row = r->row;
-    b->sent = r->sent.a;
-    b->nsent = r->sent.n - 1;
-    b->nkeys = r->keys.n;
-    b->keys = r->keys.a;
+    b->n = u->nrow;
+    b->row = u->row;
+    b->sent = u->sent.a;
+    b->nsent = u->sent.n - 1;
+    b->nkeys = u->keys.n;
+    b->keys = u->keys.a;
     return b->raw > 0 || rc == 1 || r->rest ? 1 : 0;
 }
 
+int cr_w2v_reader_next(cr_w2v_reader *r, cr_w2v_rbatch *b, cr_err *e) {
+    if (!r->peeked) return read_batch(r, &r->buf[r->cur], b, e);
+    cr_w2v_rbatch dummy;
+    reset_batch(&r->buf[r->cur], &dummy); /* the old current batch's words leave its map */
+    r->cur = 1 - r->cur;
+    r->peeked = 0;
+    *b = r->peek_b;
+    return r->peek_rc;
+}
+
+int cr_w2v_reader_peek(cr_w2v_reader *r, cr_w2v_rbatch *b, cr_err *e) {
+    if (!r->peeked) {
+        r->peek_rc = read_batch(r, &r->buf[1 - r->cur], &r->peek_b, e);
+        if (r->peek_rc < 0) return -1;
+        r->peeked = 1;
+    }
+    *b = r->peek_b;
+    return r->peek_rc;
+}
+
 int cr_w2v_reader_pool(cr_w2v_reader *r, cr_w2v_rbatch *b, const int64_t *pool, int64_t m, cr_err *e) {
+    rbuf *u = &r->buf[r->cur];
     if (m > r->capnegs) {
         r->capnegs = m;
         r->negs = cr_xrealloc(r->negs, (size_t)m * sizeof *r->negs);
     }
-    r->keys.n = b->nkeys; /* a second pool for the same batch replaces the first */
-    for (int64_t k = 0; k < r->extra_src.n; k++) r->slot[r->keys.a[b->nkeys + k]] = -1;
-    r->extra_src.n = 0;
+    u->keys.n = b->nkeys; /* a second pool for the same batch replaces the first */
+    for (int64_t k = 0; k < u->extra_src.n; k++) u->slot[u->keys.a[b->nkeys + k]] = -1;
+    u->extra_src.n = 0;
     int64_t nw = r->v->words.n;
     for (int64_t j = 0; j < m; j++) {
         int64_t id = pool[j];
         if (id < 0 || id >= nw) return cr_errf(e, "pool entry %lld is %lld, not a word id", (long long)j + 1,
                                                (long long)id);
-        if (r->slot[id] < 0) {
-            r->slot[id] = (int32_t)r->keys.n;
-            cr_i64v_push(&r->keys, id);
-            cr_i64v_push(&r->extra_src, j);
+        if (u->slot[id] < 0) {
+            u->slot[id] = (int32_t)u->keys.n;
+            cr_i64v_push(&u->keys, id);
+            cr_i64v_push(&u->extra_src, j);
         }
-        r->negs[j] = r->slot[id];
+        r->negs[j] = u->slot[id];
     }
-    b->keys = r->keys.a;
-    b->nextra = r->extra_src.n;
-    b->extra_src = r->extra_src.a;
+    b->keys = u->keys.a;
+    b->nextra = u->extra_src.n;
+    b->extra_src = u->extra_src.a;
     b->negs = r->negs;
     b->nnegs = m;
     return 0;
@@ -300,11 +334,13 @@ void cr_w2v_reader_close(cr_w2v_reader **rp) {
     cr_lines_close(&r->in);
     free(r->path);
     free(r->keep);
-    free(r->slot);
-    free(r->keys.a);
-    free(r->sent.a);
-    free(r->extra_src.a);
-    free(r->row);
+    for (int i = 0; i < 2; i++) {
+        free(r->buf[i].slot);
+        free(r->buf[i].keys.a);
+        free(r->buf[i].sent.a);
+        free(r->buf[i].extra_src.a);
+        free(r->buf[i].row);
+    }
     free(r->negs);
     free(r->scratch[0]);
     free(r->scratch[1]);

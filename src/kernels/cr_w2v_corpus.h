@@ -85,6 +85,11 @@ int cr_w2v_reader_rewind(cr_w2v_reader *r, int64_t epoch, cr_err *e);
 /* The next batch into *b: 1, 0 at the end of the file (b->raw = 0), -1 on a
  * read error. A batch may have n = 0 (every word subsampled away). */
 int cr_w2v_reader_next(cr_w2v_reader *r, cr_w2v_rbatch *b, cr_err *e);
+/* The batch after the current one, read ahead into *b (the reader's second
+ * buffer; the current batch stays valid): the next call of
+ * cr_w2v_reader_next returns it without reading. Return codes as next's.
+ * Peeking twice gives the same batch. */
+int cr_w2v_reader_peek(cr_w2v_reader *r, cr_w2v_rbatch *b, cr_err *e);
 /* Map a pool of m sampled word ids onto the current batch: a pool word that
  * is a word of the batch gets its row; another gets a new row after them
  * (b->keys[nkeys + x], fetched row at pool position b->extra_src[x], the

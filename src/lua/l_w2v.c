@@ -24,6 +24,8 @@
  *   kernels.w2v_reader(path, text [, {part, parts, batch, max_sentence,
  *       sample, seed}]) -> R | nil, msg, with
  *     R:next() -> keys (the batch's distinct words), raw, words, kept | nil
+ *     R:peek() -> keys of the batch after the current one | nil (read
+ *       ahead; the next R:next() returns that batch)
  *     R:pool(sampled keys) -> out keys (the batch's words, then the pool's others)
  *     R:train(syn0, syn1, pool_rows [, {model, window, negative, alpha,
  *       sigmoid, loss}]) -> out change, loss, pairs  (syn0 becomes the input
@@ -353,6 +355,25 @@ static int w2vr_next(lua_State *L) {
     return 4;
 }
 
+/* R:peek() -> keys (Ints: the next batch's distinct words) | nil at the end.
+ * Reads the batch after the current one ahead (the current batch stays
+ * trainable); the next R:next() returns it. For models that move the next
+ * batch's rows while this one trains (docs/management.md). */
+static int w2vr_peek(lua_State *L) {
+    w2vr *u = check_w2vr(L, 1);
+    cr_err e;
+    cr_w2v_rbatch b;
+    int rc = cr_w2v_reader_peek(u->r, &b, &e);
+    if (rc < 0) luaL_error(L, "%s", e.msg);
+    if (rc == 0) {
+        lua_pushnil(L);
+        return 1;
+    }
+    cr_ints *k = cr_lints_new(L, b.nkeys);
+    memcpy(k->data, b.keys, (size_t)b.nkeys * sizeof *k->data);
+    return 1;
+}
+
 /* R:pool(keys) -> out keys (Ints: the batch's words, then the pool's other words) */
 static int w2vr_pool(lua_State *L) {
     w2vr *u = check_w2vr(L, 1);
@@ -510,7 +531,7 @@ static int l_w2v_read_vectors(lua_State *L) {
 }
 
 static const luaL_Reg w2vr_methods[] = {
-    {"next", w2vr_next}, {"pool", w2vr_pool}, {"train", w2vr_train},
+    {"next", w2vr_next}, {"peek", w2vr_peek}, {"pool", w2vr_pool}, {"train", w2vr_train},
     {"rewind", w2vr_rewind}, {"close", w2vr_gc}, {NULL, NULL},
 };
 

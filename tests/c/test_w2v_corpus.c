@@ -282,6 +282,69 @@ static void test_vectors_round_trip(void) {
     unlink(path);
 }
 
+/* Text of the current batch b, "w w|w|" (| = sentence end). */
+static void batch_text(const cr_w2v_rbatch *b, const cr_w2v_vocab *v, char *out) {
+    *out = '\0';
+    for (int64_t s = 0; s < b->nsent; s++)
+        for (int64_t i = b->sent[s]; i < b->sent[s + 1]; i++) {
+            strcat(out, cr_dict_name(&v->words, b->keys[b->row[i]]));
+            strcat(out, i + 1 < b->sent[s + 1] ? " " : "|");
+        }
+}
+
+/* R:peek reads the batch after the current one: the batches (and the
+ * subsampling draws) are the same as without it, the current batch stays
+ * as it was, a pool still maps onto the current batch, and peeking twice
+ * gives one batch. */
+static void test_peek(void) {
+    char buf[4096] = "";
+    for (int i = 0; i < 60; i++) strcat(buf, i % 3 ? "a b c d e a b\n" : "c d a f e b a c\n");
+    char *p = cr_test_tmpfile(buf);
+    char path[64];
+    strcpy(path, p);
+    cr_w2v_vocab v;
+    cr_err e;
+    CR_CHECK(cr_w2v_vocab_count(path, 1, &v, &e) == 0);
+    cr_w2v_reader_opts o = {1, 2, 9, 4, 0.05};
+    cr_w2v_reader *r = cr_w2v_reader_open(path, &v, &o, 7, &e);
+    static char plain[8192], ahead[8192];
+    char cur[512], after[512], pk[512];
+    int64_t nb, raw;
+    read_all(r, &v, plain, &nb, &raw);
+    CR_CHECK(nb > 5);
+    CR_CHECK(cr_w2v_reader_rewind(r, 0, &e) == 0);
+    ahead[0] = '\0';
+    cr_w2v_rbatch b, nx;
+    int64_t n = 0, peeked_keys = -1, peeked_first = -1;
+    while (cr_w2v_reader_next(r, &b, &e) == 1) {
+        n++;
+        if (peeked_keys >= 0) CR_CHECK(b.nkeys == peeked_keys && b.keys[0] == peeked_first);
+        batch_text(&b, &v, cur);
+        int rc = cr_w2v_reader_peek(r, &nx, &e);
+        CR_CHECK(rc >= 0);
+        peeked_keys = rc == 1 ? nx.nkeys : -1;
+        peeked_first = rc == 1 && nx.nkeys ? nx.keys[0] : -1;
+        CR_CHECK(cr_w2v_reader_peek(r, &nx, &e) == rc); /* twice: the same batch */
+        if (rc == 1) CR_CHECK(nx.nkeys == peeked_keys);
+        batch_text(&b, &v, after);
+        CR_CHECK_STR(after, cur);
+        /* a pool of every word maps onto the current batch's rows */
+        int64_t pool[6] = {0, 1, 2, 3, 4, 5};
+        CR_CHECK(cr_w2v_reader_pool(r, &b, pool, 6, &e) == 0);
+        for (int j = 0; j < 6; j++) CR_CHECK(b.keys[b.negs[j]] == pool[j]);
+        if (rc == 1) {
+            batch_text(&nx, &v, pk);
+            CR_CHECK(strlen(pk) > 0 || nx.n == 0);
+        }
+        strcat(ahead, cur);
+    }
+    CR_CHECK(n == nb);
+    CR_CHECK_STR(ahead, plain);
+    cr_w2v_reader_close(&r);
+    cr_w2v_vocab_free(&v);
+    unlink(path);
+}
+
 int main(void) {
     CR_RUN(test_vocab);
     CR_RUN(test_parts_and_batches);
@@ -289,5 +352,6 @@ int main(void) {
     CR_RUN(test_pool_extra);
     CR_RUN(test_subsampling);
     CR_RUN(test_vectors_round_trip);
+    CR_RUN(test_peek);
     return cr_test_done();
 }
