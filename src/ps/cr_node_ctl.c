@@ -551,7 +551,7 @@ static size_t put_manage(cr_node *n, char *b, size_t cap) {
         away += atomic_load(&n->tables[i]->dir->away);
     }
     return (size_t)snprintf(b, cap,
-                            ",access={local=%lld,shared=%lld,remote=%lld,forwarded=%lld,direct=%lld,sampling=%lld},"
+                            ",access={[\"local\"]=%lld,shared=%lld,remote=%lld,forwarded=%lld,direct=%lld,sampling=%lld},"
                             "relocation={rows_in=%lld,rows_out=%lld,messages=%lld,bytes=%lld,queued=%lld,"
                             "queued_total=%lld,held=%lld,away=%lld,skipped=%lld}",
                             (long long)n->acc_shm, (long long)n->acc_local, (long long)n->acc_remote,

@@ -194,7 +194,7 @@ static int on_result(void *arg, int worker, const char *data, size_t n, cr_err *
     t->skipped[node] = field(buf, "skipped=");
     t->held[node] = field(buf, "held=");
     t->away[node] = field(buf, "away=");
-    t->local[node] = field(buf, "access={local=");
+    t->local[node] = field(buf, "access={[\"local\"]=");
     return 0;
 }
 
