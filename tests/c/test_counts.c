@@ -8,7 +8,8 @@
  *   exactly its own workers' accesses on a small table (exact mode) and at
  *   least them on a large one (count-min); counting off: no sketch, and
  *   reading counts is an error; counting on again starts from zero; the
- *   `direct` counter of each node equals its keys pulled and pushed.
+ *   `direct` counter of each node equals its keys pulled and pushed, and
+ *   `local` the ones its own shard served (all of node 0's).
  * - mixed tables: localize of a classic key does nothing and is counted
  *   as skipped, of a relocating key moves it; bad relocation lists are
  *   refused naming the table.
@@ -303,6 +304,10 @@ static void test_counts(void) {
     tally s;
     stats(j, &s);
     for (int node = 0; node < 2; node++) ok = ok && s.direct[node] == 2LL * 2 * WPN * ROUNDS * BATCH;
+    /* node 0's workers touch only its own half: every access local; node 1's uniform keys: about half */
+    printf("  local accesses: node 0 %lld of %lld, node 1 %lld of %lld\n", s.local[0], s.direct[0], s.local[1],
+           s.direct[1]);
+    ok = ok && s.local[0] == s.direct[0] && s.local[1] > s.direct[1] / 4 && s.local[1] < s.direct[1] * 3 / 4;
     ok = ok && cr_job_count(j, 0, 1, &e) == 0 && cr_job_counts(j, 0, take_sketch, &k, &e) == 0; /* fresh */
     ok = ok && cr_sketch_total(k.sk[0]) == 0 && cr_sketch_total(k.sk[1]) == 0;
     ok = ok && cr_job_count(j, 0, 0, &e) == 0 && call(j, "acc", "0", 2 * WPN) == 0; /* off: nothing counted */
