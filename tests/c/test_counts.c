@@ -126,7 +126,7 @@ static const char *check(wctx *x, cr_shard *s, int r) {
     return res;
 }
 
-/* "loc T a b": localize keys [a, b). */
+/* "loc T a b": localize keys [a, b) (worker 0 only: the others would take them back). */
 static const char *loc(wctx *x, cr_shard *s, int64_t a, int64_t b) {
     int64_t k[64];
     uint32_t req;
@@ -148,7 +148,7 @@ static const char *dispatch(wctx *x, const cr_cmd *c) {
     if (!strcmp(fn, "acc")) return acc(x, s);
     if (!strcmp(fn, "add")) return add(x, s, (int)a);
     if (!strcmp(fn, "check")) return check(x, s, (int)a);
-    if (!strcmp(fn, "loc")) return x->lw == 0 ? loc(x, s, a, b) : "ok";
+    if (!strcmp(fn, "loc")) return x->gw == 0 ? loc(x, s, a, b) : "ok"; /* node 0's first worker only */
     return "unknown command";
 }
 
@@ -437,6 +437,29 @@ static void test_codecs(void) {
     CR_CHECK(cr_proto_decode_manage(&m, &go, &e) < 0 && strstr(e.msg, "mode classic"));
     g.mode = 1;
     CR_CHECK(cr_proto_encode_manage(&g, &m, &e) < 0);
+
+    /* garbage headers and frame sizes: refused, or accepted with sizes that hold */
+    static unsigned char junk[4096];
+    cr_rng r;
+    cr_rng_seed(&r, 5);
+    int accepted = 0;
+    for (int i = 0; i < 20000; i++) {
+        cr_proto_msg x = {.np = (int)cr_rng_below(&r, 4)};
+        x.h.type = cr_rng_below(&r, 2) ? CR_M_COUNTS : CR_M_MANAGE;
+        x.h.table = (int32_t)cr_rng_below(&r, 5) - 1;
+        x.h.a = (int64_t)cr_rng_below(&r, 6) - 1;
+        x.h.b = (int64_t)cr_rng_below(&r, 600) - 50;
+        for (int f = 0; f < 2; f++) x.p[f] = junk, x.n[f] = (size_t)cr_rng_below(&r, 4096);
+        if (x.h.type == CR_M_COUNTS && cr_proto_decode_counts(&x, &out, &e) == 0) {
+            accepted++;
+            CR_CHECK(out.n == x.n[0] && out.n <= sizeof junk && (out.op == CR_COUNTS_DATA) == (out.n > 0));
+        }
+        if (x.h.type == CR_M_MANAGE && cr_proto_decode_manage(&x, &go, &e) == 0) {
+            accepted++;
+            CR_CHECK((size_t)go.nrepl * 8 == x.n[0] && (size_t)go.nreloc * 8 == x.n[1] && (go.mode == 0 || !go.nreloc));
+        }
+    }
+    CR_CHECK(accepted > 0);
 }
 
 int main(void) {
