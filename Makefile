@@ -48,6 +48,10 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# AdaGrad's sqrtf: without errno to set, GCC vectorises the update loop
+# (sqrtps); results are bitwise the same (IEEE sqrt and division either way).
+$(BUILD)/src/optim/cr_optim.o: CFLAGS += -fno-math-errno
+
 $(BUILD)/libcrescent.a: $(CORE_OBJ) $(LUA_OBJ)
 	@rm -f $@; ar rcs $@ $^
 

@@ -23,7 +23,8 @@
 -- rows, take the negatives' keys and rows from the sampler, ONE kernel call
 -- (kernels.kge_step) computes the loss and the gradient over the whole batch
 -- (1 + 2 neg triples per positive), then push the gradients (the servers
--- apply adagrad). Lua never loops over triples.
+-- apply adagrad) without waiting: the next batch's pulls see them (per-key
+-- consistency; see step). Lua never loops over triples.
 --
 -- opts (job:model("kge", opts)): model (required), train (path, required),
 --   valid, test (paths), entities, relations (paths of ID<TAB>NAME files;
@@ -163,15 +164,33 @@ local function neg_wait(q)
   return q.keys, S.E:wait(q.id)
 end
 
--- One batch: pull, ONE kernel call, push. Returns loss, reg, triples.
-local function step(E, R, opt, ekeys, rkeys, batch, nkeys, nrows)
-  local Em, Rm = E:pull(ekeys), R:pull(rkeys)
+-- Pushes go out without waiting (push_async): a later pull of the same key
+-- by this worker sees them (per-key consistency: its own node's shard or
+-- replica applied them at once, a home applies its requests in arrival
+-- order), so the next batch's pulls need not wait for their answers. A
+-- batch waits for the previous batch's pushes after its own pulls were
+-- answered (by then their answers are in: same homes, earlier requests), so
+-- at most one batch of pushes is in flight, and their errors surface.
+local function wait_pushes(pending)
+  for i = #pending, 1, -1 do
+    local p = pending[i]
+    pending[i] = nil
+    p[1]:wait(p[2])
+  end
+end
+
+-- One batch: the pulls (started together by the caller: pull_async), ONE
+-- kernel call, the pushes (asynchronous, see above). Returns loss, reg,
+-- triples.
+local function step(E, R, opt, pe, pr, ekeys, rkeys, batch, nkeys, nrows, pending)
+  local Em, Rm = E:wait(pe), R:wait(pr)
   local gE, gR, gS = U.matrix(Em:rows(), E.dim), U.matrix(Rm:rows(), R.dim), U.matrix(nrows:rows(), E.dim)
   opt.es, opt.ges = nrows, gS
   local l, r, n = K.kge_step(S.model, Em, Rm, gE, gR, batch, opt)
-  E:push(ekeys, gE)
-  if #nkeys > 0 then E:push(nkeys, gS) end
-  R:push(rkeys, gR)
+  wait_pushes(pending)
+  pending[1] = { E, E:push_async(ekeys, gE) }
+  pending[2] = { R, R:push_async(rkeys, gR) }
+  if #nkeys > 0 then pending[3] = { E, E:push_async(nkeys, gS) } end
   return l, r, n
 end
 
@@ -182,7 +201,7 @@ end
 -- trains, so its pulls and pushes are local. The negatives' rows are then
 -- one batch older than without relocation. On tables that do not relocate
 -- localize returns at once.
-local function epoch_ahead(E, R, B, opt, tick)
+local function epoch_ahead(E, R, B, opt, tick, pending)
   local q = neg_start(B:needs())
   local function take()
     local nkeys, nrows = neg_wait(q)
@@ -198,7 +217,8 @@ local function epoch_ahead(E, R, B, opt, tick)
     E:wait(cur.le)
     if cur.ln then E:wait(cur.ln) end
     R:wait(cur.lr)
-    local l, r, n = step(E, R, opt, cur[1], cur[2], cur[3], cur[5], cur[6])
+    local l, r, n = step(E, R, opt, E:pull_async(cur[1]), R:pull_async(cur[2]), cur[1], cur[2], cur[3], cur[5],
+                         cur[6], pending)
     tick(l, r, cur[4], n)
     cur = nxt
   end
@@ -210,25 +230,32 @@ function M.epoch(ctx, args)
   local opt = { lambda = S.lambda }
   local loss, reg, npos, ntrip = 0.0, 0.0, 0, 0
   local nb, done, ticked = B:batches(), 0, 0
+  local pending = {} -- this worker's pushes in flight (step)
   local function tick(l, r, pos, n)
     loss, reg, npos, ntrip = loss + l, reg + r, npos + pos, ntrip + n
     ctx:progress(pos)
     done = done + 1
-    while ticked < (done * S.clocks) // nb do ctx:clock(); ticked = ticked + 1 end
+    local due = (done * S.clocks) // nb
+    if ticked < due then wait_pushes(pending) end -- a clock covers this worker's updates before it
+    while ticked < due do ctx:clock(); ticked = ticked + 1 end
   end
   if S.localize then
-    epoch_ahead(E, R, B, opt, tick)
+    epoch_ahead(E, R, B, opt, tick, pending)
   else
     local q = neg_start(B:needs())
     while true do
       local nkeys, nrows = neg_wait(q)
       local ekeys, rkeys, batch, pos = B:next(nkeys)
       if not ekeys then break end
+      -- this batch's rows (after the previous batch's pushes, which they see)
+      -- travel while the next batch's negatives are drawn and requested
+      local pe, pr = E:pull_async(ekeys), R:pull_async(rkeys)
       q = neg_start(B:needs()) -- the next batch's negatives arrive while this one runs
-      local l, r, n = step(E, R, opt, ekeys, rkeys, batch, nkeys, nrows)
+      local l, r, n = step(E, R, opt, pe, pr, ekeys, rkeys, batch, nkeys, nrows, pending)
       tick(l, r, pos, n)
     end
   end
+  wait_pushes(pending) -- the epoch ends with every update applied
   while ticked < S.clocks do ctx:clock(); ticked = ticked + 1 end
   return { loss = loss + reg, logloss = loss, reg = reg, positives = npos, triples = ntrip }
 end

@@ -335,13 +335,19 @@ static pend *new_pend(cr_wsample *w, float *rows, int32_t dim, int64_t m) {
     return p;
 }
 
+/* Rows of home keys go through the router when the table is not plain
+ * classic: a relocated key may be away, and a replicated key is read from
+ * this node's replica (the home row lags it by sync rounds, and misses the
+ * worker's own pushes until then). */
+static inline int routed(const cr_shard *t) { return cr_dir_relocating(t) || t->dir->repl; }
+
 /* Copy the row of sample x into out: from the shard, from its fetch if it
  * has arrived (or once it has, when waiting), or later (p: an async pull). */
 static int place_row(cr_wsample *w, cr_shard *t, const cr_sample *x, float *out, int64_t row, int64_t m,
                      pend **p, int async, cr_err *e) {
     size_t dim = (size_t)t->def.dim;
-    if (x->ticket == CR_SAMPLE_LOCAL) /* a home key: through the router when it may have moved away */
-        return cr_dir_relocating(t) ? cr_wclient_pull_borrow(w->wc, t, &x->key, 1, out + (size_t)row * dim, e)
+    if (x->ticket == CR_SAMPLE_LOCAL) /* a home key: through the router when not plain classic */
+        return routed(t) ? cr_wclient_pull_borrow(w->wc, t, &x->key, 1, out + (size_t)row * dim, e)
                                     : (cr_shard_pull(t, &x->key, 1, out + (size_t)row * dim), 0);
     fetch *f = (fetch *)(uintptr_t)x->ticket;
     if (async && !fetch_test(w, f)) {
@@ -382,7 +388,7 @@ static int pull_in(cr_wsample *w, cr_shard *t, cr_shandle h, int64_t m, int64_t 
         keys[i] = w->buf[i].key;
         all_local &= w->buf[i].ticket == CR_SAMPLE_LOCAL;
     }
-    if (all_local && cr_dir_relocating(t)) rc = cr_wclient_pull_borrow(w->wc, t, keys, m, rows, e); /* moved keys */
+    if (all_local && routed(t)) rc = cr_wclient_pull_borrow(w->wc, t, keys, m, rows, e); /* moved, replicated */
     else if (all_local) cr_shard_pull(t, keys, m, rows); /* one call: rows grouped by lock stripe */
     for (int64_t i = 0; i < m && rc == 0 && !all_local; i++)
         rc = place_row(w, t, &w->buf[i], rows, i, m, &p, pend_id != NULL, e);
