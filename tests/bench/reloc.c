@@ -62,12 +62,6 @@ static long long rmsgs(void) {
     return m;
 }
 
-static long long queued(void) {
-    long long q = 0;
-    for (int i = 0; i < 2; i++) q += atomic_load(&nodes[i]->deferred_total);
-    return q;
-}
-
 static long long rows_in(void) {
     long long r = 0;
     for (int i = 0; i < 2; i++) r += atomic_load(&nodes[i]->reloc_in);
@@ -191,33 +185,6 @@ static int move_bench(cr_node *n, cr_wclient *w, int64_t b, char *msg, size_t ms
     return 0;
 }
 
-/* Both workers localize the same keys in the same order at once, batches
- * of b (each waited for): rows ping-pong, GIVEs meet rows in transit and
- * wait in the transit queue. Node 0's time per row moved (both ways). */
-static int contended_bench(cr_node *n, cr_wclient *w, int64_t b, char *msg, size_t msgn) {
-    double us[ROUNDS], rpr[ROUNDS];
-    for (int r = 0; r < ROUNDS; r++) {
-        long long q0 = rmsgs(), r0 = rows_in();
-        atomic_store(&arg_b, b);
-        atomic_store(&arg_n, KEYS);
-        atomic_store(&turn, 1);
-        double t = move_all(n, w, KEYS, b, msg, msgn);
-        while (atomic_load(&turn) == 1) nap();
-        if (t < 0) return -1;
-        if (err1[0]) return snprintf(msg, msgn, "node 1: %.200s", err1), -1;
-        long long moved = rows_in() - r0;
-        if (moved <= 0) return snprintf(msg, msgn, "contended: nothing moved"), -1;
-        us[r] = t / (double)moved * 1e6;
-        rpr[r] = (double)(rmsgs() - q0) / (double)moved;
-    }
-    if (check_rows(n, w, KEYS, msg, msgn) < 0) return -1;
-    printf("contended batch %5lld (both nodes localize the same keys at once): %8.2f us per moved row, %6.3f "
-           "relocation messages per row, %lld queued in transit (medians of %d rounds)\n",
-           (long long)b, st_median(us, ROUNDS), st_median(rpr, ROUNDS), queued(), ROUNDS);
-    fflush(stdout);
-    return 0;
-}
-
 /* Both workers sample at once, the relocating table and the classic one
  * in alternating rounds; node 0's times. */
 static int sample_bench(cr_node *n, cr_wclient *w, char *msg, size_t msgn) {
@@ -244,8 +211,6 @@ static void bench(cr_node *n, cr_wclient *w, int nb, const int64_t *bs) {
     char msg[256] = "";
     int rc = 0;
     for (int k = 0; k < nb && rc == 0; k++) rc = move_bench(n, w, bs[k], msg, sizeof msg);
-    for (int k = 0; k < nb && rc == 0; k++)
-        if (bs[k] > 1) rc = contended_bench(n, w, bs[k], msg, sizeof msg);
     if (rc == 0) rc = sample_bench(n, w, msg, sizeof msg);
     if (rc < 0) printf("reloc bench failed: %s\n", msg);
     atomic_store(&turn, 2);

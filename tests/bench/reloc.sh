@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Relocation between two nodes (tests/bench/reloc.c): microseconds and
-# messages per moved row for localize batches of 1, 100 and 1000 keys, the
-# same with both nodes asking for the same keys at once, and sampled
-# negatives (KGE's pattern: sample, localize, push) on a relocating table
+# messages per moved row for localize batches of 1, 100 and 1000 keys, and
+# sampled negatives (KGE's pattern: sample, localize, push) on a relocating table
 # against a classic one. Three processes; the last line has the medians.
 # RELOC_BASE=path/to/another/build/bench/reloc runs that binary (e.g. one
 # built from an older commit) alternately with this one, for before/after.
