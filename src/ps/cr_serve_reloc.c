@@ -148,45 +148,6 @@ static void defer(cr_node *n, int table, int op, int64_t k, int32_t gw, uint32_t
     atomic_fetch_add(&n->deferred_total, 1);
 }
 
-/* Apply one queued request on key d->key, whose row is here (lock held).
- * Returns 1 when it was a GIVE: the row is gone again. */
-static int apply_deferred(cr_node *n, cr_shard *s, const cr_deferred *d) {
-    float *st, *w = cr_dir_row(s, d->key, &st);
-    batch b = {0};
-    if (!w) return 1;
-    if (d->op == CR_D_PULL) {
-        batch_add(&b, d->key, d->idx, w, s->def.dim, NULL, 0);
-        reply_rows(n, s, d->table, d->gw, d->req, d->part, &b);
-    } else if (d->op == CR_D_PUSH) {
-        cr_optim_apply(&s->def.optim, w, st, d->row, s->def.dim);
-        reply_count(n, CR_D_PUSH_ACK, s, d->table, d->gw, d->req, d->part, 1);
-    } else {
-        batch_add(&b, d->key, 0, NULL, s->def.dim, NULL, s->sdim);
-        cr_dir_take(s, d->key, b.rows, b.st);
-        send_rows(n, s, d->table, d->to, d->gw, d->req, d->part, &b);
-    }
-    batch_free(&b);
-    return d->op == CR_D_GIVE;
-}
-
-/* The row of key k arrived: apply what waited for it, in order, up to a
- * GIVE that sends it on; what queued after that GIVE waits for the row's
- * next return (the home gave the key back here later). Lock held. */
-static void drain(cr_node *n, cr_shard *s, int table, int64_t k) {
-    int64_t j = 0;
-    int gone = 0;
-    for (int64_t i = 0; i < n->ndef; i++) {
-        cr_deferred *d = &n->defq[i];
-        if (!gone && d->key == k && d->table == table) {
-            gone = apply_deferred(n, s, d);
-            free(d->row);
-            atomic_fetch_sub(&n->deferred, 1);
-        } else
-            n->defq[j++] = *d;
-    }
-    n->ndef = j;
-}
-
 static pthread_mutex_t *lock_of(cr_shard *s, int64_t k) { return &s->locks[(uint64_t)k % CR_SHARD_STRIPES]; }
 
 /* Take the row of key k (here, lock held) into b. */
@@ -194,6 +155,88 @@ static void take_into(batch *b, cr_shard *s, int64_t k) {
     batch_add(b, k, 0, NULL, s->def.dim, NULL, s->sdim);
     cr_dir_take(s, k, b->rows + (size_t)(b->n - 1) * (size_t)s->def.dim,
                 b->st + (size_t)(b->n - 1) * (size_t)s->sdim);
+}
+
+/* What the queued requests applied while one ROW message is installed
+ * send: grouped per kind, request part and destination, and sent once the
+ * whole message is in (a reply or a ROW message per group, not per row:
+ * keys that wait in transit mostly arrive together and go on together). */
+typedef struct outgrp {
+    uint8_t op;
+    uint16_t table;
+    int32_t gw, part, to;
+    uint32_t req;
+    int64_t acks; /* PUSH: keys applied */
+    batch b;      /* PULL: rows and positions; GIVE: rows and state taken */
+} outgrp;
+
+typedef struct outbox {
+    outgrp *g;
+    int n, cap;
+} outbox;
+
+static outgrp *group_of(outbox *o, const cr_deferred *d) {
+    for (int i = 0; i < o->n; i++) {
+        outgrp *x = &o->g[i];
+        if (x->op == d->op && x->table == d->table && x->gw == d->gw && x->part == d->part && x->to == d->to &&
+            x->req == d->req)
+            return x;
+    }
+    if (o->n == o->cap) {
+        o->cap = o->cap ? 2 * o->cap : 4;
+        o->g = cr_xrealloc(o->g, (size_t)o->cap * sizeof *o->g);
+    }
+    o->g[o->n] = (outgrp){.op = d->op, .table = d->table, .gw = d->gw, .part = d->part, .to = d->to, .req = d->req};
+    return &o->g[o->n++];
+}
+
+/* Send what o holds, in the order the groups were opened (s: their table). */
+static void outbox_flush(cr_node *n, cr_shard *s, outbox *o) {
+    for (int i = 0; i < o->n; i++) {
+        outgrp *x = &o->g[i];
+        if (x->op == CR_D_PULL) reply_rows(n, s, x->table, x->gw, x->req, x->part, &x->b);
+        else if (x->op == CR_D_PUSH) reply_count(n, CR_D_PUSH_ACK, s, x->table, x->gw, x->req, x->part, x->acks);
+        else send_rows(n, s, x->table, x->to, x->gw, x->req, x->part, &x->b);
+        batch_free(&x->b);
+    }
+    free(o->g);
+    memset(o, 0, sizeof *o);
+}
+
+/* Apply one queued request on key d->key, whose row is here (lock held);
+ * what it sends goes to o. Returns 1 when it was a GIVE: the row is gone
+ * again. */
+static int apply_deferred(cr_shard *s, const cr_deferred *d, outbox *o) {
+    float *st, *w = cr_dir_row(s, d->key, &st);
+    if (!w) return 1;
+    outgrp *x = group_of(o, d);
+    if (d->op == CR_D_PULL) {
+        batch_add(&x->b, d->key, d->idx, w, s->def.dim, NULL, 0);
+    } else if (d->op == CR_D_PUSH) {
+        cr_optim_apply(&s->def.optim, w, st, d->row, s->def.dim);
+        x->acks++;
+    } else {
+        take_into(&x->b, s, d->key);
+    }
+    return d->op == CR_D_GIVE;
+}
+
+/* The row of key k arrived: apply what waited for it, in order, up to a
+ * GIVE that sends it on; what queued after that GIVE waits for the row's
+ * next return (the home gave the key back here later). Lock held. */
+static void drain(cr_node *n, cr_shard *s, int table, int64_t k, outbox *o) {
+    int64_t j = 0;
+    int gone = 0;
+    for (int64_t i = 0; i < n->ndef; i++) {
+        cr_deferred *d = &n->defq[i];
+        if (!gone && d->key == k && d->table == table) {
+            gone = apply_deferred(s, d, o);
+            free(d->row);
+            atomic_fetch_sub(&n->deferred, 1);
+        } else
+            n->defq[j++] = *d;
+    }
+    n->ndef = j;
 }
 
 /* ---------- a worker's pull or push at the home ---------- */
@@ -348,13 +391,15 @@ static void check_recall(cr_node *n) {
 
 static void on_row(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, const int64_t *keys, const float *rows,
                    const float *st) {
+    outbox o = {0};
     for (int64_t i = 0; i < h->nkeys; i++) {
         pthread_mutex_t *m = lock_of(s, keys[i]);
         pthread_mutex_lock(m);
         cr_dir_install(s, keys[i], rows + (size_t)i * (size_t)s->def.dim, st + (size_t)i * (size_t)s->sdim);
-        drain(n, s, table, keys[i]);
+        if (n->ndef) drain(n, s, table, keys[i], &o);
         pthread_mutex_unlock(m);
     }
+    outbox_flush(n, s, &o);
     atomic_fetch_add(&n->reloc_in, h->nkeys);
     if (h->worker >= 0) reply_count(n, CR_D_LOC_DONE, s, table, h->worker, h->req, h->part, h->nkeys);
     check_recall(n);
