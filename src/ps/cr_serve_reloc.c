@@ -25,9 +25,12 @@
 
 /* ---------- sending ---------- */
 
+/* A frame to send: copied by ZeroMQ, or (own set: a malloc'ed buffer of
+ * n > 0 bytes) handed to it, sent without a copy and freed once sent. */
 typedef struct frame {
     const void *p;
     size_t n;
+    void *own;
 } frame;
 
 static void sendv(cr_node *n, void *sock, const void *id, size_t idlen, const cr_dhdr *h, const frame *f, int nf,
@@ -36,7 +39,9 @@ static void sendv(cr_node *n, void *sock, const void *id, size_t idlen, const cr
     if (id) zmq_send(sock, id, idlen, ZMQ_SNDMORE);
     zmq_send(sock, h, sizeof *h, nf ? ZMQ_SNDMORE : 0);
     for (int i = 0; i < nf; i++) {
-        zmq_send(sock, f[i].p, f[i].n, i + 1 < nf ? ZMQ_SNDMORE : 0);
+        int more = i + 1 < nf ? ZMQ_SNDMORE : 0;
+        if (f[i].own) cr_send_owned(sock, f[i].own, f[i].n, more != 0);
+        else zmq_send(sock, f[i].p, f[i].n, more);
         b += f[i].n;
     }
     atomic_fetch_add(&n->msgs_remote, 1);
@@ -55,7 +60,11 @@ static void to_worker(cr_node *n, int32_t gw, const cr_dhdr *h, const frame *f, 
 }
 
 static void to_node(cr_node *n, int node, const cr_dhdr *h, const frame *f, int nf) {
-    if (node >= 0 && node < n->nodes && n->fwd[node]) sendv(n, n->fwd[node], NULL, 0, h, f, nf, 1);
+    if (node >= 0 && node < n->nodes && n->fwd[node]) {
+        sendv(n, n->fwd[node], NULL, 0, h, f, nf, 1);
+        return;
+    }
+    for (int i = 0; i < nf; i++) free(f[i].own);
 }
 
 /* ---------- batches of keys, positions, rows ---------- */
@@ -84,6 +93,17 @@ static void batch_add(batch *b, int64_t k, int32_t idx, const float *row, int di
     b->n++;
 }
 
+/* Room for n entries (rows and state kept): one allocation for a batch
+ * whose size is known, instead of doubling copies. */
+static void batch_reserve(batch *b, int64_t n, int dim, int sdim) {
+    if (n <= b->cap) return;
+    b->cap = n;
+    b->keys = cr_xrealloc(b->keys, (size_t)n * sizeof *b->keys);
+    b->idx = cr_xrealloc(b->idx, (size_t)n * sizeof *b->idx);
+    b->rows = cr_xrealloc(b->rows, (size_t)n * ((size_t)dim + 1) * sizeof(float));
+    b->st = cr_xrealloc(b->st, (size_t)n * ((size_t)sdim + 1) * sizeof(float));
+}
+
 static void batch_free(batch *b) {
     free(b->keys);
     free(b->idx);
@@ -106,7 +126,7 @@ static void reply_rows(cr_node *n, const cr_shard *s, int table, int32_t gw, uin
     cr_dhdr h = hdr(CR_D_PULL_REP, s, table, gw, req, part, b->n);
     h.flags = CR_D_IDX;
     h.raw_bytes = b->n * s->def.dim * (int64_t)sizeof(float);
-    frame f[2] = {{b->idx, (size_t)b->n * sizeof(int32_t)}, {b->rows, (size_t)h.raw_bytes}};
+    frame f[2] = {{b->idx, (size_t)b->n * sizeof(int32_t), NULL}, {b->rows, (size_t)h.raw_bytes, NULL}};
     to_worker(n, gw, &h, f, 2, 0);
 }
 
@@ -117,15 +137,18 @@ static void reply_count(cr_node *n, int type, const cr_shard *s, int table, int3
     to_worker(n, gw, &h, NULL, 0, type == CR_D_LOC_DONE);
 }
 
-/* Rows of b leave for node `to` (the requester gw's node, or home for a recall). */
+/* Rows of b leave for node `to` (the requester gw's node, or home for a
+ * recall). The rows and their state go without a copy: b loses them and
+ * is only to be freed afterwards. */
 static void send_rows(cr_node *n, const cr_shard *s, int table, int to, int32_t gw, uint32_t req, int32_t part,
-                      const batch *b) {
+                      batch *b) {
     if (!b->n) return;
     cr_dhdr h = hdr(CR_D_ROW, s, table, gw, req, part, b->n);
-    frame f[3] = {{b->keys, (size_t)b->n * sizeof(int64_t)},
-                  {b->rows, (size_t)b->n * (size_t)s->def.dim * sizeof(float)},
-                  {b->st, (size_t)b->n * (size_t)s->sdim * sizeof(float)}};
+    size_t rb = (size_t)b->n * (size_t)s->def.dim * sizeof(float), sb = (size_t)b->n * (size_t)s->sdim * sizeof(float);
+    frame f[3] = {{b->keys, (size_t)b->n * sizeof(int64_t), NULL}, {b->rows, rb, b->rows}, {b->st, sb, sb ? b->st : NULL}};
     to_node(n, to, &h, f, 3);
+    b->rows = NULL;
+    if (sb) b->st = NULL;
     atomic_fetch_add(&n->reloc_out, b->n);
 }
 
@@ -150,8 +173,10 @@ static void defer(cr_node *n, int table, int op, int64_t k, int32_t gw, uint32_t
 
 static pthread_mutex_t *lock_of(cr_shard *s, int64_t k) { return &s->locks[(uint64_t)k % CR_SHARD_STRIPES]; }
 
-/* Take the row of key k (here, lock held) into b. */
-static void take_into(batch *b, cr_shard *s, int64_t k) {
+/* Take the row of key k (here, lock held) into b; at most `left` more rows
+ * (this one included) will come: room for them at once. */
+static void take_into(batch *b, cr_shard *s, int64_t k, int64_t left) {
+    if (b->n == b->cap) batch_reserve(b, b->n + (left > b->n ? left : b->n + 1), s->def.dim, s->sdim);
     batch_add(b, k, 0, NULL, s->def.dim, NULL, s->sdim);
     cr_dir_take(s, k, b->rows + (size_t)(b->n - 1) * (size_t)s->def.dim,
                 b->st + (size_t)(b->n - 1) * (size_t)s->sdim);
@@ -216,7 +241,7 @@ static int apply_deferred(cr_shard *s, const cr_deferred *d, outbox *o) {
         cr_optim_apply(&s->def.optim, w, st, d->row, s->def.dim);
         x->acks++;
     } else {
-        take_into(&x->b, s, d->key);
+        take_into(&x->b, s, d->key, 1);
     }
     return d->op == CR_D_GIVE;
 }
@@ -244,9 +269,9 @@ static void drain(cr_node *n, cr_shard *s, int table, int64_t k, outbox *o) {
 static void forward(cr_node *n, cr_shard *s, int table, const cr_dhdr *rq, int x, const batch *b) {
     int push = rq->type == CR_D_PUSH;
     cr_dhdr h = hdr(push ? CR_D_FWD_PUSH : CR_D_FWD_PULL, s, table, rq->worker, rq->req, rq->part, b->n);
-    frame f[3] = {{b->keys, (size_t)b->n * sizeof(int64_t)},
-                  {b->idx, (size_t)b->n * sizeof(int32_t)},
-                  {b->rows, (size_t)b->n * (size_t)s->def.dim * sizeof(float)}};
+    frame f[3] = {{b->keys, (size_t)b->n * sizeof(int64_t), NULL},
+                  {b->idx, (size_t)b->n * sizeof(int32_t), NULL},
+                  {b->rows, (size_t)b->n * (size_t)s->def.dim * sizeof(float), NULL}};
     to_node(n, x, &h, f, push ? 3 : 2);
 }
 
@@ -326,7 +351,7 @@ static void send_gives(cr_node *n, cr_shard *s, int table, int to, int32_t gw, u
         if (give[x].n) {
             cr_dhdr g = hdr(CR_D_GIVE, s, table, gw, req, part, give[x].n);
             g.aux = to;
-            frame f = {give[x].keys, (size_t)give[x].n * sizeof(int64_t)};
+            frame f = {give[x].keys, (size_t)give[x].n * sizeof(int64_t), NULL};
             to_node(n, x, &g, &f, 1);
         }
         batch_free(&give[x]);
@@ -334,14 +359,14 @@ static void send_gives(cr_node *n, cr_shard *s, int table, int to, int32_t gw, u
 }
 
 /* One key of a LOCALIZE from node r (lock held): 1 if already done. */
-static int localize_one(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, int64_t k, int r, batch *rows,
-                        batch *give) {
+static int localize_one(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, int64_t k, int64_t left, int r,
+                        batch *rows, batch *give) {
     unsigned on = cr_dir_owner(s, k), me = (unsigned)n->id;
     float *st;
     if (cr_dir_tech(s, k) != CR_TECH_RELOCATE || on == (unsigned)r) return 1;
     cr_dir_set_owner(s, k, (unsigned)r);
     if (on == me && cr_dir_row(s, k, &st)) {
-        take_into(rows, s, k); /* here: the row goes now */
+        take_into(rows, s, k, left); /* here: the row goes now */
         return 0;
     }
     if (on == me) /* on its way here: it goes on when it arrives */
@@ -358,7 +383,7 @@ static void on_localize(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, co
     for (int64_t i = 0; i < h->nkeys; i++) {
         pthread_mutex_t *m = lock_of(s, keys[i]);
         pthread_mutex_lock(m);
-        done += localize_one(n, s, table, h, keys[i], r, &rows, give);
+        done += localize_one(n, s, table, h, keys[i], h->nkeys - i, r, &rows, give);
         pthread_mutex_unlock(m);
     }
     reply_count(n, CR_D_LOC_DONE, s, table, h->worker, h->req, h->part, done);
@@ -374,7 +399,7 @@ static void on_give(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, const 
         pthread_mutex_t *m = lock_of(s, keys[i]);
         pthread_mutex_lock(m);
         float *st;
-        if (cr_dir_row(s, keys[i], &st)) take_into(&rows, s, keys[i]);
+        if (cr_dir_row(s, keys[i], &st)) take_into(&rows, s, keys[i], h->nkeys - i);
         else defer(n, table, CR_D_GIVE, keys[i], h->worker, h->req, h->part, 0, h->aux, NULL, 0);
         pthread_mutex_unlock(m);
     }
