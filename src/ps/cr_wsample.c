@@ -27,6 +27,7 @@ typedef struct samp {
     int dist;
     uint64_t gen;
     int retired;
+    int pools;     /* level 2 or 3: fetches fill bounded pools */
     int localizes; /* 1 once a fetch of this sampler localized instead of copying */
     cr_sampler *s;
     cr_shard *t;
@@ -80,14 +81,17 @@ static void fetch_unref(cr_wsample *w, fetch *f) {
     w->nfetch--;
 }
 
-/* On a relocating table a fetch moves the keys here (docs/management.md)
- * instead of copying their rows: the pulls then read them through the
- * router, from this node's shard while they stay. */
+/* On a relocating table a bounded pool's fetch (levels 2 and 3) moves the
+ * keys here (docs/management.md) instead of copying their rows: the pulls
+ * then read them through the router, from this node's shard while they
+ * stay, through all the pool's passes. A level-1 handle's fetch is for
+ * one use of each key: it copies (a move for one read would cost more and
+ * keep the row away from a node that may want it). */
 static int io_fetch(void *ctx, const int64_t *keys, int64_t n, uint64_t *ticket, cr_err *e) {
     samp *sp = ctx;
     cr_wsample *w = sp->w;
     fetch *f = cr_xcalloc(1, sizeof *f);
-    int loc = cr_dir_relocating(sp->t);
+    int loc = sp->pools && cr_dir_relocating(sp->t);
     if (!loc) f->rows = cr_xmalloc((size_t)n * (size_t)sp->t->def.dim * sizeof(float));
     f->refs = 1;
     w->nfetch++;
@@ -96,7 +100,7 @@ static int io_fetch(void *ctx, const int64_t *keys, int64_t n, uint64_t *ticket,
         w->localized += (uint64_t)n;
     }
     if ((loc ? cr_wclient_localize(w->wc, sp->t, keys, n, &f->req, e)
-             : cr_wclient_pull_copy(w->wc, sp->t, keys, n, f->rows, &f->req, e)) < 0) {
+             : cr_wclient_prefetch(w->wc, sp->t, keys, n, f->rows, &f->req, e)) < 0) {
         fetch_unref(w, f);
         return -1;
     }
@@ -276,6 +280,7 @@ static samp *samp_new(cr_wsample *w, int di, cr_shard *t, cr_err *e) {
     if (w->next_serial == 0) w->next_serial = 1;
     sp->dist = di;
     sp->gen = gen;
+    sp->pools = c.level == CR_SAMPLING_BOUNDED || c.level == CR_SAMPLING_LONGTERM;
     sp->t = t;
     sp->w = w;
     cr_sampling_io io = {.ctx = sp, .fetch = io_fetch, .ready = io_ready, .release = io_release};
