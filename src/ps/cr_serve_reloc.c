@@ -322,7 +322,8 @@ void cr_reloc_home(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, const i
     }
     free(fw);
     batch_free(&out);
-    atomic_fetch_add(&n->acc_remote, served);
+    /* each key once: served by its home (now, or from the transit queue) or forwarded */
+    atomic_fetch_add(&n->acc_remote, h->nkeys - fwd);
     atomic_fetch_add(&n->acc_fwd, fwd);
 }
 
@@ -339,8 +340,7 @@ static void on_fwd(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, const i
         pthread_mutex_unlock(m);
     }
     answer(n, s, table, h, &out, served);
-    batch_free(&out);
-    atomic_fetch_add(&n->acc_remote, served);
+    batch_free(&out); /* counted by the home, as forwarded */
 }
 
 /* ---------- relocation ---------- */
