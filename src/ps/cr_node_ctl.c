@@ -536,10 +536,11 @@ static int on_counts(cr_node *n, const cr_proto_msg *m, cr_err *e) {
 
 /* ",sampling={drawn=...,postponed=...}" for stats. */
 static size_t put_samp(char *b, size_t cap, const cr_sampling_stats *t) {
-    return (size_t)snprintf(b, cap, ",sampling={drawn=%llu,served_local=%llu,served_pooled=%llu,remote=%llu,reused=%llu,postponed=%llu}",
+    return (size_t)snprintf(b, cap, ",sampling={drawn=%llu,served_local=%llu,served_pooled=%llu,remote=%llu,reused=%llu,postponed=%llu,localized=%llu}",
                             (unsigned long long)t->drawn, (unsigned long long)t->local,
                             (unsigned long long)t->pooled, (unsigned long long)t->remote,
-                            (unsigned long long)t->reused, (unsigned long long)t->postponed);
+                            (unsigned long long)t->reused, (unsigned long long)t->postponed,
+                            (unsigned long long)t->localized);
 }
 
 /* ",access={local=,remote=,forwarded=},relocation={...}" for stats:

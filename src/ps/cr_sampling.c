@@ -360,6 +360,7 @@ void cr_sampling_stats_add(cr_sampling_stats *sum, const cr_sampling_stats *x) {
     sum->remote += x->remote;
     sum->reused += x->reused;
     sum->postponed += x->postponed;
+    sum->localized += x->localized;
 }
 
 cr_sampler *cr_sampler_new(const cr_alias *pi, const cr_alias *local_pi, const cr_sampling_conf *c,

@@ -131,6 +131,8 @@ typedef struct cr_sampling_stats {
     uint64_t remote;    /* keys whose rows were fetched from other nodes */
     uint64_t reused;    /* samples served that were not their draw's first use */
     uint64_t postponed; /* postponements (each sample at most once) */
+    uint64_t localized; /* of `remote`, keys moved here (a relocating table's
+                           fetch localizes: cr_wsample.c) instead of copied */
 } cr_sampling_stats;
 
 typedef struct cr_sampler cr_sampler;

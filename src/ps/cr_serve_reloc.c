@@ -25,9 +25,12 @@
 
 /* ---------- sending ---------- */
 
+/* A frame to send: copied by ZeroMQ, or (own set: a malloc'ed buffer of
+ * n > 0 bytes) handed to it, sent without a copy and freed once sent. */
 typedef struct frame {
     const void *p;
     size_t n;
+    void *own;
 } frame;
 
 static void sendv(cr_node *n, void *sock, const void *id, size_t idlen, const cr_dhdr *h, const frame *f, int nf,
@@ -36,7 +39,9 @@ static void sendv(cr_node *n, void *sock, const void *id, size_t idlen, const cr
     if (id) zmq_send(sock, id, idlen, ZMQ_SNDMORE);
     zmq_send(sock, h, sizeof *h, nf ? ZMQ_SNDMORE : 0);
     for (int i = 0; i < nf; i++) {
-        zmq_send(sock, f[i].p, f[i].n, i + 1 < nf ? ZMQ_SNDMORE : 0);
+        int more = i + 1 < nf ? ZMQ_SNDMORE : 0;
+        if (f[i].own) cr_send_owned(sock, f[i].own, f[i].n, more != 0);
+        else zmq_send(sock, f[i].p, f[i].n, more);
         b += f[i].n;
     }
     atomic_fetch_add(&n->msgs_remote, 1);
@@ -55,7 +60,11 @@ static void to_worker(cr_node *n, int32_t gw, const cr_dhdr *h, const frame *f, 
 }
 
 static void to_node(cr_node *n, int node, const cr_dhdr *h, const frame *f, int nf) {
-    if (node >= 0 && node < n->nodes && n->fwd[node]) sendv(n, n->fwd[node], NULL, 0, h, f, nf, 1);
+    if (node >= 0 && node < n->nodes && n->fwd[node]) {
+        sendv(n, n->fwd[node], NULL, 0, h, f, nf, 1);
+        return;
+    }
+    for (int i = 0; i < nf; i++) free(f[i].own);
 }
 
 /* ---------- batches of keys, positions, rows ---------- */
@@ -84,6 +93,17 @@ static void batch_add(batch *b, int64_t k, int32_t idx, const float *row, int di
     b->n++;
 }
 
+/* Room for n entries (rows and state kept): one allocation for a batch
+ * whose size is known, instead of doubling copies. */
+static void batch_reserve(batch *b, int64_t n, int dim, int sdim) {
+    if (n <= b->cap) return;
+    b->cap = n;
+    b->keys = cr_xrealloc(b->keys, (size_t)n * sizeof *b->keys);
+    b->idx = cr_xrealloc(b->idx, (size_t)n * sizeof *b->idx);
+    b->rows = cr_xrealloc(b->rows, (size_t)n * ((size_t)dim + 1) * sizeof(float));
+    b->st = cr_xrealloc(b->st, (size_t)n * ((size_t)sdim + 1) * sizeof(float));
+}
+
 static void batch_free(batch *b) {
     free(b->keys);
     free(b->idx);
@@ -106,7 +126,7 @@ static void reply_rows(cr_node *n, const cr_shard *s, int table, int32_t gw, uin
     cr_dhdr h = hdr(CR_D_PULL_REP, s, table, gw, req, part, b->n);
     h.flags = CR_D_IDX;
     h.raw_bytes = b->n * s->def.dim * (int64_t)sizeof(float);
-    frame f[2] = {{b->idx, (size_t)b->n * sizeof(int32_t)}, {b->rows, (size_t)h.raw_bytes}};
+    frame f[2] = {{b->idx, (size_t)b->n * sizeof(int32_t), NULL}, {b->rows, (size_t)h.raw_bytes, NULL}};
     to_worker(n, gw, &h, f, 2, 0);
 }
 
@@ -117,15 +137,18 @@ static void reply_count(cr_node *n, int type, const cr_shard *s, int table, int3
     to_worker(n, gw, &h, NULL, 0, type == CR_D_LOC_DONE);
 }
 
-/* Rows of b leave for node `to` (the requester gw's node, or home for a recall). */
+/* Rows of b leave for node `to` (the requester gw's node, or home for a
+ * recall). The rows and their state go without a copy: b loses them and
+ * is only to be freed afterwards. */
 static void send_rows(cr_node *n, const cr_shard *s, int table, int to, int32_t gw, uint32_t req, int32_t part,
-                      const batch *b) {
+                      batch *b) {
     if (!b->n) return;
     cr_dhdr h = hdr(CR_D_ROW, s, table, gw, req, part, b->n);
-    frame f[3] = {{b->keys, (size_t)b->n * sizeof(int64_t)},
-                  {b->rows, (size_t)b->n * (size_t)s->def.dim * sizeof(float)},
-                  {b->st, (size_t)b->n * (size_t)s->sdim * sizeof(float)}};
+    size_t rb = (size_t)b->n * (size_t)s->def.dim * sizeof(float), sb = (size_t)b->n * (size_t)s->sdim * sizeof(float);
+    frame f[3] = {{b->keys, (size_t)b->n * sizeof(int64_t), NULL}, {b->rows, rb, b->rows}, {b->st, sb, sb ? b->st : NULL}};
     to_node(n, to, &h, f, 3);
+    b->rows = NULL;
+    if (sb) b->st = NULL;
     atomic_fetch_add(&n->reloc_out, b->n);
 }
 
@@ -148,37 +171,91 @@ static void defer(cr_node *n, int table, int op, int64_t k, int32_t gw, uint32_t
     atomic_fetch_add(&n->deferred_total, 1);
 }
 
-/* Apply one queued request on key d->key, whose row is here (lock held).
- * Returns 1 when it was a GIVE: the row is gone again. */
-static int apply_deferred(cr_node *n, cr_shard *s, const cr_deferred *d) {
+static pthread_mutex_t *lock_of(cr_shard *s, int64_t k) { return &s->locks[(uint64_t)k % CR_SHARD_STRIPES]; }
+
+/* Take the row of key k (here, lock held) into b; at most `left` more rows
+ * (this one included) will come: room for them at once. */
+static void take_into(batch *b, cr_shard *s, int64_t k, int64_t left) {
+    if (b->n == b->cap) batch_reserve(b, b->n + (left > b->n ? left : b->n + 1), s->def.dim, s->sdim);
+    batch_add(b, k, 0, NULL, s->def.dim, NULL, s->sdim);
+    cr_dir_take(s, k, b->rows + (size_t)(b->n - 1) * (size_t)s->def.dim,
+                b->st + (size_t)(b->n - 1) * (size_t)s->sdim);
+}
+
+/* What the queued requests applied while one ROW message is installed
+ * send: grouped per kind, request part and destination, and sent once the
+ * whole message is in (a reply or a ROW message per group, not per row:
+ * keys that wait in transit mostly arrive together and go on together). */
+typedef struct outgrp {
+    uint8_t op;
+    uint16_t table;
+    int32_t gw, part, to;
+    uint32_t req;
+    int64_t acks; /* PUSH: keys applied */
+    batch b;      /* PULL: rows and positions; GIVE: rows and state taken */
+} outgrp;
+
+typedef struct outbox {
+    outgrp *g;
+    int n, cap;
+} outbox;
+
+static outgrp *group_of(outbox *o, const cr_deferred *d) {
+    for (int i = 0; i < o->n; i++) {
+        outgrp *x = &o->g[i];
+        if (x->op == d->op && x->table == d->table && x->gw == d->gw && x->part == d->part && x->to == d->to &&
+            x->req == d->req)
+            return x;
+    }
+    if (o->n == o->cap) {
+        o->cap = o->cap ? 2 * o->cap : 4;
+        o->g = cr_xrealloc(o->g, (size_t)o->cap * sizeof *o->g);
+    }
+    o->g[o->n] = (outgrp){.op = d->op, .table = d->table, .gw = d->gw, .part = d->part, .to = d->to, .req = d->req};
+    return &o->g[o->n++];
+}
+
+/* Send what o holds, in the order the groups were opened (s: their table). */
+static void outbox_flush(cr_node *n, cr_shard *s, outbox *o) {
+    for (int i = 0; i < o->n; i++) {
+        outgrp *x = &o->g[i];
+        if (x->op == CR_D_PULL) reply_rows(n, s, x->table, x->gw, x->req, x->part, &x->b);
+        else if (x->op == CR_D_PUSH) reply_count(n, CR_D_PUSH_ACK, s, x->table, x->gw, x->req, x->part, x->acks);
+        else send_rows(n, s, x->table, x->to, x->gw, x->req, x->part, &x->b);
+        batch_free(&x->b);
+    }
+    free(o->g);
+    memset(o, 0, sizeof *o);
+}
+
+/* Apply one queued request on key d->key, whose row is here (lock held);
+ * what it sends goes to o. Returns 1 when it was a GIVE: the row is gone
+ * again. */
+static int apply_deferred(cr_shard *s, const cr_deferred *d, outbox *o) {
     float *st, *w = cr_dir_row(s, d->key, &st);
-    batch b = {0};
     if (!w) return 1;
+    outgrp *x = group_of(o, d);
     if (d->op == CR_D_PULL) {
-        batch_add(&b, d->key, d->idx, w, s->def.dim, NULL, 0);
-        reply_rows(n, s, d->table, d->gw, d->req, d->part, &b);
+        batch_add(&x->b, d->key, d->idx, w, s->def.dim, NULL, 0);
     } else if (d->op == CR_D_PUSH) {
         cr_optim_apply(&s->def.optim, w, st, d->row, s->def.dim);
-        reply_count(n, CR_D_PUSH_ACK, s, d->table, d->gw, d->req, d->part, 1);
+        x->acks++;
     } else {
-        batch_add(&b, d->key, 0, NULL, s->def.dim, NULL, s->sdim);
-        cr_dir_take(s, d->key, b.rows, b.st);
-        send_rows(n, s, d->table, d->to, d->gw, d->req, d->part, &b);
+        take_into(&x->b, s, d->key, 1);
     }
-    batch_free(&b);
     return d->op == CR_D_GIVE;
 }
 
 /* The row of key k arrived: apply what waited for it, in order, up to a
  * GIVE that sends it on; what queued after that GIVE waits for the row's
  * next return (the home gave the key back here later). Lock held. */
-static void drain(cr_node *n, cr_shard *s, int table, int64_t k) {
+static void drain(cr_node *n, cr_shard *s, int table, int64_t k, outbox *o) {
     int64_t j = 0;
     int gone = 0;
     for (int64_t i = 0; i < n->ndef; i++) {
         cr_deferred *d = &n->defq[i];
         if (!gone && d->key == k && d->table == table) {
-            gone = apply_deferred(n, s, d);
+            gone = apply_deferred(s, d, o);
             free(d->row);
             atomic_fetch_sub(&n->deferred, 1);
         } else
@@ -187,23 +264,14 @@ static void drain(cr_node *n, cr_shard *s, int table, int64_t k) {
     n->ndef = j;
 }
 
-static pthread_mutex_t *lock_of(cr_shard *s, int64_t k) { return &s->locks[(uint64_t)k % CR_SHARD_STRIPES]; }
-
-/* Take the row of key k (here, lock held) into b. */
-static void take_into(batch *b, cr_shard *s, int64_t k) {
-    batch_add(b, k, 0, NULL, s->def.dim, NULL, s->sdim);
-    cr_dir_take(s, k, b->rows + (size_t)(b->n - 1) * (size_t)s->def.dim,
-                b->st + (size_t)(b->n - 1) * (size_t)s->sdim);
-}
-
 /* ---------- a worker's pull or push at the home ---------- */
 
 static void forward(cr_node *n, cr_shard *s, int table, const cr_dhdr *rq, int x, const batch *b) {
     int push = rq->type == CR_D_PUSH;
     cr_dhdr h = hdr(push ? CR_D_FWD_PUSH : CR_D_FWD_PULL, s, table, rq->worker, rq->req, rq->part, b->n);
-    frame f[3] = {{b->keys, (size_t)b->n * sizeof(int64_t)},
-                  {b->idx, (size_t)b->n * sizeof(int32_t)},
-                  {b->rows, (size_t)b->n * (size_t)s->def.dim * sizeof(float)}};
+    frame f[3] = {{b->keys, (size_t)b->n * sizeof(int64_t), NULL},
+                  {b->idx, (size_t)b->n * sizeof(int32_t), NULL},
+                  {b->rows, (size_t)b->n * (size_t)s->def.dim * sizeof(float), NULL}};
     to_node(n, x, &h, f, push ? 3 : 2);
 }
 
@@ -254,7 +322,8 @@ void cr_reloc_home(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, const i
     }
     free(fw);
     batch_free(&out);
-    atomic_fetch_add(&n->acc_remote, served);
+    /* each key once: served by its home (now, or from the transit queue) or forwarded */
+    atomic_fetch_add(&n->acc_remote, h->nkeys - fwd);
     atomic_fetch_add(&n->acc_fwd, fwd);
 }
 
@@ -271,8 +340,7 @@ static void on_fwd(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, const i
         pthread_mutex_unlock(m);
     }
     answer(n, s, table, h, &out, served);
-    batch_free(&out);
-    atomic_fetch_add(&n->acc_remote, served);
+    batch_free(&out); /* counted by the home, as forwarded */
 }
 
 /* ---------- relocation ---------- */
@@ -283,7 +351,7 @@ static void send_gives(cr_node *n, cr_shard *s, int table, int to, int32_t gw, u
         if (give[x].n) {
             cr_dhdr g = hdr(CR_D_GIVE, s, table, gw, req, part, give[x].n);
             g.aux = to;
-            frame f = {give[x].keys, (size_t)give[x].n * sizeof(int64_t)};
+            frame f = {give[x].keys, (size_t)give[x].n * sizeof(int64_t), NULL};
             to_node(n, x, &g, &f, 1);
         }
         batch_free(&give[x]);
@@ -291,14 +359,14 @@ static void send_gives(cr_node *n, cr_shard *s, int table, int to, int32_t gw, u
 }
 
 /* One key of a LOCALIZE from node r (lock held): 1 if already done. */
-static int localize_one(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, int64_t k, int r, batch *rows,
-                        batch *give) {
+static int localize_one(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, int64_t k, int64_t left, int r,
+                        batch *rows, batch *give) {
     unsigned on = cr_dir_owner(s, k), me = (unsigned)n->id;
     float *st;
     if (cr_dir_tech(s, k) != CR_TECH_RELOCATE || on == (unsigned)r) return 1;
     cr_dir_set_owner(s, k, (unsigned)r);
     if (on == me && cr_dir_row(s, k, &st)) {
-        take_into(rows, s, k); /* here: the row goes now */
+        take_into(rows, s, k, left); /* here: the row goes now */
         return 0;
     }
     if (on == me) /* on its way here: it goes on when it arrives */
@@ -315,7 +383,7 @@ static void on_localize(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, co
     for (int64_t i = 0; i < h->nkeys; i++) {
         pthread_mutex_t *m = lock_of(s, keys[i]);
         pthread_mutex_lock(m);
-        done += localize_one(n, s, table, h, keys[i], r, &rows, give);
+        done += localize_one(n, s, table, h, keys[i], h->nkeys - i, r, &rows, give);
         pthread_mutex_unlock(m);
     }
     reply_count(n, CR_D_LOC_DONE, s, table, h->worker, h->req, h->part, done);
@@ -331,7 +399,7 @@ static void on_give(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, const 
         pthread_mutex_t *m = lock_of(s, keys[i]);
         pthread_mutex_lock(m);
         float *st;
-        if (cr_dir_row(s, keys[i], &st)) take_into(&rows, s, keys[i]);
+        if (cr_dir_row(s, keys[i], &st)) take_into(&rows, s, keys[i], h->nkeys - i);
         else defer(n, table, CR_D_GIVE, keys[i], h->worker, h->req, h->part, 0, h->aux, NULL, 0);
         pthread_mutex_unlock(m);
     }
@@ -348,13 +416,15 @@ static void check_recall(cr_node *n) {
 
 static void on_row(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, const int64_t *keys, const float *rows,
                    const float *st) {
+    outbox o = {0};
     for (int64_t i = 0; i < h->nkeys; i++) {
         pthread_mutex_t *m = lock_of(s, keys[i]);
         pthread_mutex_lock(m);
         cr_dir_install(s, keys[i], rows + (size_t)i * (size_t)s->def.dim, st + (size_t)i * (size_t)s->sdim);
-        drain(n, s, table, keys[i]);
+        if (n->ndef) drain(n, s, table, keys[i], &o);
         pthread_mutex_unlock(m);
     }
+    outbox_flush(n, s, &o);
     atomic_fetch_add(&n->reloc_in, h->nkeys);
     if (h->worker >= 0) reply_count(n, CR_D_LOC_DONE, s, table, h->worker, h->req, h->part, h->nkeys);
     check_recall(n);

@@ -48,6 +48,8 @@ struct cr_wclient {
     int hellos;        /* HELLO answers taken */
     int cause;         /* CR_CAUSE_*: who makes the accesses now (counting) */
     int64_t *lkeys, lcap; /* scratch: the relocating keys of a localize (mixed tables) */
+    int64_t nmarks;    /* marks in pend */
+    int unordered;     /* the request being sent is a prefetch: no marks */
     uint32_t pend[PEND_SLOTS];
 };
 
@@ -129,6 +131,7 @@ cr_wclient *cr_wclient_new(cr_node *n, int lw, cr_err *e) {
 /* The request is answered (or dropped): its keys' marks go. */
 static void req_unmark(cr_wclient *w, wreq *r) {
     for (int64_t i = 0; i < r->nr; i++) w->pend[pend_slot(r->rkeys[i])]--;
+    w->nmarks -= r->nr;
     free(r->rkeys);
     r->rkeys = NULL;
     r->nr = 0;
@@ -418,7 +421,7 @@ static int reloc_send(cr_wclient *w, cr_shard *s, wreq *r, const int64_t *keys, 
                       cr_err *e) {
     cr_node *nd = w->n;
     size_t dim = (size_t)s->def.dim, rowb = dim * sizeof(float);
-    int pull = r->kind == CR_D_PULL, mark = r->kind != CR_D_LOCALIZE;
+    int pull = r->kind == CR_D_PULL, mark = r->kind != CR_D_LOCALIZE && !w->unordered;
     r->want = cr_xcalloc((size_t)nd->nodes, sizeof *r->want);
     if (pull) r->pos = cr_xcalloc((size_t)nd->nodes, sizeof *r->pos);
     if (mark) r->rkeys = cr_xmalloc((size_t)n * sizeof *r->rkeys);
@@ -440,6 +443,7 @@ static int reloc_send(cr_wclient *w, cr_shard *s, wreq *r, const int64_t *keys, 
         if (mark) {
             r->rkeys[r->nr++] = keys[i];
             w->pend[pend_slot(keys[i])]++;
+            w->nmarks++;
         }
     }
     return send_parts(w, s, r, e);
@@ -457,6 +461,10 @@ static int reloc_access(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t
     if (vals) nd->ws[w->lw].pushes++;
     else nd->ws[w->lw].pulls++;
     count_access(w, s, keys, n);
+    /* replies already here clear their keys' marks: those keys may then be
+     * served through shared memory (an asynchronous pull, e.g. a sampler's
+     * fetch, is otherwise answered only at the caller's next wait) */
+    if (w->nmarks && pump(w, 0, e) < 0) return -1;
     int64_t repl, here = route(w, s, keys, n, out, vals, &repl);
     if (here) count_local(w, here, here - repl, s->def.dim);
     atomic_fetch_add(&nd->acc_local, here - repl); /* the replica module counts its own */
@@ -491,6 +499,15 @@ static const int64_t *reloc_only(cr_wclient *w, const cr_shard *s, const int64_t
     if (*n > m) atomic_fetch_add(&w->n->reloc_skipped, *n - m);
     *n = m;
     return w->lkeys;
+}
+
+int cr_wclient_prefetch(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out, uint32_t *req,
+                        cr_err *e) {
+    if (!routed(s)) return cr_wclient_pull_copy(w, s, keys, n, out, req, e);
+    w->unordered = 1;
+    int rc = reloc_access(w, s, keys, n, out, NULL, req, e);
+    w->unordered = 0;
+    return rc;
 }
 
 int cr_wclient_localize(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, uint32_t *req, cr_err *e) {

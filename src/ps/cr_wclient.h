@@ -45,6 +45,13 @@ int cr_wclient_pull_borrow(cr_wclient *w, cr_shard *s, const int64_t *keys, int6
  * must stay valid until *req completes. Errors as for the borrowing pull. */
 int cr_wclient_pull_copy(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out,
                          uint32_t *req, cr_err *e);
+/* As cr_wclient_pull_copy, for rows read ahead of time that may be any value
+ * the keys had from the call to the answer (the sampler's fetches): on a
+ * relocating table it is not ordered with this worker's later accesses to
+ * the same keys (those do not wait behind it: docs/management.md,
+ * Consistency). */
+int cr_wclient_prefetch(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, float *out, uint32_t *req,
+                        cr_err *e);
 
 /* Push n rows (vals: n * dim floats) and wait until every node has applied
  * them. keys and vals are borrowed for the call. */

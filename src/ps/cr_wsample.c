@@ -10,9 +10,10 @@
 #include "base/cr_rng.h"
 #include "ps/cr_node_impl.h"
 
-/* Rows of keys held elsewhere, being pulled into `rows`. Referred to by the
- * sampler (until it releases the ticket) and by asynchronous pulls still to
- * copy from it. */
+/* Rows of keys held elsewhere, being pulled into `rows`; or, on a
+ * relocating table, keys being moved here (rows NULL: a localize, read
+ * through the router once it is done). Referred to by the sampler (until
+ * it releases the ticket) and by asynchronous pulls still to copy from it. */
 typedef struct fetch {
     uint32_t req; /* the client's request (0: complete) */
     int done;
@@ -26,20 +27,24 @@ typedef struct samp {
     int dist;
     uint64_t gen;
     int retired;
+    int pools;     /* level 2 or 3: fetches fill bounded pools */
+    int localizes; /* 1 once a fetch of this sampler localized instead of copying */
     cr_sampler *s;
     cr_shard *t;
     struct cr_wsample *w;
 } samp;
 
 /* A row an asynchronous pull still has to copy: row `row` of the caller's
- * buffer is row `slot` of fetch f. */
+ * buffer is row `slot` of fetch f, or (slot -1, a localizing fetch) the
+ * row of `key` read through the router once f is done. */
 typedef struct late_row {
-    int64_t row, slot;
+    int64_t row, slot, key;
     fetch *f;
 } late_row;
 
 typedef struct pend {
     uint32_t id;
+    cr_shard *t; /* the table (rows read through its router at the finish) */
     float *rows;
     int32_t dim;
     late_row *r;
@@ -58,6 +63,10 @@ struct cr_wsample {
     cr_sample *buf; /* scratch: one pull's samples */
     int64_t capbuf;
     int64_t nfetch;
+    int64_t *rkey, *rat, caprd; /* scratch: keys read through the router, their rows' positions */
+    float *rrow;                /* scratch: those rows */
+    int64_t caprrow;
+    uint64_t localized;         /* keys sampling localized instead of fetching copies */
     cr_sampling_stats gone; /* counters of freed samplers */
     char err[CR_ERR_MAX];   /* an error met inside a callback, raised at the next call */
 };
@@ -72,14 +81,26 @@ static void fetch_unref(cr_wsample *w, fetch *f) {
     w->nfetch--;
 }
 
+/* On a relocating table a bounded pool's fetch (levels 2 and 3) moves the
+ * keys here (docs/management.md) instead of copying their rows: the pulls
+ * then read them through the router, from this node's shard while they
+ * stay, through all the pool's passes. A level-1 handle's fetch is for
+ * one use of each key: it copies (a move for one read would cost more and
+ * keep the row away from a node that may want it). */
 static int io_fetch(void *ctx, const int64_t *keys, int64_t n, uint64_t *ticket, cr_err *e) {
     samp *sp = ctx;
     cr_wsample *w = sp->w;
     fetch *f = cr_xcalloc(1, sizeof *f);
-    f->rows = cr_xmalloc((size_t)n * (size_t)sp->t->def.dim * sizeof(float));
+    int loc = sp->pools && cr_dir_relocating(sp->t);
+    if (!loc) f->rows = cr_xmalloc((size_t)n * (size_t)sp->t->def.dim * sizeof(float));
     f->refs = 1;
     w->nfetch++;
-    if (cr_wclient_pull_copy(w->wc, sp->t, keys, n, f->rows, &f->req, e) < 0) {
+    if (loc) {
+        sp->localizes = 1;
+        w->localized += (uint64_t)n;
+    }
+    if ((loc ? cr_wclient_localize(w->wc, sp->t, keys, n, &f->req, e)
+             : cr_wclient_prefetch(w->wc, sp->t, keys, n, f->rows, &f->req, e)) < 0) {
         fetch_unref(w, f);
         return -1;
     }
@@ -153,6 +174,7 @@ void cr_wsample_stats(const cr_wsample *w, cr_sampling_stats *out) {
         cr_sampler_stats(w->sp[i]->s, &st);
         cr_sampling_stats_add(out, &st);
     }
+    out->localized += w->localized;
 }
 
 int64_t cr_wsample_fetches(const cr_wsample *w) { return w->nfetch; }
@@ -175,6 +197,9 @@ void cr_wsample_destroy(cr_wsample **wp) {
         free(w->pd[i]);
     }
     while (w->nsp > 0) samp_free(w, w->nsp - 1);
+    free(w->rkey);
+    free(w->rat);
+    free(w->rrow);
     free(w->pd);
     free(w->sp);
     free(w->buf);
@@ -199,9 +224,27 @@ static int no_dist(cr_node *n, const char *name, cr_err *e) {
     return cr_errf(e, "prepare_sample: no distribution '%s' (declared: %s)", name, list);
 }
 
+/* The sampler's "is key k local": its row is on this node now. On a table
+ * that is not relocating, its home range; on a relocating one, a key whose
+ * row is here (home and present, or relocated here) or that is replicated
+ * (the router serves it from the replica), looked at under its stripe lock.
+ * A key may move between the draw and the pull: pulls of local samples go
+ * through the router, which finds it wherever it is. */
+static int held_here(void *ctx, int64_t k) {
+    cr_shard *t = ctx;
+    if (!cr_dir_relocating(t)) return cr_dir_is_home(t, k);
+    if (cr_dir_tech(t, k) == CR_TECH_REPLICATE) return 1;
+    pthread_mutex_t *m = &t->locks[(uint64_t)k % CR_SHARD_STRIPES];
+    float *st;
+    pthread_mutex_lock(m);
+    int here = cr_dir_row(t, k, &st) != NULL;
+    pthread_mutex_unlock(m);
+    return here;
+}
+
 /* The configuration of distribution d under the node's scheme (an entry
  * naming d, else one naming its table, else the default), and its generation. */
-static void scheme_conf(cr_node *n, const cr_dist *d, const cr_shard *t, cr_sampling_conf *c, uint64_t *gen) {
+static void scheme_conf(cr_node *n, const cr_dist *d, cr_shard *t, cr_sampling_conf *c, uint64_t *gen) {
     cr_sampling_conf_default(c, CR_SAMPLING_CONFORM);
     pthread_mutex_lock(&n->mu);
     *gen = n->samp_gen;
@@ -220,6 +263,8 @@ static void scheme_conf(cr_node *n, const cr_dist *d, const cr_shard *t, cr_samp
     pthread_mutex_unlock(&n->mu);
     c->local_lo = t->lo < t->hi ? t->lo : 0;
     c->local_hi = t->lo < t->hi ? t->hi : 0;
+    c->is_local = held_here;
+    c->local_ctx = t;
 }
 
 /* A new sampler for distribution di under the node's current scheme. */
@@ -235,6 +280,7 @@ static samp *samp_new(cr_wsample *w, int di, cr_shard *t, cr_err *e) {
     if (w->next_serial == 0) w->next_serial = 1;
     sp->dist = di;
     sp->gen = gen;
+    sp->pools = c.level == CR_SAMPLING_BOUNDED || c.level == CR_SAMPLING_LONGTERM;
     sp->t = t;
     sp->w = w;
     cr_sampling_io io = {.ctx = sp, .fetch = io_fetch, .ready = io_ready, .release = io_release};
@@ -320,7 +366,7 @@ void cr_wsample_close(cr_wsample *w, cr_shandle h) {
 
 /* ---- pulls ---------------------------------------------------------------- */
 
-static pend *new_pend(cr_wsample *w, float *rows, int32_t dim, int64_t m) {
+static pend *new_pend(cr_wsample *w, cr_shard *t, float *rows, int64_t m) {
     if (w->npd == w->cappd) {
         w->cappd = w->cappd ? 2 * w->cappd : 4;
         w->pd = cr_xrealloc(w->pd, (size_t)w->cappd * sizeof *w->pd);
@@ -328,8 +374,9 @@ static pend *new_pend(cr_wsample *w, float *rows, int32_t dim, int64_t m) {
     pend *p = cr_xcalloc(1, sizeof *p);
     p->id = w->next_pend++;
     if (w->next_pend == 0) w->next_pend = 1;
+    p->t = t;
     p->rows = rows;
-    p->dim = dim;
+    p->dim = t->def.dim;
     p->r = cr_xmalloc((size_t)(m ? m : 1) * sizeof *p->r);
     w->pd[w->npd++] = p;
     return p;
@@ -351,14 +398,72 @@ static int place_row(cr_wsample *w, cr_shard *t, const cr_sample *x, float *out,
                                     : (cr_shard_pull(t, &x->key, 1, out + (size_t)row * dim), 0);
     fetch *f = (fetch *)(uintptr_t)x->ticket;
     if (async && !fetch_test(w, f)) {
-        if (!*p) *p = new_pend(w, out, (int32_t)dim, m);
-        (*p)->r[(*p)->n++] = (late_row){row, x->slot, f};
+        if (!*p) *p = new_pend(w, t, out, m);
+        (*p)->r[(*p)->n++] = (late_row){row, x->slot, x->key, f};
         f->refs++;
         return 0;
     }
     if (fetch_wait(w, f, e) < 0) return -1;
     memcpy(out + (size_t)row * dim, f->rows + (size_t)x->slot * dim, dim * sizeof(float));
     return 0;
+}
+
+/* ---- pulls through the router (a relocating table) ----------------------- */
+
+static void reserve_routed(cr_wsample *w, int64_t n, size_t dim) {
+    if (n > w->caprd) {
+        w->caprd = n > 2 * w->caprd ? n : 2 * w->caprd;
+        free(w->rkey);
+        free(w->rat);
+        w->rkey = cr_xmalloc((size_t)w->caprd * sizeof *w->rkey);
+        w->rat = cr_xmalloc((size_t)w->caprd * sizeof *w->rat);
+    }
+    if ((int64_t)((size_t)n * dim) > w->caprrow) {
+        w->caprrow = (int64_t)((size_t)n * dim);
+        free(w->rrow);
+        w->rrow = cr_xmalloc((size_t)w->caprrow * sizeof *w->rrow);
+    }
+}
+
+/* Rows of w->rkey[0..n) read through the router in one batch (shared memory
+ * for keys here, one request per home for the others) into rows at
+ * positions w->rat[0..n); all m rows in key order go straight. */
+static int read_routed(cr_wsample *w, cr_shard *t, int64_t n, int64_t m, float *rows, cr_err *e) {
+    size_t dim = (size_t)t->def.dim;
+    if (n == 0) return 0;
+    if (n == m) return cr_wclient_pull_borrow(w->wc, t, w->rkey, n, rows, e);
+    if (cr_wclient_pull_borrow(w->wc, t, w->rkey, n, w->rrow, e) < 0) return -1;
+    for (int64_t i = 0; i < n; i++)
+        memcpy(rows + (size_t)w->rat[i] * dim, w->rrow + (size_t)i * dim, dim * sizeof(float));
+    return 0;
+}
+
+/* The m samples in w->buf on a table that relocates (or whose sampler
+ * localized): rows of fetched copies are copied as before (place_row);
+ * every other sample (a key here at its draw, or one its fetch moved
+ * here) is read through the router, all in one batch, once its localize
+ * is done; an async pull leaves those not done yet to cr_wsample_finish. */
+static int pull_routed(cr_wsample *w, cr_shard *t, int64_t m, float *rows, pend **p, int async, cr_err *e) {
+    int64_t n = 0;
+    reserve_routed(w, m, (size_t)t->def.dim);
+    for (int64_t i = 0; i < m; i++) {
+        const cr_sample *x = &w->buf[i];
+        fetch *f = x->ticket == CR_SAMPLE_LOCAL ? NULL : (fetch *)(uintptr_t)x->ticket;
+        if (f && f->rows) {
+            if (place_row(w, t, x, rows, i, m, p, async, e) < 0) return -1;
+            continue;
+        }
+        if (f && async && !fetch_test(w, f)) {
+            if (!*p) *p = new_pend(w, t, rows, m);
+            (*p)->r[(*p)->n++] = (late_row){i, -1, x->key, f};
+            f->refs++;
+            continue;
+        }
+        if (f && fetch_wait(w, f, e) < 0) return -1;
+        w->rkey[n] = x->key;
+        w->rat[n++] = i;
+    }
+    return read_routed(w, t, n, m, rows, e);
 }
 
 static int closed_handle(cr_err *e) {
@@ -388,9 +493,11 @@ static int pull_in(cr_wsample *w, cr_shard *t, cr_shandle h, int64_t m, int64_t 
         keys[i] = w->buf[i].key;
         all_local &= w->buf[i].ticket == CR_SAMPLE_LOCAL;
     }
-    if (all_local && routed(t)) rc = cr_wclient_pull_borrow(w->wc, t, keys, m, rows, e); /* moved, replicated */
+    int reloc = cr_dir_relocating(t) || sp->localizes;
+    if (all_local && (reloc || routed(t))) rc = cr_wclient_pull_borrow(w->wc, t, keys, m, rows, e); /* moved, replicated */
     else if (all_local) cr_shard_pull(t, keys, m, rows); /* one call: rows grouped by lock stripe */
-    for (int64_t i = 0; i < m && rc == 0 && !all_local; i++)
+    else if (reloc) rc = pull_routed(w, t, m, rows, &p, pend_id != NULL, e);
+    for (int64_t i = 0; i < m && rc == 0 && !all_local && !reloc; i++)
         rc = place_row(w, t, &w->buf[i], rows, i, m, &p, pend_id != NULL, e);
     if (p && rc == 0) *pend_id = p->id;
     else if (p) cr_wsample_finish(w, p->id, NULL); /* drops it */
@@ -427,12 +534,20 @@ int cr_wsample_finish(cr_wsample *w, uint32_t id, cr_err *e) {
     w->pd[at] = w->pd[--w->npd];
     int rc = 0;
     size_t dim = (size_t)p->dim;
+    int64_t nr = 0;
+    reserve_routed(w, p->n, dim);
     for (int64_t k = 0; k < p->n; k++) {
         late_row *r = &p->r[k];
         if (rc == 0 && e) rc = fetch_wait(w, r->f, e);
-        if (rc == 0 && e) memcpy(p->rows + (size_t)r->row * dim, r->f->rows + (size_t)r->slot * dim, dim * sizeof(float));
+        if (rc == 0 && e && r->slot < 0) { /* localized: read through the router below, in one batch */
+            w->rkey[nr] = r->key;
+            w->rat[nr++] = r->row;
+        } else if (rc == 0 && e) {
+            memcpy(p->rows + (size_t)r->row * dim, r->f->rows + (size_t)r->slot * dim, dim * sizeof(float));
+        }
         fetch_unref(w, r->f);
     }
+    if (rc == 0 && e && nr) rc = read_routed(w, p->t, nr, -1, p->rows, e);
     free(p->r);
     free(p);
     return rc;
