@@ -11,7 +11,10 @@
  * J:set_clocks({clock per worker}, {barriers per worker}) (job:load)
  * J:get_rows(id, node, lo, count, dim, sdim) -> values Matrix, state Matrix
  * J:set_rows(id, node, lo, values, state|nil)
- * J:manage(id, mode, replicated keys|nil)   technique per key (docs/management.md)
+ * J:manage(id, mode, replicated keys|nil, relocating keys|nil)   technique per key
+ *   (docs/management.md): mode 0 classic, 1 relocate; relocating keys with mode 0 only
+ * J:count(id, on)       count accesses per key to table id on every node (fresh), or stop
+ * J:counts(id) -> {bytes of node 0, ...}: each node's sketch since count(id, true)
  * J:close() (also __gc/__close); J:endpoint(); J:nodes(); J:workers();
  * J:closed(); J:failed()
  *
@@ -298,14 +301,50 @@ static int j_stats(lua_State *L) {
     return 1;
 }
 
-/* J:manage(id, mode, replicated Ints|nil): mode 0 classic, 1 relocate */
+/* J:manage(id, mode, replicated Ints|nil, relocating Ints|nil): mode 0
+ * classic, 1 relocate; relocating keys (mode 0 only): those relocate, the
+ * other keys not replicated are classic */
 static int j_manage(lua_State *L) {
     cr_job *j = check_job(L);
     int table = (int)luaL_checkinteger(L, 2), mode = (int)luaL_checkinteger(L, 3);
-    cr_ints *k = lua_isnoneornil(L, 4) ? NULL : cr_lints_from_arg(L, 4);
+    lua_settop(L, 5);
+    cr_ints *k = lua_isnil(L, 4) ? NULL : cr_lints_from_arg(L, 4);
+    cr_ints *r = lua_isnil(L, 5) ? NULL : cr_lints_from_arg(L, 5);
+    if (r && mode != 0) return luaL_error(L, "manage: relocating keys are given with mode 0 (classic for the rest), not %d", mode);
     cr_err e;
-    if (cr_job_manage(j, table, mode, k ? k->data : NULL, k ? k->n : 0, &e) < 0) return raise_job(L, j);
+    if (cr_job_manage_keys(j, table, mode, k ? k->data : NULL, k ? k->n : 0, r ? r->data : NULL, r ? r->n : 0, &e) < 0)
+        return raise_job(L, j);
     return 0;
+}
+
+/* J:count(id, on): count accesses per key to table id (fresh sketches), or stop */
+static int j_count(lua_State *L) {
+    cr_job *j = check_job(L);
+    int table = (int)luaL_checkinteger(L, 2);
+    luaL_checktype(L, 3, LUA_TBOOLEAN);
+    cr_err e;
+    if (cr_job_count(j, table, lua_toboolean(L, 3), &e) < 0) return raise_job(L, j);
+    return 0;
+}
+
+static int put_counts(void *arg, int node, const void *bytes, size_t n, cr_err *e) {
+    (void)e;
+    lua_State *L = arg;
+    lua_pushlstring(L, bytes, n);
+    lua_rawseti(L, -2, node + 1);
+    return 0;
+}
+
+/* J:counts(id) -> {sketch bytes of node 0, node 1, ...} (core.sketch.read) */
+static int j_counts(lua_State *L) {
+    cr_job *j = check_job(L);
+    int table = (int)luaL_checkinteger(L, 2);
+    lua_settop(L, 2);
+    lua_createtable(L, cr_job_nodes(j), 0);
+    cr_err e;
+    if (cr_job_counts(j, table, put_counts, L, &e) < 0) return raise_job(L, j);
+    lua_settop(L, 3);
+    return 1;
 }
 
 /* J:get_rows(id, node, lo, count, dim, sdim) -> values, state */
@@ -468,7 +507,7 @@ void cr_ljob_register(lua_State *L) {
     static const luaL_Reg methods[] = {
         {"table", j_table},       {"model", j_model},           {"call", j_call},     {"policy", j_policy},
         {"set_lr", j_set_lr},     {"set_clocks", j_set_clocks}, {"stats", j_stats},   {"get_rows", j_get_rows},
-        {"set_rows", j_set_rows}, {"manage", j_manage}, {"close", j_close},           {"endpoint", j_endpoint}, {"nodes", j_nodes},
+        {"set_rows", j_set_rows}, {"manage", j_manage}, {"count", j_count}, {"counts", j_counts}, {"close", j_close},           {"endpoint", j_endpoint}, {"nodes", j_nodes},
         {"workers", j_workers},   {"closed", j_closed},         {"failed", j_failed}, {"distribution", j_distribution},
         {"sampling", j_sampling}, {NULL, NULL}};
     if (luaL_newmetatable(L, JOB_MT)) {

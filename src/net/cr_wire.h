@@ -50,6 +50,7 @@ enum {
     CR_M_DIST,
     CR_M_SAMPLING,
     CR_M_MANAGE,
+    CR_M_COUNTS,
 };
 
 /* The fixed header of every control message; the meaning of node, worker,

@@ -132,7 +132,7 @@ typedef struct wait_t {
 } wait_t;
 
 static int is_answer(int type) {
-    return type == CR_M_REPLY || type == CR_M_ERROR || type == CR_M_ACK || type == CR_M_ROWS;
+    return type == CR_M_REPLY || type == CR_M_ERROR || type == CR_M_ACK || type == CR_M_ROWS || type == CR_M_COUNTS;
 }
 
 /* A callback stopped the wait: the command is cancelled, its answers are
@@ -397,9 +397,48 @@ int cr_job_sampling(cr_job *j, const char *label, const cr_sampling_entry *entri
 }
 
 int cr_job_manage(cr_job *j, int table, int mode, const int64_t *repl, int64_t nrepl, cr_err *e) {
+    return cr_job_manage_keys(j, table, mode, repl, nrepl, NULL, 0, e);
+}
+
+int cr_job_manage_keys(cr_job *j, int table, int mode, const int64_t *repl, int64_t nrepl, const int64_t *reloc,
+                       int64_t nreloc, cr_err *e) {
     begin(j);
     cr_proto_msg m;
-    cr_msg_manage g = {.table = table, .mode = mode, .nrepl = nrepl, .repl = repl};
+    cr_msg_manage g = {.table = table, .mode = mode, .nrepl = nrepl, .repl = repl, .nreloc = nreloc, .reloc = reloc};
     if (cr_proto_encode_manage(&g, &m, e) < 0) return done(j, -1, e);
     return done(j, request(j, -1, &m, cr_job_nodes(j), NULL, NULL, NULL, e), e);
+}
+
+int cr_job_count(cr_job *j, int table, int on, cr_err *e) {
+    begin(j);
+    cr_proto_msg m;
+    cr_msg_counts c = {.table = table, .op = on ? CR_COUNTS_ON : CR_COUNTS_OFF};
+    if (cr_proto_encode_counts(&c, &m, e) < 0) return done(j, -1, e);
+    return done(j, request(j, -1, &m, cr_job_nodes(j), NULL, NULL, NULL, e), e);
+}
+
+typedef struct counts_sink {
+    int table, nodes;
+    cr_job_counts_fn fn;
+    void *arg;
+} counts_sink;
+
+static int take_counts(void *arg, const cr_proto_msg *m, cr_err *e) {
+    counts_sink *k = arg;
+    cr_msg_counts c;
+    if (m->h.type != CR_M_COUNTS) return cr_errf(e, "%s answer to a counts request", cr_proto_name(m->h.type));
+    if (cr_proto_decode_counts(m, &c, e) < 0) return -1;
+    if (c.op != CR_COUNTS_DATA || c.table != k->table || c.node < 0 || c.node >= k->nodes)
+        return cr_errf(e, "counts: an answer for table %d of node %d to a request for table %d", c.table, c.node,
+                       k->table);
+    return k->fn(k->arg, c.node, c.data, c.n, e);
+}
+
+int cr_job_counts(cr_job *j, int table, cr_job_counts_fn fn, void *arg, cr_err *e) {
+    begin(j);
+    cr_proto_msg m;
+    cr_msg_counts c = {.table = table, .op = CR_COUNTS_READ};
+    if (cr_proto_encode_counts(&c, &m, e) < 0) return done(j, -1, e);
+    counts_sink k = {.table = table, .nodes = cr_job_nodes(j), .fn = fn, .arg = arg};
+    return done(j, request(j, -1, &m, cr_job_nodes(j), NULL, take_counts, &k, e), e);
 }

@@ -129,5 +129,21 @@ int cr_job_sampling(cr_job *j, const char *label, const cr_sampling_entry *entri
  * mode 0 classic, 1 relocate, for keys not among the nrepl replicated ones.
  * Going classic (or replicating keys) brings moved keys home first. */
 int cr_job_manage(cr_job *j, int table, int mode, const int64_t *repl, int64_t nrepl, cr_err *e);
+/* The same, with the keys managed by relocation (mode 0 only: every
+ * other key not replicated is classic; reloc NULL or nreloc 0: none). The
+ * nodes check the keys: in range, none twice, none replicated. */
+int cr_job_manage_keys(cr_job *j, int table, int mode, const int64_t *repl, int64_t nrepl, const int64_t *reloc,
+                       int64_t nreloc, cr_err *e);
+
+/* Count accesses per key to table on every node (on = 1: fresh zeroed
+ * sketches, one per worker; 0: stop and free), between commands
+ * (docs/management.md, Counters). */
+int cr_job_count(cr_job *j, int table, int on, cr_err *e);
+/* Each node's counts of table since counting started, its workers'
+ * sketches merged: fn(arg, node, bytes, n) once per node, in the order
+ * they arrive (bytes in cr_sketch_write's format, valid during the call).
+ * -1 with a message when counting is off. */
+typedef int (*cr_job_counts_fn)(void *arg, int node, const void *bytes, size_t n, cr_err *e);
+int cr_job_counts(cr_job *j, int table, cr_job_counts_fn fn, void *arg, cr_err *e);
 
 #endif

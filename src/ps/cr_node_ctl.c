@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "base/cr_alloc.h"
+#include "base/cr_rng.h"
 #include "ps/cr_node_impl.h"
 #include "ps/cr_proto.h"
 
@@ -396,27 +397,141 @@ static int64_t *manage_keys(const cr_msg_manage *g, const cr_shard *s, cr_err *e
     return k;
 }
 
+/* The relocating keys of a MANAGE (mode classic for the rest) as a bitmap
+ * over the table's keys, checked: in range, no key twice, none of the
+ * replicated keys (repl, nrepl). NULL with e set. */
+static uint8_t *manage_reloc(const cr_msg_manage *g, const cr_shard *s, const int64_t *repl, cr_err *e) {
+    uint8_t *b = cr_xcalloc((size_t)(s->def.keys + 7) / 8, 1);
+    for (int64_t i = 0; i < g->nreloc; i++) {
+        int64_t k = cr_proto_i64(g->reloc, (size_t)i);
+        if (k < 0 || k >= s->def.keys) {
+            cr_errf(e, "manage: relocating key %lld (position %lld) out of range [0, %lld) of table '%s'",
+                    (long long)k, (long long)i + 1, (long long)s->def.keys, s->def.name);
+        } else if (cr_bit(b, k)) {
+            cr_errf(e, "manage: relocating key %lld (position %lld) is listed twice for table '%s'", (long long)k,
+                    (long long)i + 1, s->def.name);
+        } else {
+            b[k >> 3] |= (uint8_t)(1u << (k & 7));
+            continue;
+        }
+        free(b);
+        return NULL;
+    }
+    for (int64_t i = 0; i < g->nrepl; i++)
+        if (cr_bit(b, repl[i])) {
+            cr_errf(e, "manage: key %lld of table '%s' is both replicated and relocating", (long long)repl[i],
+                    s->def.name);
+            free(b);
+            return NULL;
+        }
+    return b;
+}
+
+/* 1 when a key that relocates now would not under (mode, rb): it must come
+ * home first (a recall brings every moved key of the table home). */
+static int reloc_shrinks(const cr_shard *s, int mode, const uint8_t *rb) {
+    if (!cr_dir_relocating(s)) return 0;          /* nothing relocates now */
+    if (mode == CR_TECH_RELOCATE && !rb) return 0; /* everything will */
+    if (!rb || !s->reloc) return 1;
+    for (int64_t i = 0; i < (s->def.keys + 7) / 8; i++)
+        if (s->reloc[i] & ~rb[i]) return 1;
+    return 0;
+}
+
 /* A table's techniques change between commands: keys that moved come home
- * first when the table goes classic or keys become replicated. */
+ * first when they stop relocating (the table goes classic, keys leave a
+ * mixed table's relocation set) or keys become replicated. */
 static int on_manage(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_manage g;
     if (cr_proto_decode_manage(m, &g, e) < 0) return -1;
     cr_shard *s = table_of(n, g.table, e);
     int64_t *keys = s ? manage_keys(&g, s, e) : NULL;
     if (!keys) return -1;
-    int rc = 0;
-    if (g.mode == CR_TECH_RELOCATE && atomic_load(&n->reloc_broken))
+    uint8_t *rb = NULL;
+    if (g.nreloc > 0 && !(rb = manage_reloc(&g, s, keys, e))) {
+        free(keys);
+        return -1;
+    }
+    int rc = 0, mode = rb ? CR_TECH_RELOCATE : g.mode; /* mixed: routed as relocate, localize filtered */
+    if (mode == CR_TECH_RELOCATE && atomic_load(&n->reloc_broken))
         rc = cr_errf(e, "table '%s': node %d cannot reach its peers' servers: relocation refused", s->def.name, n->id);
-    if (rc == 0 && (g.mode == CR_TECH_CLASSIC || g.nrepl > 0)) rc = cr_node_recall(n, g.table, e);
+    if (rc == 0 && (reloc_shrinks(s, mode, rb) || g.nrepl > 0)) rc = cr_node_recall(n, g.table, e);
     /* collective on every node (cr_replica.h): replicated keys start from their home rows */
     if (rc == 0 && (g.nrepl > 0 || s->dir->nrepl > 0)) rc = cr_replicas_set(n->replicas, g.table, keys, g.nrepl, e);
     if (rc == 0) {
-        atomic_store(&s->dir->mode, g.mode);
+        atomic_store(&s->dir->mode, mode);
         cr_dir_set_replicated(s, keys, g.nrepl);
+        free(s->reloc);
+        s->reloc = rb;
+        s->nreloc = rb ? g.nreloc : 0;
+        rb = NULL;
         ack(n);
     }
+    free(rb);
     free(keys);
     return rc;
+}
+
+/* ---------- counting accesses (docs/management.md, Counters) ---------- */
+
+/* A zeroed sketch for table `id` of s: the same shape and seed on every
+ * node and worker, so that they merge. */
+static cr_sketch *counts_sketch(cr_node *n, int id, const cr_shard *s, cr_err *e) {
+    uint64_t seed = cr_mix64(n->seed ^ (0x5ce7c4ull << 20) ^ (uint64_t)id);
+    return cr_sketch_new(s->def.keys, CR_SKETCH_DEFAULT_WIDTH, CR_SKETCH_DEFAULT_DEPTH, CR_SKETCH_DEFAULT_TOPK, seed,
+                         e);
+}
+
+/* (Re)start counting: fresh sketches, one per local worker. */
+static int counts_on(cr_node *n, int id, cr_shard *s, cr_err *e) {
+    cr_counts *c = cr_xcalloc(1, sizeof *c + (size_t)n->wpn * sizeof c->sk[0]);
+    for (c->nw = 0; c->nw < n->wpn; c->nw++)
+        if (!(c->sk[c->nw] = counts_sketch(n, id, s, e))) {
+            for (int i = 0; i < c->nw; i++) cr_sketch_destroy(&c->sk[i]);
+            free(c);
+            return -1;
+        }
+    cr_shard_counts_free(s);
+    atomic_store(&s->counts, c);
+    return 0;
+}
+
+/* The node's workers' sketches merged (they may be counting meanwhile),
+ * answered as COUNTS DATA. */
+static int counts_read(cr_node *n, int id, cr_shard *s, cr_err *e) {
+    cr_counts *c = atomic_load(&s->counts);
+    if (!c)
+        return cr_errf(e, "counts: accesses to table '%s' are not counted (start with count(id, true))", s->def.name);
+    cr_sketch *sum = counts_sketch(n, id, s, e);
+    if (!sum) return -1;
+    for (int i = 0; i < c->nw; i++)
+        if (cr_sketch_merge(sum, c->sk[i], e) < 0) {
+            cr_sketch_destroy(&sum);
+            return -1;
+        }
+    size_t cap = cr_sketch_wire_size(sum);
+    void *buf = cr_xmalloc(cap);
+    size_t len = cr_sketch_write(sum, buf, cap);
+    cr_sketch_destroy(&sum);
+    cr_msg_counts a = {.table = id, .op = CR_COUNTS_DATA, .node = n->id, .data = buf, .n = len};
+    cr_proto_msg out;
+    int rc = len ? cr_proto_encode_counts(&a, &out, e) : cr_errf(e, "counts: table '%s': sketch not written", s->def.name);
+    if (rc == 0) up(n, &out);
+    free(buf);
+    return rc;
+}
+
+static int on_counts(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+    cr_msg_counts c;
+    if (cr_proto_decode_counts(m, &c, e) < 0) return -1;
+    if (c.op == CR_COUNTS_DATA) return cr_errf(e, "COUNTS: a node does not take counts");
+    cr_shard *s = table_of(n, c.table, e);
+    if (!s) return -1;
+    if (c.op == CR_COUNTS_READ) return counts_read(n, c.table, s, e);
+    if (c.op == CR_COUNTS_ON && counts_on(n, c.table, s, e) < 0) return -1;
+    if (c.op == CR_COUNTS_OFF) cr_shard_counts_free(s);
+    ack(n);
+    return 0;
 }
 
 /* ",sampling={drawn=...,postponed=...}" for stats. */
@@ -436,18 +551,20 @@ static size_t put_manage(cr_node *n, char *b, size_t cap) {
         away += atomic_load(&n->tables[i]->dir->away);
     }
     return (size_t)snprintf(b, cap,
-                            ",access={shared=%lld,remote=%lld,forwarded=%lld},relocation={rows_in=%lld,rows_out=%lld,"
-                            "messages=%lld,bytes=%lld,queued=%lld,queued_total=%lld,held=%lld,away=%lld}",
-                            (long long)n->acc_local, (long long)n->acc_remote, (long long)n->acc_fwd,
+                            ",access={[\"local\"]=%lld,shared=%lld,remote=%lld,forwarded=%lld,direct=%lld,sampling=%lld},"
+                            "relocation={rows_in=%lld,rows_out=%lld,messages=%lld,bytes=%lld,queued=%lld,"
+                            "queued_total=%lld,held=%lld,away=%lld,skipped=%lld}",
+                            (long long)n->acc_shm, (long long)n->acc_local, (long long)n->acc_remote,
+                            (long long)n->acc_fwd, (long long)n->acc_direct, (long long)n->acc_sampling,
                             (long long)n->reloc_in, (long long)n->reloc_out, (long long)n->reloc_msgs,
                             (long long)n->reloc_bytes, (long long)n->deferred, (long long)n->deferred_total, held,
-                            away);
+                            away, (long long)n->reloc_skipped);
 }
 
 /* The node's counters and each local worker's, as a serialized Lua table. */
 static int on_stats(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     if (cr_proto_decode_empty(m, e) < 0) return -1;
-    size_t cap = 2048 + (size_t)n->wpn * 400, len = 0;
+    size_t cap = 3072 + (size_t)n->wpn * 400, len = 0;
     char *b = cr_xmalloc(cap);
     len += (size_t)snprintf(b + len, cap - len,
                             "{node=%d,messages_remote=%lld,bytes_remote=%lld,messages_local=%lld,"
@@ -492,7 +609,7 @@ static const handler_fn handlers[] = {
     [CR_M_POLICY] = on_policy,   [CR_M_CLOCKS] = on_clocks,     [CR_M_SETCLOCKS] = on_setclocks,
     [CR_M_SETLR] = on_setlr,     [CR_M_GETROWS] = on_getrows,   [CR_M_SETROWS] = on_setrows,
     [CR_M_STATS] = on_stats,     [CR_M_ERROR] = on_error,       [CR_M_DIST] = on_dist,
-    [CR_M_SAMPLING] = on_sampling, [CR_M_MANAGE] = on_manage,
+    [CR_M_SAMPLING] = on_sampling, [CR_M_MANAGE] = on_manage,   [CR_M_COUNTS] = on_counts,
 };
 #define NHANDLERS ((int)(sizeof handlers / sizeof handlers[0]))
 

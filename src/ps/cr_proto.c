@@ -18,7 +18,7 @@ static const char *const names[] = {
     [CR_M_STATE] = "STATE",       [CR_M_PROGRESS] = "PROGRESS", [CR_M_DEAD] = "DEAD",
     [CR_M_ACK] = "ACK",           [CR_M_ROWS] = "ROWS",         [CR_M_SETCLOCKS] = "SETCLOCKS",
     [CR_M_CANCEL] = "CANCEL",     [CR_M_DIST] = "DIST",         [CR_M_SAMPLING] = "SAMPLING",
-    [CR_M_MANAGE] = "MANAGE",
+    [CR_M_MANAGE] = "MANAGE",     [CR_M_COUNTS] = "COUNTS",
 };
 #define NTYPES ((int)(sizeof names / sizeof names[0]))
 
@@ -544,26 +544,65 @@ int cr_proto_decode_sampling(const cr_proto_msg *m, cr_msg_sampling *s, cr_err *
 
 /* ---------- MANAGE ---------- */
 
-/* table, a = mode, b = replicated keys; p1 = the keys (int64 * b). */
+/* table, a = mode, b = replicated keys; p1 = the keys (int64 * b), p2 =
+ * the relocating keys (int64 each; mode 0 only). */
 int cr_proto_encode_manage(const cr_msg_manage *g, cr_proto_msg *m, cr_err *e) {
     start(m, CR_M_MANAGE);
     if (g->mode != 0 && g->mode != 1) return cr_errf(e, "MANAGE: mode %d is not classic (0) or relocate (1)", g->mode);
     if (g->nrepl < 0 || g->nrepl > CR_PROTO_MAX_WEIGHTS) return cr_errf(e, "MANAGE: %lld replicated keys", (long long)g->nrepl);
+    if (g->nreloc < 0 || g->nreloc > CR_PROTO_MAX_WEIGHTS) return cr_errf(e, "MANAGE: %lld relocating keys", (long long)g->nreloc);
+    if (g->mode != 0 && g->nreloc > 0)
+        return cr_errf(e, "MANAGE: a list of relocating keys needs mode classic (0) for the rest, not relocate");
     m->h.table = g->table;
     m->h.a = g->mode;
     m->h.b = g->nrepl;
     payload(m, g->repl, (size_t)g->nrepl * 8);
+    payload(m, g->reloc, (size_t)g->nreloc * 8);
     return 0;
 }
 
 int cr_proto_decode_manage(const cr_proto_msg *m, cr_msg_manage *g, cr_err *e) {
-    if (shape(m, CR_M_MANAGE, 0, 1, e) < 0) return -1;
+    if (shape(m, CR_M_MANAGE, 0, 2, e) < 0) return -1;
     if (m->h.a != 0 && m->h.a != 1) return cr_errf(e, "MANAGE: mode %lld is not classic (0) or relocate (1)", (long long)m->h.a);
     if (m->h.b < 0 || m->h.b > CR_PROTO_MAX_WEIGHTS || m->n[0] != (size_t)m->h.b * 8)
         return cr_errf(e, "MANAGE: %zu bytes for %lld replicated keys", m->n[0], (long long)m->h.b);
+    if (m->n[1] % 8 || m->n[1] / 8 > (size_t)CR_PROTO_MAX_WEIGHTS)
+        return cr_errf(e, "MANAGE: %zu bytes of relocating keys (8 per key, at most %lld keys)", m->n[1],
+                       (long long)CR_PROTO_MAX_WEIGHTS);
+    if (m->h.a != 0 && m->n[1] > 0)
+        return cr_errf(e, "MANAGE: a list of relocating keys needs mode classic (0) for the rest, not relocate");
     g->table = m->h.table;
     g->mode = (int)m->h.a;
     g->nrepl = m->h.b;
     g->repl = m->p[0];
+    g->nreloc = (int64_t)(m->n[1] / 8);
+    g->reloc = m->p[1];
+    return 0;
+}
+
+/* ---------- COUNTS ---------- */
+
+/* table, a = op, node = the sender of DATA; p1 = the sketch (DATA only). */
+int cr_proto_encode_counts(const cr_msg_counts *c, cr_proto_msg *m, cr_err *e) {
+    start(m, CR_M_COUNTS);
+    m->h.table = c->table;
+    m->h.a = c->op;
+    m->h.node = c->node;
+    payload(m, c->op == CR_COUNTS_DATA ? c->data : NULL, c->op == CR_COUNTS_DATA ? c->n : 0);
+    cr_msg_counts check;
+    return cr_proto_decode_counts(m, &check, e);
+}
+
+int cr_proto_decode_counts(const cr_proto_msg *m, cr_msg_counts *c, cr_err *e) {
+    if (shape(m, CR_M_COUNTS, 0, 1, e) < 0 || cap(m, "sketch", m->n[0], CR_PROTO_MAX_SKETCH, e) < 0) return -1;
+    if (m->h.a < CR_COUNTS_OFF || m->h.a > CR_COUNTS_DATA) return cr_errf(e, "COUNTS: unknown op %lld", (long long)m->h.a);
+    if (m->h.table < 0) return cr_errf(e, "COUNTS: negative table id");
+    if (m->h.a != CR_COUNTS_DATA && m->n[0] != 0) return cr_errf(e, "COUNTS: a request carries no data");
+    if (m->h.a == CR_COUNTS_DATA && m->n[0] == 0) return cr_errf(e, "COUNTS: an answer without its sketch");
+    c->table = m->h.table;
+    c->op = (int)m->h.a;
+    c->node = m->h.node;
+    c->data = m->p[0];
+    c->n = m->n[0];
     return 0;
 }

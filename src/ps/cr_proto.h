@@ -203,14 +203,34 @@ typedef struct cr_msg_sampling {
 
 /* MANAGE, scheduler -> node, answered with ACK (or ERROR), only between
  * commands: table's technique for keys not replicated (mode 0 classic, 1
- * relocate; to classic: the node first brings its keys home) and the
- * replicated keys (nrepl int64, in range: checked by the node; unaligned
- * view: read with cr_proto_i64). */
+ * relocate; to classic: the node first brings its keys home), the
+ * replicated keys (nrepl int64, in range: checked by the node) and, with
+ * mode 0 only, the keys managed by relocation (nreloc int64: in range, no
+ * key twice, none replicated; every other key not replicated is classic;
+ * nreloc = 0: all classic). Unaligned views: read with cr_proto_i64. */
 typedef struct cr_msg_manage {
     int table, mode;
-    int64_t nrepl;
-    const void *repl;
+    int64_t nrepl, nreloc;
+    const void *repl, *reloc;
 } cr_msg_manage;
+
+/* COUNTS, both ways: access counting per key (docs/management.md,
+ * Counters). Scheduler -> node, op CR_COUNTS_OFF or _ON, answered with
+ * ACK: stop counting accesses to table (sketches freed) / (re)start with
+ * zeroed sketches; op CR_COUNTS_READ, answered with a COUNTS of op
+ * CR_COUNTS_DATA (node -> scheduler): the node's workers' sketches of the
+ * table merged, in cr_sketch_write's format (data, n bytes; at most
+ * CR_PROTO_MAX_SKETCH). Requests carry no data. */
+#define CR_COUNTS_OFF 0
+#define CR_COUNTS_ON 1
+#define CR_COUNTS_READ 2
+#define CR_COUNTS_DATA 3
+#define CR_PROTO_MAX_SKETCH (256u << 20)
+typedef struct cr_msg_counts {
+    int table, op, node; /* node: the sender of a DATA answer */
+    const void *data;
+    size_t n;
+} cr_msg_counts;
 
 /* HB (both ways), STATS (scheduler -> node, answered with a REPLY of worker
  * -1 holding a serialized table), ACK (node -> scheduler), CANCEL (scheduler
@@ -238,6 +258,7 @@ int cr_proto_encode_empty(int type, cr_proto_msg *m, cr_err *e);
 int cr_proto_encode_dist(const cr_msg_dist *d, cr_proto_msg *m, cr_err *e);
 int cr_proto_encode_sampling(const cr_msg_sampling *s, cr_proto_msg *m, cr_err *e);
 int cr_proto_encode_manage(const cr_msg_manage *g, cr_proto_msg *m, cr_err *e);
+int cr_proto_encode_counts(const cr_msg_counts *c, cr_proto_msg *m, cr_err *e);
 
 /* Decoders: check that m has the right type and shape, then fill the
  * struct. Returns 0, or -1 with a message naming the message and what is
@@ -259,6 +280,7 @@ int cr_proto_decode_empty(const cr_proto_msg *m, cr_err *e);
 int cr_proto_decode_dist(const cr_proto_msg *m, cr_msg_dist *d, cr_err *e);
 int cr_proto_decode_sampling(const cr_proto_msg *m, cr_msg_sampling *s, cr_err *e);
 int cr_proto_decode_manage(const cr_proto_msg *m, cr_msg_manage *g, cr_err *e);
+int cr_proto_decode_counts(const cr_proto_msg *m, cr_msg_counts *c, cr_err *e);
 /* Entry i of a decoded SAMPLING (copied out: the frame may be unaligned). */
 void cr_proto_sampling_entry(const cr_msg_sampling *s, int i, cr_sampling_entry *out);
 

@@ -300,6 +300,12 @@ static int check_from_node(cr_sched *s, int i, const cr_proto_msg *m, cr_err *e)
         cr_msg_progress pr;
         return cr_proto_decode_progress(m, &pr, e);
     }
+    case CR_M_COUNTS: {
+        cr_msg_counts c;
+        if (cr_proto_decode_counts(m, &c, e) < 0) return -1;
+        if (c.op != CR_COUNTS_DATA || c.node != i) return cr_errf(e, "COUNTS: not an answer of node %d", i);
+        return 0;
+    }
     case CR_M_ROWS: /* sizes checked by the job client, which knows the table */
         return m->np == 2 ? 0 : cr_errf(e, "ROWS: %d payload frames (expected 2)", m->np);
     default:

@@ -91,10 +91,19 @@ void cr_shard_destroy(cr_shard **sp) {
     if (!s) return;
     for (int i = 0; i < CR_SHARD_STRIPES; i++) pthread_mutex_destroy(&s->locks[i]);
     cr_dir_free(s);
+    cr_shard_counts_free(s);
+    free(s->reloc);
     free(s->w);
     free(s->state);
     free(s);
     *sp = NULL;
+}
+
+void cr_shard_counts_free(cr_shard *s) {
+    cr_counts *c = atomic_exchange(&s->counts, NULL);
+    if (!c) return;
+    for (int i = 0; i < c->nw; i++) cr_sketch_destroy(&c->sk[i]);
+    free(c);
 }
 
 static inline pthread_mutex_t *lock_of(cr_shard *s, int64_t k) {

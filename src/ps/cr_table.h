@@ -11,10 +11,12 @@
  * server thread (remote requests) can use it concurrently. */
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "base/cr_err.h"
 #include "optim/cr_optim.h"
+#include "ps/cr_sketch.h"
 
 #define CR_TABLE_NAME_MAX 64
 #define CR_SHARD_STRIPES 64
@@ -46,6 +48,13 @@ void cr_table_init_row(const cr_table_def *d, int64_t k, float *out);
 
 typedef struct cr_dir cr_dir; /* ps/cr_dir.h: where keys are, technique per key */
 
+/* Access counting of a table (COUNTS, docs/management.md "Counters"): one
+ * sketch per local worker (sk[lw], written by that worker only). */
+typedef struct cr_counts {
+    int nw;
+    cr_sketch *sk[];
+} cr_counts;
+
 typedef struct cr_shard {
     cr_table_def def;
     int node, nodes;
@@ -54,7 +63,22 @@ typedef struct cr_shard {
     float *w, *state;      /* (hi-lo) * dim, (hi-lo) * sdim; owned */
     pthread_mutex_t locks[CR_SHARD_STRIPES];
     cr_dir *dir;           /* owned; relocation and technique state */
+    /* Access counting: NULL when off (the default). Set and freed by the
+     * node's main thread between commands; workers only load it. */
+    _Atomic(cr_counts *) counts;
+    /* A mixed table (mode relocate with a list, MANAGE): bit per key of the
+     * table, set when the key is managed by relocation; a key not set (and
+     * not replicated) is classic: it never moves, its localize is skipped.
+     * NULL: every key not replicated follows the mode. Main thread, between
+     * commands; read by workers in cr_wclient_localize only. */
+    uint8_t *reloc;
+    int64_t nreloc;
 } cr_shard;
+
+/* Stop counting accesses to s (free its sketches). Between commands only. */
+void cr_shard_counts_free(cr_shard *s);
+/* Bit k of a per-key bitmap. */
+static inline int cr_bit(const uint8_t *b, int64_t k) { return b[k >> 3] >> (k & 7) & 1; }
 
 /* New shard of table d for `node` of `nodes`, initialised. Caller owns it
  * (cr_shard_destroy). Returns NULL with a message if memory is short. */

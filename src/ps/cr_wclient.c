@@ -46,6 +46,8 @@ struct cr_wclient {
     int32_t *own;      /* scratch: owner node of each key of the current request (-1: served here) */
     int64_t owncap;
     int hellos;        /* HELLO answers taken */
+    int cause;         /* CR_CAUSE_*: who makes the accesses now (counting) */
+    int64_t *lkeys, lcap; /* scratch: the relocating keys of a localize (mixed tables) */
     uint32_t pend[PEND_SLOTS];
 };
 
@@ -157,6 +159,7 @@ void cr_wclient_destroy(cr_wclient **wp) {
     free(w->k);
     free(w->v);
     free(w->own);
+    free(w->lkeys);
     free(w);
     *wp = NULL;
 }
@@ -177,6 +180,31 @@ static int check_keys(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n
         w->cnt[o]++;
     }
     return 0;
+}
+
+/* ---------- counting accesses (docs/management.md, Counters) ---------- */
+
+int cr_wclient_cause(cr_wclient *w, int cause) {
+    int was = w->cause;
+    w->cause = cause;
+    return was;
+}
+
+static inline void count_keys(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, atomic_llong *by) {
+    atomic_fetch_add_explicit(by, n, memory_order_relaxed);
+    cr_counts *c = atomic_load_explicit(&s->counts, memory_order_acquire);
+    if (c) cr_sketch_add_keys(c->sk[w->lw], keys, n);
+}
+
+/* The keys of one pull or push by the worker (each operation counts its
+ * keys once). The sampler's own fetches are not counted here: it counts
+ * the keys it draws (cr_wclient_count_sampled). */
+static inline void count_access(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n) {
+    if (w->cause == CR_CAUSE_DIRECT) count_keys(w, s, keys, n, &w->n->acc_direct);
+}
+
+void cr_wclient_count_sampled(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n) {
+    count_keys(w, s, keys, n, &w->n->acc_sampling);
 }
 
 static wreq *new_req(cr_wclient *w, int kind) {
@@ -221,8 +249,11 @@ static void owe(wreq *r, int node, int64_t nkeys) {
     r->left[node] += nkeys;
 }
 
-static void count_local(cr_node *nd, int64_t nlocal, int dim) {
+/* nlocal keys served here without a message, nshm of them from the shard
+ * or held rows (the others by the replica module). */
+static void count_local(cr_node *nd, int64_t nlocal, int64_t nshm, int dim) {
     atomic_fetch_add(&nd->keys_local, nlocal);
+    atomic_fetch_add(&nd->acc_shm, nshm);
     atomic_fetch_add(&nd->bytes_local, nlocal * dim * (long long)sizeof(float));
     atomic_fetch_add(&nd->msgs_local, 1);
 }
@@ -419,8 +450,9 @@ static int reloc_access(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t
     atomic_fetch_add(vals ? &nd->pushes : &nd->pulls, 1);
     if (vals) nd->ws[w->lw].pushes++;
     else nd->ws[w->lw].pulls++;
+    count_access(w, s, keys, n);
     int64_t repl, here = route(w, s, keys, n, out, vals, &repl);
-    if (here) count_local(nd, here, s->def.dim);
+    if (here) count_local(nd, here, here - repl, s->def.dim);
     atomic_fetch_add(&nd->acc_local, here - repl); /* the replica module counts its own */
     if (here == n) return 0;
     wreq *r = new_req(w, vals ? CR_D_PUSH : CR_D_PULL);
@@ -438,10 +470,28 @@ static int reloc_access(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t
 
 static inline int routed(const cr_shard *s) { return cr_dir_relocating(s) || s->dir->repl; }
 
+/* A mixed table: only the keys of its relocation set move; the others are
+ * classic (they stay at home) and their localize is skipped (counted). */
+static const int64_t *reloc_only(cr_wclient *w, const cr_shard *s, const int64_t *keys, int64_t *n) {
+    if (!s->reloc) return keys;
+    if (*n > w->lcap) {
+        free(w->lkeys);
+        w->lcap = *n > 2 * w->lcap ? *n : 2 * w->lcap;
+        w->lkeys = cr_xmalloc((size_t)w->lcap * sizeof *w->lkeys);
+    }
+    int64_t m = 0;
+    for (int64_t i = 0; i < *n; i++)
+        if (cr_bit(s->reloc, keys[i])) w->lkeys[m++] = keys[i];
+    if (*n > m) atomic_fetch_add(&w->n->reloc_skipped, *n - m);
+    *n = m;
+    return w->lkeys;
+}
+
 int cr_wclient_localize(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, uint32_t *req, cr_err *e) {
     *req = 0;
     if (check_keys(w, s, keys, n, "localize", e) < 0) return -1;
     if (!cr_dir_relocating(s)) return 0; /* classic: keys stay where they are */
+    keys = reloc_only(w, s, keys, &n);
     memset(w->cnt, 0, (size_t)w->n->nodes * sizeof *w->cnt);
     int64_t away = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -468,12 +518,13 @@ static int pull_begin(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n
                       cr_err *e) {
     cr_node *nd = w->n;
     if (check_keys(w, s, keys, n, "pull", e) < 0) return -1;
+    count_access(w, s, keys, n);
     atomic_fetch_add(&nd->pulls, 1);
     nd->ws[w->lw].pulls++;
     int64_t nlocal = w->cnt[nd->id];
     if (nlocal == n) { /* all local: shared memory, done */
         cr_shard_pull(s, keys, n, out);
-        count_local(nd, n, s->def.dim);
+        count_local(nd, n, n, s->def.dim);
         return 0;
     }
     wreq *r = new_req(w, CR_D_PULL);
@@ -482,7 +533,7 @@ static int pull_begin(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n
     r->pos = cr_xcalloc((size_t)nd->nodes, sizeof *r->pos);
     r->want = cr_xcalloc((size_t)nd->nodes, sizeof *r->want);
     for (int i = 0; i < nd->nodes; i++) r->want[i] = i == nd->id ? 0 : w->cnt[i];
-    if (nlocal) count_local(nd, nlocal, s->def.dim);
+    if (nlocal) count_local(nd, nlocal, nlocal, s->def.dim);
     *rp = r;
     return 1;
 }
@@ -564,13 +615,14 @@ static int push_begin(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n
     int dim = s->def.dim;
     int64_t nlocal = w->cnt[nd->id];
     if (local_finite(w, vals, n, nlocal, dim, e) < 0) return -1;
+    count_access(w, s, keys, n);
     atomic_fetch_add(&nd->pushes, 1);
     nd->ws[w->lw].pushes++;
     if (nlocal == n) cr_shard_push(s, keys, n, vals);
     else if (nlocal)
         for (int64_t i = 0; i < n; i++)
             if (w->own[i] == nd->id) cr_shard_push(s, keys + i, 1, vals + (size_t)i * dim);
-    if (nlocal) count_local(nd, nlocal, dim);
+    if (nlocal) count_local(nd, nlocal, nlocal, dim);
     if (nlocal == n) return 0;
     *rp = new_req(w, CR_D_PUSH);
     (*rp)->dim = dim;

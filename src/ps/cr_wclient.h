@@ -67,6 +67,19 @@ int cr_wclient_push_take(cr_wclient *w, cr_shard *s, int64_t **keys, int64_t n, 
  * On a classic table: nothing moves, *req = 0. Keys out of range: -1. */
 int cr_wclient_localize(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, uint32_t *req, cr_err *e);
 
+/* Counting accesses (docs/management.md, Counters). Every pull and push
+ * counts its keys (once per operation) by cause: node counter acc_direct,
+ * and the table's per-worker sketch when counting is on (COUNTS). While
+ * the worker's sampler works (cause CR_CAUSE_SAMPLING, set by
+ * src/ps/cr_wsample.c around its calls) its fetches are not counted;
+ * instead it counts the keys it hands out (cr_wclient_count_sampled).
+ * Localize requests are not accesses. */
+enum { CR_CAUSE_DIRECT = 0, CR_CAUSE_SAMPLING = 1 };
+/* Set the cause of the accesses that follow; returns the previous one. */
+int cr_wclient_cause(cr_wclient *w, int cause);
+/* n keys drawn by the sampler (acc_sampling; the sketch when on). */
+void cr_wclient_count_sampled(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n);
+
 /* Wait for request req (0 or already complete: returns at once). */
 int cr_wclient_wait(cr_wclient *w, uint32_t req, cr_err *e);
 /* Without blocking: take the replies that have arrived, then 1 if request

@@ -278,7 +278,7 @@ static int pending_error(cr_wsample *w, cr_err *e) {
     return -1;
 }
 
-int cr_wsample_prepare(cr_wsample *w, cr_shard *t, const char *dist, int64_t n, cr_shandle *h, cr_err *e) {
+static int prepare_in(cr_wsample *w, cr_shard *t, const char *dist, int64_t n, cr_shandle *h, cr_err *e) {
     if (pending_error(w, e) < 0) return -1;
     if (n < 0 || n > CR_WSAMPLE_MAX_N)
         return cr_errf(e, "prepare_sample: bad number of samples %lld (0 to %d in one handle)", (long long)n,
@@ -359,8 +359,8 @@ static int closed_handle(cr_err *e) {
     return cr_errf(e, "pull_sample: the handle is closed (all its samples were pulled, or it was closed)");
 }
 
-int cr_wsample_pull(cr_wsample *w, cr_shard *t, cr_shandle h, int64_t m, int64_t *keys, float *rows,
-                    uint32_t *pend_id, cr_err *e) {
+static int pull_in(cr_wsample *w, cr_shard *t, cr_shandle h, int64_t m, int64_t *keys, float *rows,
+                   uint32_t *pend_id, cr_err *e) {
     if (pend_id) *pend_id = 0;
     if (pending_error(w, e) < 0) return -1;
     samp *sp = find_samp(w, h.sampler);
@@ -391,6 +391,24 @@ int cr_wsample_pull(cr_wsample *w, cr_shard *t, cr_shandle h, int64_t m, int64_t
     cr_sampler_flush(sp->s); /* the rows are copied: fetches no longer needed go now */
     sweep(w);
     report(w);
+    return rc;
+}
+
+/* Accesses made for the sampler are not the worker's own (cause
+ * "sampling"): what counts is the keys it hands out. */
+int cr_wsample_prepare(cr_wsample *w, cr_shard *t, const char *dist, int64_t n, cr_shandle *h, cr_err *e) {
+    int was = cr_wclient_cause(w->wc, CR_CAUSE_SAMPLING);
+    int rc = prepare_in(w, t, dist, n, h, e);
+    cr_wclient_cause(w->wc, was);
+    return rc;
+}
+
+int cr_wsample_pull(cr_wsample *w, cr_shard *t, cr_shandle h, int64_t m, int64_t *keys, float *rows,
+                    uint32_t *pend_id, cr_err *e) {
+    int was = cr_wclient_cause(w->wc, CR_CAUSE_SAMPLING);
+    int rc = pull_in(w, t, h, m, keys, rows, pend_id, e);
+    cr_wclient_cause(w->wc, was);
+    if (rc == 0) cr_wclient_count_sampled(w->wc, t, keys, m);
     return rc;
 }
 
