@@ -30,7 +30,10 @@
 --   share = least share of a key's accesses its one node must make for
 --           relocation (default 0.9; in [0.5, 1])
 --   least = fewest accesses (from that node, in the window) for relocation
---           (default 4)
+--           (default 16: a pull and a push count 2 or 3 accesses per use,
+--           so about 6 uses; a key two nodes use evenly shows all of 6
+--           uses from one of them with probability 2 x 2^-6 = 3%, and
+--           90% of them with about that too)
 --   stay  = least share for a relocated key to stay relocated (default 0.7;
 --           in [0.5, share]; = share: no hysteresis)
 --   rest  = the technique of the other keys: "classic" (default) or
@@ -78,7 +81,7 @@ return function(opts)
     local cap = number(opts, "cap", 1024, 0, math.maxinteger, true)
     local min = number(opts, "min", 1000, 0, math.maxinteger, true)
     local share = number(opts, "share", 0.9, 0.5, 1)
-    local least = number(opts, "least", 4, 1, math.huge)
+    local least = number(opts, "least", 16, 1, math.huge)
     local stay = number(opts, "stay", math.min(0.7, share), 0.5, share)
     local rest = opts.rest or "classic"
     if rest ~= "relocate" and rest ~= "classic" then

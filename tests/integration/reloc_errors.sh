@@ -21,6 +21,8 @@ expect field "reloc_bad.lua:14: job:table{}: manage: unknown field 'copies'"
 expect range "reloc_bad.lua:14: job:table{}: manage: replicate = key 99 (position 2) out of range \[0, 40) of table 'C'"
 expect replicate "reloc_bad.lua:14: replicate: table 'C' uses the rule 'assign', which cannot be replicated"
 expect later "reloc_bad.lua:17: C:manage: unknown technique 'nope'"
+expect laterrange "reloc_bad.lua:20: C:manage: relocate = key -1 (position 2) out of range \[0, 40) of table 'C'"
+expect freq "reloc_bad.lua:22: job:table{}: frequencies: expected frequencies: 3 entries for 40 keys"
 expect localize "reloc_bad.lua:5: localize: key 45 (position 2) out of range \[0, 40) of table 'C'"
 no_orphans || exit 1
 exit 0

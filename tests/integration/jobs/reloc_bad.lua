@@ -15,6 +15,11 @@ if spec ~= nil then
 elseif case == "later" then
     local C = job:table{ name = "C", keys = 40, dim = 2 }
     C:manage("nope") -- line 17
+elseif case == "laterrange" then
+    local C = job:table{ name = "C", keys = 40, dim = 2, manage = "auto" }
+    C:manage{ relocate = { 0, -1 }, classic = "rest" } -- line 20
+elseif case == "freq" then
+    job:table{ name = "C", keys = 40, dim = 2, manage = "auto", frequencies = { 1, 2, 3 } } -- line 22
 else
     job:table{ name = "C", keys = 40, dim = 2, manage = "relocate" }
     job:model(os.getenv("CRESCENT_ROOT") .. "/tests/models/reloc_bad.lua", {})
