@@ -11,9 +11,13 @@
 --    the key's accesses and at least `least` of them, counted
 --    conservatively (its count less its error bound, against the other
 --    nodes' estimates, which never undercount), so the noise of a
---    count-min sketch in the tail never looks local. A key already
---    relocated stays so while one node still makes `stay` of its accesses
---    (hysteresis). A hot key one node uses is relocated, not replicated.
+--    count-min sketch in the tail never looks local. Not when that node is
+--    the key's home (it is served there through shared memory as a classic
+--    key: nothing to move). A key already relocated stays so unless the
+--    window shows it shared (seen `least` times, its one node under
+--    `stay`): a change that takes keys out of the relocated set brings
+--    every moved key of the table home. A hot key one node uses is
+--    relocated, not replicated.
 --  * classic for the rest (keys used from several nodes, and keys too
 --    rarely used to tell): they stay at their home, where a remote access
 --    is one round trip and nothing moves.
@@ -34,8 +38,8 @@
 --           so about 6 uses; a key two nodes use evenly shows all of 6
 --           uses from one of them with probability 2 x 2^-6 = 3%, and
 --           90% of them with about that too)
---   stay  = least share for a relocated key to stay relocated (default 0.7;
---           in [0.5, share]; = share: no hysteresis)
+--   stay  = share under which a relocated key seen `least` times goes back
+--           to classic (default 0.7; in [0.5, share]; = share: no hysteresis)
 --   rest  = the technique of the other keys: "classic" (default) or
 --           "relocate" (then every key that is not replicated is relocated,
 --           as NuPS does; share and least are not used)
@@ -101,18 +105,22 @@ return function(opts)
 
         -- Locality: keys one node uses (observed.dominant lists the keys
         -- whose dominant node makes at least half of their accesses,
-        -- conservatively). A relocated key needs `stay`, not `share`.
-        local wasrel = {}
-        if input.current == "relocate" then
-            wasrel = nil -- every non-replicated key was relocated: all stay while listed
-        else
-            for _, k in ipairs(input.relocated) do wasrel[k] = true end
-        end
+        -- conservatively), unless that node is their home (there they are
+        -- served through shared memory as classic keys: nothing to move).
+        -- A relocated key (observed.watched) stays unless the window shows
+        -- it shared: seen `least` times, its one node under `stay`. Taking
+        -- a key out of the relocated set brings every moved key home, so
+        -- the set changes only on evidence.
         local single = {}
         if rest == "classic" then
             for _, d in ipairs(obs.dominant or {}) do
-                local need = (wasrel == nil or wasrel[d.key]) and stay or share
-                if d.count >= least and d.count >= need * (d.count + d.others) then single[d.key] = true end
+                if d.node ~= d.home and d.count >= least and d.count >= share * (d.count + d.others) then
+                    single[d.key] = true
+                end
+            end
+            for _, d in ipairs(obs.watched or {}) do
+                local seen = math.max(d.count, 0) + d.others
+                if not (seen >= least and d.count < stay * seen) then single[d.key] = true end
             end
         end
 

@@ -44,11 +44,13 @@ end
 -- node. Listed when, counting conservatively (the dominant node's count
 -- less its error bound, against the other nodes' estimates, which never
 -- undercount), that node made at least half of the key's accesses:
--- {key =, node = (0-based), count = that lower bound, others = the upper
--- bound of the other nodes' accesses}, by key. O(keys x nodes) estimates.
+-- {key =, node = (0-based), home = the key's home node, count = that lower
+-- bound, others = the upper bound of the other nodes' accesses}, by key.
+-- O(keys x nodes) estimates.
 function M.dominant(wins, keys)
     local out, n = {}, #wins
     if n < 2 then return out end
+    local owner = core.table.owner
     local bounds, est = {}, {}
     for i = 1, n do bounds[i], est[i] = wins[i]:bound(), wins[i].estimate end
     local w1, w2, e1, e2 = wins[1], wins[2], est[1], est[2]
@@ -68,8 +70,26 @@ function M.dominant(wins, keys)
         end
         local lo, others = best - bounds[bi], all - best
         if lo > 0 and lo >= others then
-            out[#out + 1] = { key = k, node = bi - 1, count = lo, others = others }
+            out[#out + 1] = { key = k, node = bi - 1, home = owner(keys, n, k), count = lo, others = others }
         end
+    end
+    return out
+end
+
+-- The same for the keys of a list (the keys relocated now), whatever
+-- their counts: {key =, node =, home =, count =, others =}, in list order
+-- (count may be 0 or less: not seen).
+function M.per_node(wins, keys, list)
+    local out, n = {}, #wins
+    local owner = core.table.owner
+    for i, k in ipairs(list) do
+        local best, bi, all = -1, 1, 0
+        for j = 1, n do
+            local x = wins[j]:estimate(k)
+            all = all + x
+            if x > best then best, bi = x, j end
+        end
+        out[i] = { key = k, node = bi - 1, home = owner(keys, n, k), count = best - wins[bi]:bound(), others = all - best }
     end
     return out
 end
@@ -80,8 +100,8 @@ end
 -- observed (with `nodes`: per node {total =, bound =} of its window, and
 -- `dominant`: M.dominant of the windows), the state to pass next time; or
 -- nil, a message naming the node. keys: the table's (without it, no
--- `dominant` list).
-function M.window(parts, prev, floor, keys)
+-- `dominant` list); watch: keys to give `watched` for (M.per_node).
+function M.window(parts, prev, floor, keys, watch)
     if prev and #prev ~= #parts then
         return nil, ("counts: %d nodes answered, %d before"):format(#parts, #prev)
     end
@@ -109,6 +129,7 @@ function M.window(parts, prev, floor, keys)
     obs.nodes = {}
     for i, w in ipairs(wins) do obs.nodes[i] = { total = w:total(), bound = w:bound() } end
     obs.dominant = keys and M.dominant(wins, keys) or {}
+    obs.watched = (keys and watch) and M.per_node(wins, keys, watch) or {}
     return obs, now
 end
 

@@ -266,7 +266,9 @@ function Table:_redecide(epoch)
     local ok, parts = pcall(self.job._guard, self.job, self.job.rt.counts, self.id)
     local t0 = core.util.now()
     local obs, state
-    if ok then obs, state = manage.window(parts, self.count_state, nil, self.keys) end
+    local c = self.decider.choice
+    local watch = type(c) == "table" and type(c.relocate) == "table" and c.relocate or nil
+    if ok then obs, state = manage.window(parts, self.count_state, nil, self.keys, watch) end
     if not obs then
         say(self, ("manage %s: %s; keeping the previous choice (%s)"):format(self.name,
             tostring(ok and state or parts), manage.label(self.decider.choice)))

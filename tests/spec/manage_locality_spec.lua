@@ -123,21 +123,39 @@ describe("auto: per-key choice from per-node counts", function()
 
   it("options: share, least, rest = relocate; a key used evenly stays classic", function()
     local K = 1000
-    -- key 7: node 0 80 times, node 1 20 (+ ~5 each, uniform); key 8: node 0 20 times
-    local p0 = answer(K, 1, { 7, 7, 7, 7, 8 }, 20, {}, 0, 5000)
-    local p1 = answer(K, 2, { 7 }, 20, {}, 0, 5000)
+    -- key 707: node 0 80 times, node 1 20 (+ ~5 each, uniform); key 708:
+    -- node 0 20 times (both homed on node 1); key 7: node 0 only, its home
+    local p0 = answer(K, 1, { 707, 707, 707, 707, 708, 7, 7 }, 20, {}, 0, 5000)
+    local p1 = answer(K, 2, { 707 }, 20, {}, 0, 5000)
     local obs = manage.window({ p0, p1 }, nil, nil, K)
     local function rel(opts)
       local c = manage.new("auto", opts, { table = "E", keys = K, nodes = 2 }):decide { observed = obs }
       return set(type(c) == "table" and c.relocate or nil), c
     end
-    assert.is_nil(rel(nil)[7])                 -- 80% < share 0.9
-    assert.is_true(rel({ share = 0.75 })[7])
-    assert.is_true(rel({ share = 0.75 })[8])   -- 20 accesses >= least 4
-    assert.is_nil(rel({ share = 0.75, least = 50 })[8])
+    assert.is_nil(rel(nil)[707])                 -- 80% < share 0.9
+    assert.is_true(rel({ share = 0.75 })[707])
+    assert.is_true(rel({ share = 0.75 })[708])   -- 40 accesses >= least 16
+    assert.is_nil(rel({ share = 0.75, least = 50 })[708])
+    assert.is_nil(rel({ share = 0.75 })[7])      -- used at its home only: classic there
     local _, c = rel({ rest = "relocate" })
     assert.are.equal("relocate", c)
     assert.has_error(function() manage.new("auto", { share = 0.3 }, { table = "E", keys = K, nodes = 2 }) end,
       "manage E: auto: share must be a number in [0.5, 1] (got 0.3)")
+  end)
+
+  it("keeps relocated keys until the window shows them shared", function()
+    local K = 1000
+    local d = manage.new("auto", nil, { table = "E", keys = K, nodes = 2,
+      initial = { replicate = {}, relocate = { 600, 601, 602 }, classic = "rest" } })
+    -- 600: not used in the window (stays); 601: still node 0's (stays);
+    -- 602: used by both nodes 30 times each (goes back to classic)
+    local p0 = answer(K, 1, { 601, 602 }, 30, {}, 0, 2000)
+    local p1 = answer(K, 2, { 602 }, 30, {}, 0, 2000)
+    local now = { sketch.read(p0), sketch.read(p1) }
+    local obs = manage.window({ p0, p1 }, nil, nil, K, { 600, 601, 602 })
+    assert.are.equal(3, #obs.watched)
+    local c = d:decide { observed = obs }
+    assert.are.same({ 600, 601 }, c.relocate)
+    assert.is_true(now[1]:estimate(602) >= 30)
   end)
 end)
