@@ -545,7 +545,12 @@ static size_t put_samp(char *b, size_t cap, const cr_sampling_stats *t) {
 /* ",access={local=,remote=,forwarded=},relocation={...}" for stats:
  * accesses by technique (keys) and the relocation protocol's traffic. */
 static size_t put_manage(cr_node *n, char *b, size_t cap) {
-    long long held = 0, away = 0;
+    long long held = 0, away = 0, shm = 0, direct = 0, sampling = 0;
+    for (int i = 0; i < n->wpn; i++) {
+        shm += atomic_load_explicit(&n->ws[i].shm, memory_order_relaxed);
+        direct += atomic_load_explicit(&n->ws[i].direct, memory_order_relaxed);
+        sampling += atomic_load_explicit(&n->ws[i].sampling, memory_order_relaxed);
+    }
     for (int i = 0; i < atomic_load(&n->ntables); i++) {
         held += atomic_load(&n->tables[i]->dir->held);
         away += atomic_load(&n->tables[i]->dir->away);
@@ -554,8 +559,8 @@ static size_t put_manage(cr_node *n, char *b, size_t cap) {
                             ",access={[\"local\"]=%lld,shared=%lld,remote=%lld,forwarded=%lld,direct=%lld,sampling=%lld},"
                             "relocation={rows_in=%lld,rows_out=%lld,messages=%lld,bytes=%lld,queued=%lld,"
                             "queued_total=%lld,held=%lld,away=%lld,skipped=%lld}",
-                            (long long)n->acc_shm, (long long)n->acc_local, (long long)n->acc_remote,
-                            (long long)n->acc_fwd, (long long)n->acc_direct, (long long)n->acc_sampling,
+                            shm, (long long)n->acc_local, (long long)n->acc_remote, (long long)n->acc_fwd, direct,
+                            sampling,
                             (long long)n->reloc_in, (long long)n->reloc_out, (long long)n->reloc_msgs,
                             (long long)n->reloc_bytes, (long long)n->deferred, (long long)n->deferred_total, held,
                             away, (long long)n->reloc_skipped);

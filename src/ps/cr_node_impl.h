@@ -46,6 +46,10 @@ typedef struct cr_wstat {
     int64_t pulls, pushes;
     uint64_t seen_cmd; /* last command generation taken by this worker */
     cr_sampling_stats samp; /* this worker's samplers, replaced ones included */
+    /* accesses (keys) by cause, and served through shared memory (stats'
+     * access.direct, .sampling, .local): written by this worker only, with
+     * relaxed loads and stores (no locked instruction, no shared line) */
+    _Atomic int64_t direct, sampling, shm;
 } cr_wstat;
 
 struct cr_node {
@@ -115,12 +119,8 @@ struct cr_node {
      * by the home), forwarded (the home sent them on to the holder);
      * relocations (rows) and the relocation protocol's messages and bytes */
     atomic_llong acc_local, acc_remote, acc_fwd, reloc_in, reloc_out, reloc_msgs, reloc_bytes, deferred, deferred_total;
-    /* keys served through shared memory on this node from its shard or held
-     * rows (every table; acc_local: tables that are not plain classic);
-     * keys of the workers' pulls and pushes (direct) and of their samples
-     * (sampling); keys of a localize skipped because they are classic in a
-     * mixed table */
-    atomic_llong acc_shm, acc_direct, acc_sampling, reloc_skipped;
+    /* keys of a localize skipped because they are classic in a mixed table */
+    atomic_llong reloc_skipped;
     atomic_llong msgs_remote, bytes_remote, msgs_local, bytes_local;
     atomic_llong keys_local, keys_remote, pulls, pushes, served;
     cr_replicas *replicas; /* hot keys replicated on every node (cr_replica.h); set before the server thread starts */

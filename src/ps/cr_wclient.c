@@ -190,8 +190,13 @@ int cr_wclient_cause(cr_wclient *w, int cause) {
     return was;
 }
 
-static inline void count_keys(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, atomic_llong *by) {
-    atomic_fetch_add_explicit(by, n, memory_order_relaxed);
+/* Add n to a counter only this worker writes (readers see it whole). */
+static inline void bump(_Atomic int64_t *c, int64_t n) {
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
+}
+
+static inline void count_keys(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, _Atomic int64_t *by) {
+    bump(by, n);
     cr_counts *c = atomic_load_explicit(&s->counts, memory_order_acquire);
     if (c) cr_sketch_add_keys(c->sk[w->lw], keys, n);
 }
@@ -200,11 +205,11 @@ static inline void count_keys(cr_wclient *w, cr_shard *s, const int64_t *keys, i
  * keys once). The sampler's own fetches are not counted here: it counts
  * the keys it draws (cr_wclient_count_sampled). */
 static inline void count_access(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n) {
-    if (w->cause == CR_CAUSE_DIRECT) count_keys(w, s, keys, n, &w->n->acc_direct);
+    if (w->cause == CR_CAUSE_DIRECT) count_keys(w, s, keys, n, &w->n->ws[w->lw].direct);
 }
 
 void cr_wclient_count_sampled(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n) {
-    count_keys(w, s, keys, n, &w->n->acc_sampling);
+    count_keys(w, s, keys, n, &w->n->ws[w->lw].sampling);
 }
 
 static wreq *new_req(cr_wclient *w, int kind) {
@@ -251,9 +256,10 @@ static void owe(wreq *r, int node, int64_t nkeys) {
 
 /* nlocal keys served here without a message, nshm of them from the shard
  * or held rows (the others by the replica module). */
-static void count_local(cr_node *nd, int64_t nlocal, int64_t nshm, int dim) {
+static void count_local(cr_wclient *w, int64_t nlocal, int64_t nshm, int dim) {
+    cr_node *nd = w->n;
+    bump(&nd->ws[w->lw].shm, nshm);
     atomic_fetch_add(&nd->keys_local, nlocal);
-    atomic_fetch_add(&nd->acc_shm, nshm);
     atomic_fetch_add(&nd->bytes_local, nlocal * dim * (long long)sizeof(float));
     atomic_fetch_add(&nd->msgs_local, 1);
 }
@@ -452,7 +458,7 @@ static int reloc_access(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t
     else nd->ws[w->lw].pulls++;
     count_access(w, s, keys, n);
     int64_t repl, here = route(w, s, keys, n, out, vals, &repl);
-    if (here) count_local(nd, here, here - repl, s->def.dim);
+    if (here) count_local(w, here, here - repl, s->def.dim);
     atomic_fetch_add(&nd->acc_local, here - repl); /* the replica module counts its own */
     if (here == n) return 0;
     wreq *r = new_req(w, vals ? CR_D_PUSH : CR_D_PULL);
@@ -524,7 +530,7 @@ static int pull_begin(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n
     int64_t nlocal = w->cnt[nd->id];
     if (nlocal == n) { /* all local: shared memory, done */
         cr_shard_pull(s, keys, n, out);
-        count_local(nd, n, n, s->def.dim);
+        count_local(w, n, n, s->def.dim);
         return 0;
     }
     wreq *r = new_req(w, CR_D_PULL);
@@ -533,7 +539,7 @@ static int pull_begin(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n
     r->pos = cr_xcalloc((size_t)nd->nodes, sizeof *r->pos);
     r->want = cr_xcalloc((size_t)nd->nodes, sizeof *r->want);
     for (int i = 0; i < nd->nodes; i++) r->want[i] = i == nd->id ? 0 : w->cnt[i];
-    if (nlocal) count_local(nd, nlocal, nlocal, s->def.dim);
+    if (nlocal) count_local(w, nlocal, nlocal, s->def.dim);
     *rp = r;
     return 1;
 }
@@ -622,7 +628,7 @@ static int push_begin(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n
     else if (nlocal)
         for (int64_t i = 0; i < n; i++)
             if (w->own[i] == nd->id) cr_shard_push(s, keys + i, 1, vals + (size_t)i * dim);
-    if (nlocal) count_local(nd, nlocal, nlocal, dim);
+    if (nlocal) count_local(w, nlocal, nlocal, dim);
     if (nlocal == n) return 0;
     *rp = new_req(w, CR_D_PUSH);
     (*rp)->dim = dim;

@@ -46,9 +46,21 @@ rt:manage(C.id, 0, nil, { 0, 2 }) -- most keys leave the set: they come home
 for k = 0, K - 1 do
     assert(C:get(k)[1] == want[k + 1] + want2[k + 1], "key " .. k .. " after the switch")
 end
+-- three techniques in one table: 1 and 3 replicated, the evens relocating, the rest classic
+rt:manage(C.id, 0, { 1, 3 }, evens)
+local want3 = adds_of(job:call("epoch", { steps = 30, batch = 6, round = 3 }))
+local reads = 0
+for _, nd in ipairs(job:stats().nodes) do reads = reads + nd.replica.reads end
+assert(reads > 0, "replicated keys read from the replicas")
+rt:manage(C.id, 0, nil, nil)
+for k = 0, K - 1 do
+    assert(C:get(k)[1] == want[k + 1] + want2[k + 1] + want3[k + 1], "key " .. k .. " after the mix")
+end
 -- bad lists, refused naming the table; the previous choice stays
 ok, err = pcall(rt.manage, rt, C.id, 0, nil, { 3, 40 })
 assert(not ok and err:find("out of range", 1, true) and err:find("'C'", 1, true), tostring(err))
+ok, err = pcall(rt.manage, rt, C.id, 0, { 4 }, { 4, 6 })
+assert(not ok and err:find("both replicated and relocating", 1, true) and err:find("'C'", 1, true), tostring(err))
 ok, err = pcall(rt.manage, rt, C.id, 1, nil, { 3 })
 assert(not ok and err:find("mode 0", 1, true), tostring(err))
 rt:count(C.id, false)
