@@ -276,33 +276,8 @@ end
 
 require("crescent.epoch").install(Job, M)
 checkpoint.install(Job)
--- job:load sets rows at their homes: replicated keys are dropped first and
--- installed again from the loaded rows (crescent.table, docs/management.md).
-local load = Job.load
-function Job:load(...)
-    local repl = {}
-    for _, t in ipairs(self.tables) do if t.manage_repl then repl[#repl + 1] = t end end
-    if #repl == 0 then return load(self, ...) end -- a tail call: load's errors name the caller's line
-    for _, t in ipairs(repl) do self:_guard(self.rt.manage, t.id, t.manage_mode, nil, t.manage_reloc) end
-    local r = table.pack(pcall(load, self, ...))
-    for _, t in ipairs(repl) do self:_guard(self.rt.manage, t.id, t.manage_mode, t.manage_repl, t.manage_reloc) end
-    if not r[1] then error(r[2], 2) end
-    return table.unpack(r, 2, r.n)
-end
 sampling.install(Job)
--- A sampling distribution with weights gives its table's decision script
--- (manage = "auto", "nups"...) the expected access frequencies, unless the
--- table was given `frequencies =`: the script decides again from them.
-local distribution = Job.distribution
-function Job:distribution(o)
-    local okd, errd = pcall(distribution, self, o)
-    if not okd then -- its errors name this line: name the caller's instead
-        error((tostring(errd):gsub("^[^\n]-crescent/job%.lua:%d+: ", "")), 2)
-    end
-    local t = self.tables[o.table]
-    if o.kind == "weights" and t and not t.expected then
-        local ok, err = pcall(t._expect, t, o.weights, ("job:distribution{}: '%s'"):format(o.name))
-        if not ok then io.stderr:write(tostring(err), "\n") end
-    end
-end
+-- job:load around replicated keys, a distribution's weights for decision
+-- scripts
+require("crescent.manage_job").install(Job)
 return M
