@@ -219,7 +219,9 @@ job:log(rec)
 -- relocation protocol), sync_bytes (replica syncs), keys_remote (keys
 -- pulled or pushed through another node), and key accesses of tables not
 -- plain classic: rows relocated in, served remotely by their home,
--- forwarded, through shared memory, through a replica.
+-- forwarded, through shared memory, through a replica; local (keys served
+-- from the worker's node, any table), skipped (localizes of classic keys
+-- of a mixed table); then each table's keys per technique at the end.
 local pe = {}
 for _, k in ipairs { "bytes_remote", "keys_remote", "reloc_bytes", "sync_bytes", "rows_in", "remote", "forwarded", "shared",
                     "replica", "local", "skipped" } do
