@@ -71,6 +71,13 @@ for r = 1, rounds do
     for i = 1, nodes do for _, k in ipairs(own[i]) do ownset[k] = true end end
     for k in pairs(rel) do assert(ownset[k], ("round %d: key %d relocated, not an own key"):format(r, k)) end
     assert(c_ == K - r_ - l_)
+    if r == 1 then -- a checkpoint round trip of the three-way table, keys away and replicated
+        local path = os.tmpname()
+        job:save(path)
+        job:load(path)
+        os.remove(path)
+        assert(select(2, C:census()) == l_, "the choice survives a checkpoint round trip")
+    end
 end
 if not shift then
     assert(remote[2] * 3 < remote[1], ("remote accesses: epoch 1 %d, epoch 2 %d: expected far fewer"):format(
