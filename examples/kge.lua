@@ -19,10 +19,11 @@
 --   N epochs; 0: only test at the end), sampling (scheme of the negatives' sampling API, as
 --   job:sampling takes it; default: the run's), quiet (0), test (1; 0: no valid/test
 --   evaluation at the end, for benchmarks: the result line then shows nan), checkpoint (a path: saved after
---   every epoch; if it exists at start the run resumes from it), manage (classic: how E and R are managed,
---   docs/management.md: classic, relocate, replicate, or hot: the NuPS heuristic from the training triples,
---   keys of E and R whose expected accesses (positives, and the uniform negatives) exceed 100x the mean
---   replicated, the rest relocated), localize (1; 0: the model never moves keys, for comparisons).
+--   every epoch; if it exists at start the run resumes from it), manage (auto: how E and R are managed,
+--   docs/management.md: auto, the choice per key from the accesses observed at every epoch, starting from
+--   the expected accesses (positives, and the uniform negatives); nups: the NuPS heuristic decided once from
+--   them, per table; classic, relocate, replicate; or hot: the NuPS heuristic over E and R together, keys
+--   whose expected accesses exceed 100x the mean replicated, the rest relocated), localize (1; 0: the model never moves keys, for comparisons).
 -- Defaults per model are below (tuned on wordnet-rr, see docs/models.md).
 -- Output: one line per epoch, filtered MRR and Hits@1/3/10 on valid every `eval`
 -- epochs and on test at the end, JSONL records (--metrics; the last one holds
@@ -44,17 +45,14 @@ local defaults = {
 }
 local numeric = { dim = true, neg = true, lr = true, lambda = true, init = true, batch = true, epochs = true,
                   eval = true, quiet = true, test = true, localize = true }
-local opt = { data = "data/wordnet-rr", model = "complex", eval = 5, quiet = 0, test = 1, manage = "classic",
+local opt = { data = "data/wordnet-rr", model = "complex", eval = 5, quiet = 0, test = 1, manage = "auto",
               localize = 1 }
 
 local accept = { data = "string", model = "string", checkpoint = "string", sampling = "string",
                  manage = "string" }
 for k in pairs(numeric) do accept[k] = "number" end
 local _, given = cr.script.options(me, arg or {}, opt, accept)
-local manages = { classic = true, relocate = true, replicate = true, hot = true }
-if not manages[opt.manage] then
-  error(("%s: unknown manage '%s' (classic, relocate, replicate, hot)"):format(me, opt.manage), 0)
-end
+cr.script.check_manage(me, opt.manage)
 if not models[opt.model] then
   error(("%s: unknown model '%s' (complex, distmult, transe_l1, transe_l2, rescal)"):format(me, opt.model), 0)
 end
@@ -132,9 +130,11 @@ local rdim = opt.model == "rescal" and opt.dim * opt.dim or opt.dim
 local adagrad = cr.optim.adagrad { lr = opt.lr }
 local E = job:table { name = "E", keys = n_ent, dim = opt.dim, init = cr.init.normal(0, opt.init), optimizer = adagrad }
 local R = job:table { name = "R", keys = n_rel, dim = rdim, init = cr.init.normal(0, opt.init), optimizer = adagrad }
--- manage=hot: cr.script.hot_keys, the NuPS heuristic over the keys of all tables together.
-if opt.manage == "hot" then
-  -- per positive: its subject and object, 2 neg uniform negatives, its relation
+-- manage=: cr.script.manage. hot, auto and nups start from the expected
+-- accesses: per positive its subject and object, 2 neg uniform negatives,
+-- its relation.
+local counts
+if opt.manage == "hot" or opt.manage == "auto" or opt.manage == "nups" then
   local ce, cr_ = {}, {}
   local uni = 2 * opt.neg * train.n / n_ent
   for k = 1, n_ent do ce[k] = uni end
@@ -143,14 +143,12 @@ if opt.manage == "hot" then
     local s_, r_, o_ = train.s:get(j) + 1, train.r:get(j) + 1, train.o:get(j) + 1
     ce[s_], ce[o_], cr_[r_] = ce[s_] + 1, ce[o_] + 1, cr_[r_] + 1
   end
-  local hot = cr.script.hot_keys { ce, cr_ }
-  E:manage { replicate = hot[1], relocate = "rest" }
-  R:manage { replicate = hot[2], relocate = "rest" }
+  counts = { ce, cr_ }
+end
+local hot = cr.script.manage(opt.manage, { E, R }, counts)
+if hot then
   say(("kge: manage=hot: %d of %d entities and %d of %d relations replicated, the rest relocated"):format(
       #hot[1], n_ent, #hot[2], n_rel))
-elseif opt.manage ~= "classic" then
-  E:manage(opt.manage)
-  R:manage(opt.manage)
 end
 -- negatives: uniform over E's keys, drawn through the PS sampling API
 job:distribution { name = "neg", table = "E", kind = "uniform" }
@@ -221,12 +219,16 @@ job:log(rec)
 -- relocation protocol), sync_bytes (replica syncs), keys_remote (keys
 -- pulled or pushed through another node), and key accesses of tables not
 -- plain classic: rows relocated in, served remotely by their home,
--- forwarded, through shared memory, through a replica.
+-- forwarded, through shared memory, through a replica; local (keys served
+-- from the worker's node, any table), skipped (localizes of classic keys
+-- of a mixed table); then each table's keys per technique at the end.
 local pe = {}
-for _, k in ipairs { "bytes_remote", "keys_remote", "reloc_bytes", "sync_bytes", "rows_in", "remote", "forwarded", "shared", "replica" } do
+for _, k in ipairs { "bytes_remote", "keys_remote", "reloc_bytes", "sync_bytes", "rows_in", "remote", "forwarded", "shared",
+                    "replica", "local", "skipped" } do
   pe[#pe + 1] = ("%s=%.0f"):format(k, (traffic1[k] - traffic0[k]) / ne)
 end
-print(("manage result: manage=%s per_epoch %s"):format(opt.manage, table.concat(pe, " ")))
+print(("manage result: manage=%s per_epoch %s tables %s"):format(opt.manage, table.concat(pe, " "),
+      cr.script.census { E, R }))
 -- one line for scripts (tests/bench/kge.sh, tests/integration/kge_*.sh).
 -- train_cpu_seconds: CPU time of this process during the epochs (with
 -- --nodes 1 it includes the node and its workers, threads of this process).

@@ -13,10 +13,12 @@
 --   1: pull the next batch's H rows during the kernel, see lua/models/mf.lua),
 --   checkpoint (none; a path: saved after every epoch, and if it exists at start
 --   the run goes on from it until `epochs` epochs are done, see docs/checkpoints.md),
---   manage (classic: how W and H are managed, docs/management.md: classic,
---   relocate, replicate, or hot: the NuPS heuristic from the training cells'
---   row and column counts, keys more than 100x the mean count replicated and
---   the rest relocated), localize (1: with relocation the model moves the next
+--   manage (auto: how W and H are managed, docs/management.md: auto, the
+--   choice per key from the accesses observed at every epoch, starting from
+--   the training cells' row and column counts; nups: the NuPS heuristic
+--   decided once from those counts, per table; classic, relocate, replicate;
+--   or hot: the NuPS heuristic over both tables together, keys more than
+--   100x the mean count replicated and the rest relocated), localize (1: with relocation the model moves the next
 --   batch's H rows here and waits for them before the batch; late: waits only
 --   after the batch; 0: never moves them).
 --   Nodes, workers, seed, policy and the metrics file are options of
@@ -27,7 +29,7 @@
 local cr = require "crescent"
 
 local opt = { data = "data/mf", epochs = 20, dim = 16, lr = 0.02, lambda = 0.02, init = 0.1,
-              batch = 200000, prefetch = 0, eval = 1, quiet = 0, manage = "classic",
+              batch = 200000, prefetch = 0, eval = 1, quiet = 0, manage = "auto",
               localize = "1" }
 local numeric = { epochs = true, dim = true, lr = true, lambda = true, init = true, batch = true,
                   prefetch = true, eval = true, quiet = true }
@@ -49,10 +51,7 @@ end
 if opt.localize ~= "0" and opt.localize ~= "1" and opt.localize ~= "late" then
   error(("examples/mf.lua: option localize must be 1, late or 0, got '%s'"):format(opt.localize), 0)
 end
-local manages = { classic = true, relocate = true, replicate = true, hot = true }
-if not manages[opt.manage] then
-  error(("examples/mf.lua: unknown manage '%s' (classic, relocate, replicate, hot)"):format(opt.manage), 0)
-end
+cr.script.check_manage("examples/mf.lua", opt.manage)
 opt.train = opt.train or (opt.data .. "/train.mmc")
 opt.test = opt.test or (opt.data .. "/test.mmc")
 -- worker processes may start elsewhere: give them absolute paths
@@ -73,8 +72,10 @@ local W = job:table { name = "W", keys = hdr.rows, dim = opt.dim,
                       init = cr.init.normal(0, opt.init), optimizer = cr.optim.sgd { lr = opt.lr } }
 local H = job:table { name = "H", keys = hdr.cols, dim = opt.dim,
                       init = cr.init.normal(0, opt.init), optimizer = cr.optim.sgd { lr = opt.lr } }
--- manage=hot: cr.script.hot_keys, the NuPS heuristic over the keys of all tables together.
-if opt.manage == "hot" then
+-- manage=: cr.script.manage. hot, auto and nups start from the expected
+-- accesses: the training cells per row and per column.
+local counts
+if opt.manage == "hot" or opt.manage == "auto" or opt.manage == "nups" then
   local rows, cols, f = {}, {}, assert(io.open(opt.train, "r"))
   for k = 1, hdr.rows do rows[k] = 0 end
   for k = 1, hdr.cols do cols[k] = 0 end
@@ -90,15 +91,12 @@ if opt.manage == "hot" then
     end
   end
   f:close()
-  local hot = cr.script.hot_keys { rows, cols }
-  local hw, hh = hot[1], hot[2]
-  W:manage { replicate = hw, relocate = "rest" }
-  H:manage { replicate = hh, relocate = "rest" }
+  counts = { rows, cols }
+end
+local hot = cr.script.manage(opt.manage, { W, H }, counts)
+if hot then
   say(("mf: manage=hot: %d of %d rows and %d of %d columns replicated, the rest relocated"):format(
-      #hw, hdr.rows, #hh, hdr.cols))
-elseif opt.manage ~= "classic" then
-  W:manage(opt.manage)
-  H:manage(opt.manage)
+      #hot[1], hdr.rows, #hot[2], hdr.cols))
 end
 job:model("mf", { train = opt.train, test = opt.test, lambda = opt.lambda, batch = opt.batch,
                   prefetch = opt.prefetch ~= 0, localize = opt.manage ~= "classic" and opt.localize ~= "0"
@@ -154,12 +152,16 @@ rmse = rmse or test_rmse() -- nothing left to train after a resume: report the l
 -- relocation protocol), sync_bytes (replica syncs), keys_remote (keys
 -- pulled or pushed through another node), and key accesses of tables not
 -- plain classic: rows relocated in, served remotely by their home,
--- forwarded, through shared memory, through a replica.
+-- forwarded, through shared memory, through a replica; local (keys served
+-- from the worker's node, any table), skipped (localizes of classic keys
+-- of a mixed table); then each table's keys per technique at the end.
 local pe = {}
-for _, k in ipairs { "bytes_remote", "keys_remote", "reloc_bytes", "sync_bytes", "rows_in", "remote", "forwarded", "shared", "replica" } do
+for _, k in ipairs { "bytes_remote", "keys_remote", "reloc_bytes", "sync_bytes", "rows_in", "remote", "forwarded", "shared",
+                    "replica", "local", "skipped" } do
   pe[#pe + 1] = ("%s=%.0f"):format(k, (traffic1[k] - traffic0[k]) / ne)
 end
-print(("manage result: manage=%s per_epoch %s"):format(opt.manage, table.concat(pe, " ")))
+print(("manage result: manage=%s per_epoch %s tables %s"):format(opt.manage, table.concat(pe, " "),
+      cr.script.census { W, H }))
 -- one line for scripts (tests/bench/mf.sh, tests/integration/mf_*.sh).
 -- train_cpu_seconds: CPU time of this process during the epochs, which with
 -- --nodes 1 includes the node and its workers (threads of this process).

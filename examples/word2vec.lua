@@ -16,10 +16,13 @@
 --   gensim's KeyedVectors.load_word2vec_format and fastText read),
 --   synonyms (data/wordnet-synonyms.tsv), analogy
 --   (../shared/data/analogy/questions-words.txt; "none" skips a test), quiet (0),
---   manage (classic: how `in` and `out` are managed, docs/management.md:
---   classic, relocate, replicate, or hot: the NuPS heuristic from the word
---   counts, keys of both tables whose expected accesses exceed 100x the mean
---   replicated, the rest relocated), localize (1; 0: the model never moves
+--   manage (auto: how `in` and `out` are managed, docs/management.md: auto,
+--   the choice per key from the accesses observed at every epoch, starting
+--   from the expected accesses (word counts, and the negatives' draws); nups:
+--   the NuPS heuristic decided once from them, per table; classic, relocate,
+--   replicate; or hot: the NuPS heuristic over both tables together, keys
+--   whose expected accesses exceed 100x the mean replicated, the rest
+--   relocated), localize (1; 0: the model never moves
 --   keys, for comparisons).
 --   Nodes, workers, seed and the metrics file are options of `crescent run`.
 -- sample 1e-3, the tool's and gensim's default: on gcide-brown (5M words)
@@ -35,7 +38,7 @@ local cr = require "crescent"
 
 local opt = { corpus = "data/gcide-brown.txt", sg = 1, dim = 100, window = 5, negative = 5, sample = 1e-3,
               min_count = 5, epochs = 1, batch = 50000, clocks = 0, quiet = 0, synonyms = "data/wordnet-synonyms.tsv",
-              analogy = "../shared/data/analogy/questions-words.txt", manage = "classic", localize = 1 }
+              analogy = "../shared/data/analogy/questions-words.txt", manage = "auto", localize = 1 }
 local numeric = { sg = true, dim = true, window = true, negative = true, sample = true, min_count = true,
                   alpha = true, epochs = true, batch = true, pool = true, clocks = true, quiet = true,
                   localize = true }
@@ -52,10 +55,7 @@ for _, k in ipairs { "dim", "window", "min_count", "epochs", "batch", "pool" } d
   end
 end
 if not math.tointeger(opt.negative) or opt.negative < 0 then error(me .. ": option negative must be an integer >= 0", 0) end
-local manages = { classic = true, relocate = true, replicate = true, hot = true }
-if not manages[opt.manage] then
-  error(("%s: unknown manage '%s' (classic, relocate, replicate, hot)"):format(me, opt.manage), 0)
-end
+cr.script.check_manage(me, opt.manage)
 if opt.sg ~= 0 and opt.sg ~= 1 then error(me .. ": option sg must be 1 (skip-gram) or 0 (CBOW)", 0) end
 if opt.sample < 0 then error(me .. ": option sample must be >= 0", 0) end
 opt.alpha = opt.alpha or (opt.sg == 1 and 0.025 or 0.05)
@@ -102,10 +102,11 @@ job:table { name = "progress", keys = 1, dim = 1, init = cr.init.zeros(), optimi
 local w = {}
 for k = 1, vocab.n do w[k] = vocab.counts:get(k) ^ 0.75 end
 job:distribution { name = "neg", table = "out", kind = "weights", weights = w }
--- manage=hot: cr.script.hot_keys, the NuPS heuristic over the keys of all tables together.
-if opt.manage == "hot" then
-  -- in: a word's count; out: its count plus its share of the negative pools
-  -- (batch / 5 draws per batch of counts^0.75)
+-- manage=: cr.script.manage. hot, auto and nups start from the expected
+-- accesses: in, a word's count; out, its count plus its share of the
+-- negative pools (batch / 5 draws per batch of counts^0.75).
+local counts
+if opt.manage == "hot" or opt.manage == "auto" or opt.manage == "nups" then
   local ci, co, wsum = {}, {}, 0
   for k = 1, vocab.n do wsum = wsum + w[k] end
   local draws = vocab.raw / 5
@@ -113,14 +114,12 @@ if opt.manage == "hot" then
     ci[k] = vocab.counts:get(k)
     co[k] = ci[k] + draws * w[k] / wsum
   end
-  local hot = cr.script.hot_keys { ci, co }
-  IN:manage { replicate = hot[1], relocate = "rest" }
-  OUT:manage { replicate = hot[2], relocate = "rest" }
+  counts = { ci, co }
+end
+local hot = cr.script.manage(opt.manage, { IN, OUT }, counts)
+if hot then
   say(("word2vec: manage=hot: %d and %d of %d words replicated in in and out, the rest relocated"):format(
       #hot[1], #hot[2], vocab.n))
-elseif opt.manage ~= "classic" then
-  IN:manage(opt.manage)
-  OUT:manage(opt.manage)
 end
 job:model("word2vec", { corpus = opt.corpus, vocab = vocab.text, words = vocab.kept, epochs = opt.epochs,
                         model = opt.sg == 1 and "sg" or "cbow", window = opt.window, negative = opt.negative,
@@ -176,12 +175,16 @@ job:log { epoch = opt.epochs, synonym_acc = syn and syn.accuracy, synonym_covera
 -- relocation protocol), sync_bytes (replica syncs), keys_remote (keys
 -- pulled or pushed through another node), and key accesses of tables not
 -- plain classic: rows relocated in, served remotely by their home,
--- forwarded, through shared memory, through a replica.
+-- forwarded, through shared memory, through a replica; local (keys served
+-- from the worker's node, any table), skipped (localizes of classic keys
+-- of a mixed table); then each table's keys per technique at the end.
 local pe = {}
-for _, k in ipairs { "bytes_remote", "keys_remote", "reloc_bytes", "sync_bytes", "rows_in", "remote", "forwarded", "shared", "replica" } do
+for _, k in ipairs { "bytes_remote", "keys_remote", "reloc_bytes", "sync_bytes", "rows_in", "remote", "forwarded", "shared",
+                    "replica", "local", "skipped" } do
   pe[#pe + 1] = ("%s=%.0f"):format(k, (traffic1[k] - traffic0[k]) / ne)
 end
-print(("manage result: manage=%s per_epoch %s"):format(opt.manage, table.concat(pe, " ")))
+print(("manage result: manage=%s per_epoch %s tables %s"):format(opt.manage, table.concat(pe, " "),
+      cr.script.census { IN, OUT }))
 local function f(x) return x and ("%.4f"):format(x) or "-" end
 -- one line for scripts (tests/bench/w2v.sh, tests/integration/w2v_*.sh)
 print(("word2vec result: synonym_acc=%s analogy_acc=%s analogy_coverage=%s words_per_s=%.0f train_seconds=%.3f words=%d vocab=%d"):format(

@@ -1,22 +1,51 @@
--- "auto": start from the NuPS heuristic, then re-decide from the access
--- counts observed since the last decision (all nodes, merged), at each
--- epoch boundary (docs/management-auto.md).
+-- "auto": choose per key between replication, relocation and classic from
+-- the accesses observed since the last decision, at every epoch boundary
+-- (docs/management.md, "The automatic choice").
 --
--- A key is replicated when its observed count, less the counting error
--- bound, exceeds `hot` times the mean count per key of the table; a key
--- already replicated stays so while its count exceeds `keep` x that (so a
--- key near the line does not flap between techniques from one epoch to the
--- next). At most `cap` keys, the most accessed first. Everything else is
--- relocated. Before anything is observed (or with fewer than `min`
--- accesses in the window): the heuristic from the expected frequencies if
--- the table has them, else the current choice. On one node: classic.
---   hot  = factor over the mean count (default 100, as NuPS)
---   keep = share of the hot line under which a replicated key goes back
---          (default 0.5; 1 = no hysteresis)
---   cap  = most keys replicated (default 1024: the candidates a sketch keeps)
---   min  = fewest accesses in a window to decide from (default 1000)
---   rest = the technique of the other keys: "relocate" (default) or "classic"
-local KNOWN = { hot = true, keep = true, cap = true, min = true, rest = true }
+--  * replicate a key accessed far above the mean from several nodes: its
+--    count, less the counting error bound, exceeds `hot` times the mean
+--    count per key of the table (a key already replicated stays so while
+--    its count exceeds `keep` x that line: no flapping at the line). At
+--    most `cap` keys, the most accessed first.
+--  * relocate a key that ONE node uses: that node made at least `share` of
+--    the key's accesses and at least `least` of them, counted
+--    conservatively (its count less its error bound, against the other
+--    nodes' estimates, which never undercount), so the noise of a
+--    count-min sketch in the tail never looks local. Not when that node is
+--    the key's home (it is served there through shared memory as a classic
+--    key: nothing to move). A key already relocated stays so unless the
+--    window shows it shared (seen `least` times, its one node under
+--    `stay`): a change that takes keys out of the relocated set brings
+--    every moved key of the table home. A hot key one node uses is
+--    relocated, not replicated.
+--  * classic for the rest (keys used from several nodes, and keys too
+--    rarely used to tell): they stay at their home, where a remote access
+--    is one round trip and nothing moves.
+--
+-- Before anything is observed (or with fewer than `min` accesses in the
+-- window): the NuPS heuristic from the expected frequencies if the table
+-- has them (hot keys replicated, the rest `rest`), else the current
+-- choice. On one node: classic.
+--   hot   = factor over the mean count (default 100, as NuPS)
+--   keep  = share of the hot line under which a replicated key goes back
+--           (default 0.5; 1 = no hysteresis)
+--   cap   = most keys replicated (default 1024: the candidates a sketch keeps)
+--   min   = fewest accesses in a window to decide from (default 1000)
+--   share = least share of a key's accesses its one node must make for
+--           relocation (default 0.9; in [0.5, 1])
+--   least = fewest accesses (from that node, in the window) for relocation
+--           (default 16: a pull and a push count 2 or 3 accesses per use,
+--           so about 6 uses; a key two nodes use evenly shows all of 6
+--           uses from one of them with probability 2 x 2^-6 = 3%, and
+--           90% of them with about that too)
+--   stay  = share under which a relocated key seen `least` times goes back
+--           to classic (default 0.7; in [0.5, share]; = share: no hysteresis)
+--   rest  = the technique of the other keys: "classic" (default) or
+--           "relocate" (then every key that is not replicated is relocated,
+--           as NuPS does; share and least are not used)
+local KNOWN = { hot = true, keep = true, cap = true, min = true, share = true, least = true, stay = true,
+                rest = true }
+local NAMES = "hot, keep, cap, min, share, least, stay, rest"
 
 local function number(opts, k, dflt, lo, hi, int)
     local v = opts[k]
@@ -40,19 +69,27 @@ local function heuristic(e, keys, hot, cap)
     return over
 end
 
+local function by_count(a, b)
+    if a.count ~= b.count then return a.count > b.count end
+    return a.key < b.key
+end
+
 return function(opts)
     for k in pairs(opts) do
         if not KNOWN[k] then
-            error(("auto: unknown option '%s' (options: hot, keep, cap, min, rest)"):format(tostring(k)), 0)
+            error(("auto: unknown option '%s' (options: %s)"):format(tostring(k), NAMES), 0)
         end
     end
     local hot = number(opts, "hot", 100, 1e-9, math.huge)
     local keep = number(opts, "keep", 0.5, 0, 1)
     local cap = number(opts, "cap", 1024, 0, math.maxinteger, true)
     local min = number(opts, "min", 1000, 0, math.maxinteger, true)
-    local rest = opts.rest or "relocate"
+    local share = number(opts, "share", 0.9, 0.5, 1)
+    local least = number(opts, "least", 16, 1, math.huge)
+    local stay = number(opts, "stay", math.min(0.7, share), 0.5, share)
+    local rest = opts.rest or "classic"
     if rest ~= "relocate" and rest ~= "classic" then
-        error(("auto: rest must be relocate or classic (got %s)"):format(tostring(rest)), 0)
+        error(("auto: rest must be classic or relocate (got %s)"):format(tostring(rest)), 0)
     end
 
     return function(input)
@@ -65,6 +102,29 @@ return function(opts)
             end
             return input.current
         end
+
+        -- Locality: keys one node uses (observed.dominant lists the keys
+        -- whose dominant node makes at least half of their accesses,
+        -- conservatively), unless that node is their home (there they are
+        -- served through shared memory as classic keys: nothing to move).
+        -- A relocated key (observed.watched) stays unless the window shows
+        -- it shared: seen `least` times, its one node under `stay`. Taking
+        -- a key out of the relocated set brings every moved key home, so
+        -- the set changes only on evidence.
+        local single = {}
+        if rest == "classic" then
+            for _, d in ipairs(obs.dominant or {}) do
+                if d.node ~= d.home and d.count >= least and d.count >= share * (d.count + d.others) then
+                    single[d.key] = true
+                end
+            end
+            for _, d in ipairs(obs.watched or {}) do
+                local seen = math.max(d.count, 0) + d.others
+                if not (seen >= least and d.count < stay * seen) then single[d.key] = true end
+            end
+        end
+
+        -- Hot keys, from the merged counts.
         local mean = obs.total / input.keys
         local up, down = hot * mean, keep * hot * mean
         local was, listed = {}, {}
@@ -72,7 +132,7 @@ return function(opts)
         local pick = {}
         for _, h in ipairs(obs.top) do
             listed[h.key] = true
-            if (was[h.key] and h.count > down) or h.count - (obs.bound or 0) > up then
+            if not single[h.key] and ((was[h.key] and h.count > down) or h.count - (obs.bound or 0) > up) then
                 pick[#pick + 1] = h
             end
         end
@@ -81,15 +141,17 @@ return function(opts)
         -- so it stays.
         if (obs.floor or 0) > down then
             for k in pairs(was) do
-                if not listed[k] then pick[#pick + 1] = { key = k, count = obs.floor } end
+                if not listed[k] and not single[k] then pick[#pick + 1] = { key = k, count = obs.floor } end
             end
         end
-        table.sort(pick, function(a, b)
-            if a.count ~= b.count then return a.count > b.count end
-            return a.key < b.key
-        end)
-        local keys = {}
-        for i = 1, math.min(#pick, cap2) do keys[i] = pick[i].key end
-        return { replicate = keys, [rest] = "rest" }
+        table.sort(pick, by_count)
+        local repl, taken = {}, {}
+        for i = 1, math.min(#pick, cap2) do repl[i] = pick[i].key; taken[repl[i]] = true end
+        if rest == "relocate" then return { replicate = repl, relocate = "rest" } end
+
+        local reloc = {}
+        for k in pairs(single) do if not taken[k] then reloc[#reloc + 1] = k end end
+        table.sort(reloc)
+        return { replicate = repl, relocate = reloc, classic = "rest" }
     end
 end

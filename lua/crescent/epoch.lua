@@ -72,6 +72,11 @@ local function epoch(self, args, quiet)
             :format(self.epochs, tostring(sum.loss)), 2)
     end
     self.curve[#self.curve + 1] = { epoch = self.epochs, loss = sum.loss, seconds = secs }
+    -- Tables managed by a decision script (manage = "auto"...) decide
+    -- again from the accesses of this epoch (crescent.table, docs/management.md).
+    for _, t in ipairs(self.tables) do
+        if t.decider then t:_redecide(self.epochs) end
+    end
     return { seconds = secs, results = results, sum = sum, items = items,
              messages = after.messages - before.messages,
              bytes_remote = after.bytes_remote - before.bytes_remote,

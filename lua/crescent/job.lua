@@ -158,7 +158,7 @@ function Job:policy(name, opts)
 end
 
 local table_keys = { name = true, keys = true, dim = true, init = true, optimizer = true, compress = true,
-                     manage = true }
+                     manage = true, frequencies = true }
 
 local function check_table(self, o)
     if type(o) ~= "table" then error("job:table{...}: table expected", 3) end
@@ -177,13 +177,25 @@ local function check_table(self, o)
 end
 
 -- job:table{name=, keys=, dim=, init=cr.init.normal(0, 0.1), optimizer=cr.optim.sgd{lr=},
---            manage="classic"|"relocate"|"replicate"|{replicate=keys, relocate="rest"}}
+--            manage="classic"|"relocate"|"replicate"|{replicate=keys, relocate=keys|"rest", classic="rest"}
+--                   |"auto"|"nups"|a decision script (docs/management.md),
+--            frequencies={expected accesses of key k at [k + 1]} (for decision scripts)}
 function Job:table(o)
     self:_check()
     local init, opt = check_table(self, o)
+    local probe = { keys = o.keys, name = o.name, nodes = self.nodes }
+    local decider
     if o.manage ~= nil then
-        local ok, err = pcall(tables.parse_manage, { keys = o.keys, name = o.name }, o.manage, "job:table{}: manage")
-        if not ok then error(err, 2) end
+        local what = "job:table{}: manage"
+        local ok, r = pcall(tables.parse_manage, probe, o.manage, what)
+        if ok and r.script then ok, r = pcall(tables.decider, probe, o.manage, what) decider = r end
+        if not ok then error(r, 2) end
+    end
+    local freq
+    if o.frequencies ~= nil then
+        local okf, e = pcall(tables.Table._expect, probe, o.frequencies, "job:table{}: frequencies")
+        if not okf then error(e, 2) end
+        freq = probe.expected
     end
     local def = {
         name = o.name, keys = o.keys, dim = o.dim, init = init.kind, a = init.a, b = init.b,
@@ -200,10 +212,10 @@ function Job:table(o)
     end
     self.ntables = id + 1
     local t = tables.new(self, id, o, opt, def.lr)
-    t.manage_label = "classic"
+    t.manage_label, t.choice, t.expected = "classic", "classic", freq
     if o.manage ~= nil then
-        local ok, err = pcall(t.manage, t, o.manage)
-        if not ok then error(err, 2) end
+        local ok2, err2 = pcall(t._manage, t, o.manage, "job:table{}: manage", decider)
+        if not ok2 then error(err2, 2) end
     end
     self.tables[o.name] = t
     self.tables[#self.tables + 1] = t
@@ -264,18 +276,8 @@ end
 
 require("crescent.epoch").install(Job, M)
 checkpoint.install(Job)
--- job:load sets rows at their homes: replicated keys are dropped first and
--- installed again from the loaded rows (crescent.table, docs/management.md).
-local load = Job.load
-function Job:load(...)
-    local repl = {}
-    for _, t in ipairs(self.tables) do if t.manage_repl then repl[#repl + 1] = t end end
-    if #repl == 0 then return load(self, ...) end -- a tail call: load's errors name the caller's line
-    for _, t in ipairs(repl) do self:_guard(self.rt.manage, t.id, t.manage_mode, nil) end
-    local r = table.pack(pcall(load, self, ...))
-    for _, t in ipairs(repl) do self:_guard(self.rt.manage, t.id, t.manage_mode, t.manage_repl) end
-    if not r[1] then error(r[2], 2) end
-    return table.unpack(r, 2, r.n)
-end
 sampling.install(Job)
+-- job:load around replicated keys, a distribution's weights for decision
+-- scripts
+require("crescent.manage_job").install(Job)
 return M

@@ -1,5 +1,5 @@
 -- crescent.manage: decision scripts that choose a management technique per
--- key of a table (docs/management-auto.md): configs/management/NAME.lua or
+-- key of a table (docs/management.md): configs/management/NAME.lua or
 -- a user's .lua file, named as "auto", "nups:hot=50", {"auto", cap = 100}.
 -- A script returns a constructor function(opts) -> decide(input). Each run
 -- is sandboxed on the scheduler as sampling schemes are (run_scheme: a
@@ -13,12 +13,13 @@ local core = require "crescent.core"
 local home = require "crescent.home"
 local policy = require "crescent.policy"
 local counts = require "crescent.manage_counts"
+local choice = require "crescent.manage_choice"
 
 local M = {}
 
 M.shipped = { "auto", "nups" }
 -- The technique names a table takes directly (not decision scripts).
-M.techniques = { classic = true, relocate = true, replicate = true }
+M.techniques = choice.techniques
 -- Most keys a decision may replicate (ctx.cap lowers it): each costs every
 -- node a row and the sync thread its traffic.
 M.CAP = 1 << 16
@@ -99,8 +100,8 @@ function M.source(name)
     if name:find("/", 1, true) or name:match("%.lua$") then
         error(("management script file %s"):format(err), 0)
     end
-    error(("unknown management script '%s' (known: %s, or the techniques classic, relocate, replicate; "
-        .. "or the path of a .lua decision script)"):format(name, table.concat(M.shipped, ", ")), 0)
+    error(("unknown technique '%s' (classic, relocate, replicate, or a decision script: %s, "
+        .. "or the path of a .lua file)"):format(name, table.concat(M.shipped, ", ")), 0)
 end
 
 local function run(self, input)
@@ -110,75 +111,9 @@ local function run(self, input)
     return res
 end
 
--- ---------- checking what decide returned ----------
+-- ---------- checking what decide returned (crescent.manage_choice) ----------
 
--- A `replicate =` list -> sorted keys, or nil, what is wrong.
-local function check_keys(list, keys, cap)
-    if type(list) ~= "table" then return nil, ("replicate = must be a list of keys (got %s)"):format(tostring(list)) end
-    local n = #list
-    for k in pairs(list) do
-        if math.type(k) ~= "integer" or k < 1 or k > n then
-            return nil, ("replicate = must be a list (it has the field %s)"):format(tostring(k))
-        end
-    end
-    if n > cap then return nil, ("replicate = has %d keys, more than the cap %d"):format(n, cap) end
-    local out, seen = {}, {}
-    for i = 1, n do
-        local k = list[i]
-        if math.type(k) ~= "integer" then
-            return nil, ("replicate[%d] = %s is not an integer key"):format(i, tostring(k))
-        end
-        if k < 0 or k >= keys then
-            return nil, ("replicate[%d] = %d out of range [0, %d)"):format(i, k, keys)
-        end
-        if seen[k] then return nil, ("replicate[%d] = %d repeats replicate[%d]"):format(i, k, seen[k]) end
-        seen[k] = i
-        out[i] = k
-    end
-    table.sort(out)
-    return out
-end
-
--- decide's output -> a choice for T:manage (a technique name or {replicate
--- = sorted keys, relocate|classic = "rest"}; an empty list is the rest's
--- technique), or nil, what is wrong.
-function M.check_choice(out, keys, cap)
-    if type(out) == "string" then
-        if not M.techniques[out] then
-            return nil, ("returned '%s' (classic, relocate, replicate or {replicate = keys, relocate = \"rest\"})")
-                :format(out)
-        end
-        if out == "replicate" and keys > cap then
-            return nil, ("returned 'replicate' for %d keys, more than the cap %d"):format(keys, cap)
-        end
-        return out
-    end
-    if type(out) ~= "table" then
-        return nil, ("returned %s (a technique name or {replicate = keys, relocate = \"rest\"})"):format(tostring(out))
-    end
-    local rest
-    for k, v in pairs(out) do
-        if k == "relocate" or k == "classic" then
-            if v ~= "rest" then return nil, ("%s = must be \"rest\" (got %s)"):format(k, tostring(v)) end
-            if rest then return nil, "only one of classic, relocate may be \"rest\"" end
-            rest = k
-        elseif k ~= "replicate" then
-            return nil, ("returned a table with the unknown field '%s' (replicate, relocate, classic)"):format(tostring(k))
-        end
-    end
-    if out.replicate == nil then return nil, "returned a table without replicate = keys" end
-    local list, err = check_keys(out.replicate, keys, cap)
-    if not list then return nil, err end
-    rest = rest or "relocate"
-    if #list == 0 then return rest end
-    return { replicate = list, [rest] = "rest" }
-end
-
--- A choice for messages: "relocate", "12 replicated, relocate the rest".
-function M.label(c)
-    if type(c) == "string" then return c end
-    return ("%d replicated, %s the rest"):format(#c.replicate, c.classic and "classic" or "relocate")
-end
+M.check_choice, M.same, M.label = choice.check_choice, choice.same, choice.label
 
 -- The counts decision scripts read (crescent.manage_counts).
 M.observed, M.expected, M.window = counts.observed, counts.expected, counts.window
@@ -241,6 +176,7 @@ function Decider:decide(obs)
         table = self.table, keys = self.keys, nodes = self.nodes, cap = self.cap,
         epoch = obs.epoch, expected = expected, observed = obs.observed,
         current = self.choice, replicated = replicated(self, self.choice),
+        relocated = type(self.choice) == "table" and type(self.choice.relocate) == "table" and self.choice.relocate or {},
     }
     local res, err = run(self, input)
     local choice

@@ -14,7 +14,43 @@
 -- accesses of key k of table t; returns hot[t] = the keys whose count exceeds
 -- 100 times the mean over all keys of all tables (0-based, ascending), for
 -- manage = { replicate = hot[t], relocate = "rest" }.
+--
+-- script.check_manage(me, name), script.manage(name, tables, counts): the
+-- examples' manage= option (docs/management.md): classic, relocate,
+-- replicate, hot (hot_keys above over the tables together), auto or nups
+-- (decision scripts; counts[t] gives table t its expected frequencies).
+-- script.census(tables): "E:repl=0,reloc=12,classic=116638 R:...", the
+-- keys of each table in each technique now.
 local M = {}
+
+M.MANAGES = { "auto", "nups", "classic", "relocate", "replicate", "hot" }
+
+function M.check_manage(me, name)
+  for _, m in ipairs(M.MANAGES) do if m == name then return end end
+  error(("%s: unknown manage '%s' (%s)"):format(me, name, table.concat(M.MANAGES, ", ")), 0)
+end
+
+-- Returns hot (hot_keys' answer) for manage=hot.
+function M.manage(name, tables, counts)
+  if name == "hot" then
+    local hot = M.hot_keys(counts)
+    for t, T in ipairs(tables) do T:manage { replicate = hot[t], relocate = "rest" } end
+    return hot
+  end
+  for t, T in ipairs(tables) do
+    if (name == "auto" or name == "nups") and counts and counts[t] then T:frequencies(counts[t]) end
+    if name ~= "classic" then T:manage(name) end
+  end
+end
+
+function M.census(tables)
+  local out = {}
+  for _, T in ipairs(tables) do
+    local r, l, c = T:census()
+    out[#out + 1] = ("%s:repl=%d,reloc=%d,classic=%d"):format(T.name, r, l, c)
+  end
+  return table.concat(out, " ")
+end
 
 function M.options(me, argv, opt, accept)
   local given, i = {}, 1
@@ -59,11 +95,13 @@ end
 
 -- script.traffic(job): the traffic and access counters of all nodes
 -- (job:stats(), docs/management.md), summed: keys_remote, bytes_remote,
--- reloc_bytes, sync_bytes, rows_in, remote, forwarded, shared, replica. The
+-- reloc_bytes, sync_bytes, rows_in, remote, forwarded, shared, replica,
+-- local (keys served at their home on the worker's node), skipped
+-- (localize calls for keys not managed by relocation). The
 -- examples' "manage result" line reports their change over the epochs.
 function M.traffic(job)
   local t = { keys_remote = 0, bytes_remote = 0, reloc_bytes = 0, sync_bytes = 0, rows_in = 0, remote = 0, forwarded = 0,
-              shared = 0, replica = 0 }
+              shared = 0, replica = 0, ["local"] = 0, skipped = 0 }
   for _, n in ipairs(job:stats().nodes) do
     local a, rl, rp = n.access or {}, n.relocation or {}, n.replica or {}
     t.bytes_remote, t.keys_remote = t.bytes_remote + (n.bytes_remote or 0), t.keys_remote + (n.keys_remote or 0)
@@ -71,6 +109,7 @@ function M.traffic(job)
     t.sync_bytes = t.sync_bytes + (rp.bytes_sent or 0)
     t.remote, t.forwarded, t.shared = t.remote + (a.remote or 0), t.forwarded + (a.forwarded or 0), t.shared + (a.shared or 0)
     t.replica = t.replica + (rp.reads or 0) + (rp.updates or 0)
+    t["local"], t.skipped = t["local"] + (a["local"] or 0), t.skipped + (rl.skipped or 0)
   end
   return t
 end

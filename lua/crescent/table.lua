@@ -69,85 +69,20 @@ function Table:set(k, row)
     end)
 end
 
--- ---------- techniques per key (docs/management.md) ----------
+-- ---------- techniques per key: crescent.manage_table ----------
 
-local TECH = { classic = 0, relocate = 1 }
-
--- The keys of a `replicate =` list, checked: integers in [0, keys).
-local function repl_keys(self, what, list)
-    if type(list) ~= "table" and type(list) ~= "userdata" then
-        error(("%s: replicate = must be a list of keys"):format(what), 0)
-    end
-    local n = #list
-    for i = 1, n do
-        local k = list[i]
-        if list.get then k = list:get(i) end
-        if math.type(k) ~= "integer" or k < 0 or k >= self.keys then
-            error(("%s: replicate = key %s (position %d) out of range [0, %d) of table '%s'"):format(
-                what, tostring(k), i, self.keys, self.name), 0)
-        end
-    end
-    return list, n
-end
-
--- manage spec -> mode (0 classic, 1 relocate), replicated keys (or nil),
--- a label for stats. Raises "what: ..." on a spec it cannot honour.
-function M.parse_manage(self, spec, what)
-    if type(spec) == "string" then
-        if spec == "auto" then
-            error(("%s: 'auto' is not available yet (a later change adds the automatic choice); "
-                .. "use classic, relocate, replicate or {replicate = keys, relocate = \"rest\"}"):format(what), 0)
-        end
-        if spec == "replicate" then
-            local all = {}
-            for k = 0, self.keys - 1 do all[k + 1] = k end
-            return 0, all, spec
-        end
-        if TECH[spec] == nil then
-            error(("%s: unknown technique '%s' (classic, relocate, replicate)"):format(what, spec), 0)
-        end
-        return TECH[spec], nil, spec
-    end
-    if type(spec) ~= "table" then
-        error(("%s: a technique name or {replicate = keys, relocate = \"rest\"} expected, got %s"):format(
-            what, type(spec)), 0)
-    end
-    local mode, keys
-    for k, v in pairs(spec) do
-        if k == "replicate" then
-            keys = repl_keys(self, what, v)
-        elseif TECH[k] then
-            if v ~= "rest" then error(("%s: %s = must be \"rest\""):format(what, k), 0) end
-            if mode then error(("%s: only one of classic, relocate may be \"rest\""):format(what), 0) end
-            mode = TECH[k]
-        else
-            error(("%s: unknown field '%s' (replicate = keys, relocate|classic = \"rest\")"):format(
-                what, tostring(k)), 0)
-        end
-    end
-    if not keys then error(("%s: a table must give replicate = keys"):format(what), 0) end
-    return mode or 0, keys, "mixed"
-end
-
--- W:manage(spec): the technique per key, between epochs ("classic",
--- "relocate", "replicate", or {replicate = keys, relocate = "rest"}).
--- Every node applies it before it answers, so no worker is mid-call.
-function Table:manage(spec)
-    self.job:_check()
-    local ok, mode, keys, label = pcall(M.parse_manage, self, spec, self.name .. ":manage")
-    if not ok then error(mode, 2) end
-    self.job:_guard(self.job.rt.manage, self.id, mode, keys)
-    self.manage_label, self.manage_mode, self.manage_repl = label, mode, keys
-end
+local mt = require "crescent.manage_table"
+mt.install(Table)
+M.parse_manage, M.decider, M.census, M.is_script = mt.parse_manage, mt.decider, mt.census, mt.is_script
 
 -- Run f() with the table's replicas dropped (their values merged into the
 -- home rows) and installed again from the home rows afterwards: rows set
 -- by the job (W:set, job:load) must reach the replicas.
 function Table:_without_replicas(f)
     if not self.manage_repl then return f() end
-    self.job:_guard(self.job.rt.manage, self.id, self.manage_mode, nil)
+    self.job:_guard(self.job.rt.manage, self.id, self.manage_mode, nil, self.manage_reloc)
     local ok, err = pcall(f)
-    self.job:_guard(self.job.rt.manage, self.id, self.manage_mode, self.manage_repl)
+    self.job:_guard(self.job.rt.manage, self.id, self.manage_mode, self.manage_repl, self.manage_reloc)
     if not ok then error(err, 0) end
 end
 

@@ -1,7 +1,7 @@
 #ifndef CR_SKETCH_H
 #define CR_SKETCH_H
 /* Access counts per key of one table, for the automatic choice of a
- * management technique per key (docs/management-auto.md).
+ * management technique per key (docs/management.md, "The automatic choice").
  *
  * A count-min sketch (Cormode & Muthukrishnan 2005): `depth` rows of
  * `width` counters; a key adds 1 to one counter per row (column = the

@@ -10,7 +10,7 @@ for ex in mf kge word2vec; do
         run_timed "examples/$ex.lua" --nodes 2 -- manage="$bad"
         [ "$rc" -ne 0 ] || fail "$ex manage='$bad': exit 0"
         [ "$rc" -lt 128 ] || fail "$ex manage='$bad': crashed ($rc)"
-        grep -q "examples/$ex.lua: unknown manage '$bad' (classic, relocate, replicate, hot)" "$TMP/out" ||
+        grep -q "examples/$ex.lua: unknown manage '$bad' (auto, nups, classic, relocate, replicate, hot)" "$TMP/out" ||
             fail "$ex manage='$bad': expected the one-line error"
         [ "$(grep -c . "$TMP/out")" -le 2 ] || fail "$ex manage='$bad': more than the error line"
     done

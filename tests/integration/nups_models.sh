@@ -2,8 +2,8 @@
 # The models under relocation and the NuPS heuristic (docs/management.md,
 # issue 9): MF (small zipf-mf set), KGE (ComplEx on the tiny generated graph
 # of tests/integration/jobs/kge_graph.sh) and word2vec (a planted-synonym
-# corpus) each run on 2 nodes x 1 worker with manage=classic, relocate and
-# hot. Under relocate and hot: the quality is in the band of classic (MF
+# corpus) each run on 2 nodes x 1 worker with manage=classic, relocate,
+# hot and auto. Under relocate and hot: the quality is in the band of classic (MF
 # test RMSE within 10% and < 0.45; KGE test MRR >= 0.2 and within 0.1; word2vec
 # synonym accuracy >= 20/24), rows were relocated (relocation.rows_in > 0),
 # and the keys accessed remotely are fewer than classic's. Remote accesses:
@@ -86,4 +86,18 @@ for model in mf kge w2v; do
         fi
         echo "ok: $model $m: quality $q (classic $qc), $rows rows relocated, $rem remote accesses per epoch (classic $rc)"
     done
+    # auto (the examples' default): the quality of classic, no more keys
+    # across nodes than classic (it keeps shared keys at home), and the
+    # census of each table on the result line
+    run "$model" auto
+    q=$(quality "$model.auto") ra=$(field "$model.auto" keys_remote)
+    case $model in
+    mf) awk -v q="$q" -v c="$qc" 'BEGIN {exit !(q < 0.45 && q <= 1.1 * c)}' || fail "mf auto: test RMSE $q (classic $qc)" ;;
+    kge) awk -v q="$q" -v c="$qc" 'BEGIN {exit !(q >= 0.2 && q >= c - 0.1)}' || fail "kge auto: test MRR $q (classic $qc)" ;;
+    w2v) awk -v q="$q" 'BEGIN {exit !(q >= 20 / 24)}' || fail "w2v auto: synonym accuracy $q < 20/24" ;;
+    esac
+    grep -Eq "^manage result: manage=auto .* tables [a-zA-Z]+:repl=[0-9]+,reloc=[0-9]+,classic=[0-9]+ " "$tmp/$model.auto" ||
+        fail "$model auto: no census on the result line"
+    [ "${ra:-1}" -le "$rc" ] || fail "$model auto: $ra keys across nodes per epoch, classic $rc"
+    echo "ok: $model auto: quality $q (classic $qc), keys_remote $ra (classic $rc)"
 done

@@ -100,14 +100,14 @@ describe("configs/management/auto.lua", function()
     assert.are.same({ 10, 20 }, keys_of(c))
     -- observed: 20 stays hot, 10 went cold, 30 is hot now (line: 100 x mean ~ 1.2e3)
     c = d:decide { epoch = 1, expected = planted({ 10, 20 }, 1000), observed = observed { [20] = 5000, [30] = 6000 } }
-    assert.are.same({ replicate = { 20, 30 }, relocate = "rest" }, c)
+    assert.are.same({ replicate = { 20, 30 }, classic = "rest" }, c)
   end)
 
   it("replicates the planted hot keys of a stream and nothing of a flat one", function()
     local d = manage.new("auto", nil, ctx())
     assert.are.same({ 1, 77, 500 }, keys_of(d:decide { observed = observed { [1] = 9000, [500] = 8000, [77] = 7000 } }))
     local flat = manage.new("auto", nil, ctx())
-    assert.are.equal("relocate", (flat:decide { observed = observed {} }))
+    assert.are.equal("classic", (flat:decide { observed = observed {} }))
   end)
 
   -- Keys 1..5 at 100,000 (hot); keys 100..103 alternating each epoch
@@ -148,12 +148,12 @@ describe("configs/management/auto.lua", function()
     local d = manage.new("auto", nil, ctx())
     assert.are.same({ 4 }, keys_of(d:decide { observed = observed { [4] = 50000 } }))
     assert.are.same({ 4 }, keys_of(d:decide { observed = observed { [4] = 800 } }))  -- line ~1000, keep 500
-    assert.are.equal("relocate", (d:decide { observed = observed { [4] = 400 } }))
+    assert.are.equal("classic", (d:decide { observed = observed { [4] = 400 } }))
   end)
 
   it("promotes only past the counting error bound, and keeps a replicated key cut from the list", function()
     local d = manage.new("auto", nil, ctx())
-    assert.are.equal("relocate", (d:decide { observed = observed({ [9] = 1500 }, 0, 1000) }))
+    assert.are.equal("classic", (d:decide { observed = observed({ [9] = 1500 }, 0, 1000) }))
     assert.are.same({ 9 }, keys_of(d:decide { observed = observed({ [9] = 2500 }, 0, 1000) }))
     -- key 9 not listed (count <= floor 700, above keep x line ~ 500): unknown, stays
     assert.are.same({ 8, 9 }, keys_of(d:decide { observed = observed({ [9] = 600, [8] = 3000 }, 700) }))
@@ -169,7 +169,7 @@ describe("configs/management/auto.lua", function()
 
   it("refuses unknown and bad options by name", function()
     assert.has_error(function() manage.new("auto:hott=1", nil, ctx()) end,
-      "manage W: auto: unknown option 'hott' (options: hot, keep, cap, min, rest)")
+      "manage W: auto: unknown option 'hott' (options: hot, keep, cap, min, share, least, stay, rest)")
     assert.has_error(function() manage.new("auto", { keep = 2 }, ctx()) end,
       "manage W: auto: keep must be a number in [0, 1] (got 2)")
     assert.has_error(function() manage.new("auto", { cap = 1.5 }, ctx()) end,

@@ -48,6 +48,25 @@ describe("crescent.manage runner", function()
     assert.are.equal("relocate", (d:decide {}))
   end)
 
+  it("takes the three-way form: replicated, relocated, classic the rest", function()
+    local d = manage.new(script("three", "return { replicate = { 9, 2 }, relocate = { 50, 7 }, classic = 'rest' }"),
+      nil, CTX)
+    local c, why = d:decide {}
+    assert.is_nil(why)
+    assert.are.same({ replicate = { 2, 9 }, relocate = { 7, 50 }, classic = "rest" }, c)
+    assert.are.equal("2 replicated, 2 relocated, classic the rest", manage.label(c))
+    assert.is_true(manage.same(c, { replicate = { 2, 9 }, relocate = { 7, 50 }, classic = "rest" }))
+    assert.is_false(manage.same(c, { replicate = { 2, 9 }, relocate = { 7 }, classic = "rest" }))
+    local d2 = manage.new(script("three2", "if input.relocated[1] then return 'x' end\n"
+      .. "    return { relocate = { 3 }, classic = 'rest' }"), nil, CTX)
+    assert.are.same({ replicate = {}, relocate = { 3 }, classic = "rest" }, (d2:decide {}))
+    -- the script sees the relocated keys of the current choice
+    local _, why2 = d2:decide {}
+    assert.matches("decide returned 'x'", why2, 1, true)
+    local d3 = manage.new(script("three3", "return { replicate = {}, relocate = {}, classic = 'rest' }"), nil, CTX)
+    assert.are.equal("classic", (d3:decide {}))
+  end)
+
   it("turns an empty replicate list into the rest's technique", function()
     local d = manage.new(script("empty", "return { replicate = {}, classic = 'rest' }"), nil, CTX)
     assert.are.equal("classic", (d:decide {}))
@@ -65,14 +84,22 @@ describe("crescent.manage runner", function()
 
   it("keeps the previous choice on garbage, naming what is wrong", function()
     local cases = {
-      { "return 42", "decide returned 42 (a technique name or {replicate = keys, relocate = \"rest\"})" },
-      { "return 'hot'", "decide returned 'hot' (classic, relocate, replicate or {replicate = keys, relocate = \"rest\"})" },
+      { "return 42", "decide returned 42 (a technique name or {replicate = keys, relocate = keys|\"rest\", classic = \"rest\"})" },
+      { "return 'hot'", "decide returned 'hot' (a technique name or {replicate = keys, relocate = keys|\"rest\", classic = \"rest\"})" },
+      { "return 'sideways'", "decide returned 'sideways' (a technique name or {replicate = keys, relocate = keys|\"rest\", classic = \"rest\"})" },
       { "return { replicate = { 1, 100 } }", "decide replicate[2] = 100 out of range [0, 100)" },
       { "return { replicate = { -1 } }", "decide replicate[1] = -1 out of range [0, 100)" },
       { "return { replicate = { 1, 2, 1 } }", "decide replicate[3] = 1 repeats replicate[1]" },
       { "return { replicate = { 1.5 } }", "decide replicate[1] = 1.5 is not an integer key" },
       { "return { replicate = { print } }", "decide replicate[1] = <function> is not an integer key" },
-      { "return { replicate = { 1 }, relocate = 'all' }", "decide relocate = must be \"rest\" (got all)" },
+      { "return { replicate = { 1 }, relocate = 'all' }", "decide relocate = must be \"rest\" or a list of keys (got all)" },
+      { "return { replicate = { 1 }, classic = 3 }", "decide classic = must be \"rest\" (got 3)" },
+      { "return { relocate = { 1, 100 }, classic = 'rest' }", "decide relocate[2] = 100 out of range [0, 100)" },
+      { "return { relocate = { 4, 4 }, classic = 'rest' }", "decide relocate[2] = 4 repeats relocate[1]" },
+      { "return { replicate = { 3 }, relocate = { 4, 3 }, classic = 'rest' }", "decide relocate[2] = 3 is replicated too" },
+      { "return { relocate = { 4 } }", "decide relocate = keys needs classic = \"rest\"" },
+      { "return { relocate = { 4 }, classic = 'rest', copies = 2 }",
+        "decide returned a table with the unknown field 'copies' (replicate, relocate, classic)" },
       { "return { replicate = { 1 }, relocate = 'rest', classic = 'rest' }",
         "decide only one of classic, relocate may be \"rest\"" },
       { "return { replicate = 3 }", "decide replicate = must be a list of keys (got 3)" },
@@ -118,8 +145,8 @@ describe("crescent.manage runner", function()
     assert.is_true(os.time() - t0 < 30)
   end)
 
-  it("runs the example of docs/management-auto.md", function()
-    local doc = files.read((os.getenv("CRESCENT_ROOT") or ".") .. "/docs/management-auto.md")
+  it("runs the example of docs/management.md", function()
+    local doc = files.read((os.getenv("CRESCENT_ROOT") or ".") .. "/docs/management.md")
     local src = doc:match("```lua\n(%-%- top32%.lua.-)```")
     assert.is_truthy(src)
     local p = path("top32.lua")
@@ -135,8 +162,8 @@ describe("crescent.manage runner", function()
 
   it("refuses at creation an unknown script, a broken one, an unknown option, by name", function()
     assert.has_error(function() manage.new("nope", nil, CTX) end,
-      "manage E: unknown management script 'nope' (known: auto, nups, or the techniques classic, relocate, "
-      .. "replicate; or the path of a .lua decision script)")
+      "manage E: unknown technique 'nope' (classic, relocate, replicate, or a decision script: auto, nups, "
+      .. "or the path of a .lua file)")
     local missing = path("missing.lua")
     assert.has_error(function() manage.new(missing, nil, CTX) end,
       "manage E: management script file " .. missing .. ": cannot open: No such file or directory")
