@@ -8,7 +8,7 @@
 -- Script options (after "--", as --name value or name=value):
 --   data (data/mf: a directory with train.mmc and test.mmc), train, test (paths),
 --   epochs (20), dim (16), lr (0.02), lambda (0.02), init (0.1: std of the normal
---   init), batch (200000 cells per kernel call, divided by the node count),
+--   init), batch (200000 cells per kernel call; on several nodes x 2 / all workers, lua/models/mf.lua),
 --   eval (1: test RMSE every epoch; 0: only at the end), quiet (0), prefetch (0;
 --   1: pull the next batch's H rows during the kernel, see lua/models/mf.lua),
 --   checkpoint (none; a path: saved after every epoch, and if it exists at start
