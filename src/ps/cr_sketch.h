@@ -44,6 +44,9 @@
 #define CR_SKETCH_DEFAULT_WIDTH 4096
 #define CR_SKETCH_DEFAULT_DEPTH 4
 #define CR_SKETCH_DEFAULT_TOPK 1024 /* = auto.lua's default cap */
+/* Tables the nodes count exactly (one 32-bit counter per key) when they
+ * count accesses (cr_node_ctl.c): up to 2^17 keys, 512 KiB per worker. */
+#define CR_COUNTS_EXACT_KEYS (1 << 17)
 #define CR_SKETCH_MAX_WIDTH (1 << 22)
 #define CR_SKETCH_MAX_DEPTH 8
 #define CR_SKETCH_MAX_TOPK (1 << 16)
