@@ -482,8 +482,8 @@ static cr_sketch *counts_sketch(cr_node *n, int id, const cr_shard *s, cr_err *e
      * sketch as wide as keys / depth is one counter per key): 1.4 ns per
      * key against 8 to 13 for count-min, and no error; 512 KiB per worker */
     int64_t keys = s->def.keys, width = CR_SKETCH_DEFAULT_WIDTH;
-    if (keys <= CR_COUNTS_EXACT_KEYS && keys > width * CR_SKETCH_DEFAULT_DEPTH)
-        width = (keys + CR_SKETCH_DEFAULT_DEPTH - 1) / CR_SKETCH_DEFAULT_DEPTH;
+    if (keys <= CR_COUNTS_EXACT_KEYS) /* a power of two, as sketches take */
+        while (width * CR_SKETCH_DEFAULT_DEPTH < keys) width *= 2;
     return cr_sketch_new(keys, (int)width, CR_SKETCH_DEFAULT_DEPTH, CR_SKETCH_DEFAULT_TOPK, seed, e);
 }
 

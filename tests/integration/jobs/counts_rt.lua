@@ -9,6 +9,17 @@ local K = 40
 local C = job:table{ name = "C", keys = K, dim = 2, init = cr.init.zeros(), optimizer = cr.optim.add() }
 job:model(os.getenv("CRESCENT_ROOT") .. "/tests/models/count_reloc.lua", {})
 local rt = job.rt
+-- tables up to 2^17 keys are counted exactly, larger ones with count-min
+-- (a width that is a power of two either way, as sketches take)
+for _, t in ipairs { { "B20k", 20000, true }, { "B131k", 131072, true }, { "B200k", 200000, false } } do
+    local B = job:table{ name = t[1], keys = t[2], dim = 1, init = cr.init.zeros(), optimizer = cr.optim.add() }
+    rt:count(B.id, true)
+    for _, b in ipairs(rt:counts(B.id)) do
+        local sk = assert(core.sketch.read(b))
+        assert(sk:exact() == t[3], ("%s: exact %s, want %s"):format(t[1], tostring(sk:exact()), tostring(t[3])))
+    end
+    rt:count(B.id, false)
+end
 local ok, err = pcall(rt.counts, rt, C.id)
 assert(not ok and err:find("not counted", 1, true) and err:find("'C'", 1, true), "counts while off: " .. tostring(err))
 rt:count(C.id, true)
