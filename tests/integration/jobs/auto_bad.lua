@@ -4,6 +4,8 @@
 -- naming the script, and go on: every key ends equal to its adds.
 -- Args: mode (bad_rule.lua's), nodes.
 local cr = require "crescent"
+-- decide at every epoch boundary, however short the epochs (docs/management.md, "When it decides")
+require("crescent.manage_table").DECIDE_SHARE = math.huge
 local manage = require "crescent.manage"
 local mode, nodes = arg[1], tonumber(arg[2]) or 2
 local job = cr.job{ nodes = nodes, workers = 1, seed = 3 }

@@ -8,6 +8,8 @@
 -- relocate the own keys, replicate the hot ones, keep the shared and spread
 -- ones classic; every key must end equal to its number of adds.
 local cr = require "crescent"
+-- decide at every epoch boundary, however short the epochs (docs/management.md, "When it decides")
+require("crescent.manage_table").DECIDE_SHARE = math.huge
 local nodes, rounds, shift = tonumber(arg[1]) or 2, tonumber(arg[2]) or 2, arg[3] == "1"
 local job = cr.job{ nodes = nodes, workers = 2, seed = 3 }
 local K = 2000
