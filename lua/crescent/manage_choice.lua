@@ -120,4 +120,28 @@ function M.label(c)
     return ("%d replicated, %s the rest"):format(#c.replicate, c.classic and "classic" or "relocate")
 end
 
+-- r (parse_manage's result) -> the choice as crescent.manage's deciders
+-- hold it: a technique name, or {replicate = sorted keys, relocate =
+-- sorted keys | "rest", classic = "rest"}.
+local function sorted(list)
+    local out = {}
+    for i = 1, #list do
+        local k = list[i]
+        if type(list) == "userdata" then k = list:get(i) end
+        out[i] = k
+    end
+    table.sort(out)
+    return out
+end
+function M.of_parsed(r)
+    if r.label ~= "mixed" then return r.label end
+    local c = { replicate = sorted(r.repl or {}) }
+    if r.mode == 1 then c.relocate = "rest"
+    else
+        c.classic = "rest"
+        if r.reloc then c.relocate = sorted(r.reloc) end
+    end
+    return c
+end
+
 return M

@@ -9,6 +9,7 @@ local core = require "crescent.core"
 local manage = require "crescent.manage"
 
 local Table = {}
+local choices = require "crescent.manage_choice"
 local M = {}
 
 
@@ -110,30 +111,6 @@ function Table:_apply(r)
     self.job:_guard(self.job.rt.manage, self.id, r.mode, r.repl, r.reloc)
     self.manage_label, self.manage_mode, self.manage_repl, self.manage_reloc = r.label, r.mode, r.repl, r.reloc
     self.manage_census = { M.census(self, r) }
-end
-
--- r (parse_manage's result) -> the choice as crescent.manage's deciders
--- hold it: a technique name, or {replicate = sorted keys, relocate =
--- sorted keys | "rest", classic = "rest"}.
-local function sorted(list)
-    local out = {}
-    for i = 1, #list do
-        local k = list[i]
-        if type(list) == "userdata" then k = list:get(i) end
-        out[i] = k
-    end
-    table.sort(out)
-    return out
-end
-local function choice_of(r)
-    if r.label ~= "mixed" then return r.label end
-    local c = { replicate = sorted(r.repl or {}) }
-    if r.mode == 1 then c.relocate = "rest"
-    else
-        c.classic = "rest"
-        if r.reloc then c.relocate = sorted(r.reloc) end
-    end
-    return c
 end
 
 -- Stop counting accesses (a script is dropped).
@@ -301,7 +278,7 @@ function Table:_manage(spec, what, d)
     end
     stop_counting(self)
     self:_apply(r)
-    self.choice = choice_of(r)
+    self.choice = choices.of_parsed(r)
 end
 
 -- The keys of each technique now: replicated, relocated, classic.
