@@ -14,6 +14,8 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "ps/cr_node.h"
 
@@ -49,6 +51,13 @@ static inline void test_nodes_start(const char *ep, void *arg) {
 static inline void test_nodes_join(test_nodes *t) {
     for (int i = 0; i < t->started; i++) pthread_join(t->th[i], NULL);
     t->started = 0;
+}
+
+/* The integer after `name` in a result or stats text s ("rows_in=12"), or
+ * -1 when s has no `name`. */
+static inline long long test_field(const char *s, const char *name) {
+    const char *p = strstr(s, name);
+    return p ? atoll(p + strlen(name)) : -1;
 }
 
 #endif

@@ -174,11 +174,6 @@ typedef struct tally {
     long long direct[MAXN], skipped[MAXN], held[MAXN], away[MAXN], local[MAXN];
 } tally;
 
-static long long field(const char *s, const char *name) {
-    const char *p = strstr(s, name);
-    return p ? atoll(p + strlen(name)) : -1;
-}
-
 static int on_result(void *arg, int worker, const char *data, size_t n, cr_err *e) {
     (void)e;
     tally *t = arg;
@@ -189,13 +184,13 @@ static int on_result(void *arg, int worker, const char *data, size_t n, cr_err *
         if (strcmp(buf, "ok")) snprintf(t->last, sizeof t->last, "%.200s", buf);
         return 0;
     }
-    long long node = field(buf, "{node=");
+    long long node = test_field(buf, "{node=");
     if (node < 0 || node >= MAXN) return 0;
-    t->direct[node] = field(buf, "direct=");
-    t->skipped[node] = field(buf, "skipped=");
-    t->held[node] = field(buf, "held=");
-    t->away[node] = field(buf, "away=");
-    t->local[node] = field(buf, "access={[\"local\"]=");
+    t->direct[node] = test_field(buf, "direct=");
+    t->skipped[node] = test_field(buf, "skipped=");
+    t->held[node] = test_field(buf, "held=");
+    t->away[node] = test_field(buf, "away=");
+    t->local[node] = test_field(buf, "access={[\"local\"]=");
     return 0;
 }
 

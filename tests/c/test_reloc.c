@@ -67,11 +67,6 @@ typedef struct tally {
     char last[256];
 } tally;
 
-static long long field(const char *s, const char *name) {
-    const char *p = strstr(s, name);
-    return p ? atoll(p + strlen(name)) : -1;
-}
-
 static int on_result(void *arg, int worker, const char *data, size_t n, cr_err *e) {
     (void)e;
     tally *t = arg;
@@ -82,9 +77,9 @@ static int on_result(void *arg, int worker, const char *data, size_t n, cr_err *
         snprintf(t->last, sizeof t->last, "%.200s", buf);
         return 0;
     }
-    t->queued += field(buf, "queued_total=");
-    t->rows_in += field(buf, "rows_in=");
-    t->msgs += field(buf, "relocation={rows_in=") >= 0 ? field(buf, ",messages=") : 0;
+    t->queued += test_field(buf, "queued_total=");
+    t->rows_in += test_field(buf, "rows_in=");
+    t->msgs += test_field(buf, "relocation={rows_in=") >= 0 ? test_field(buf, ",messages=") : 0;
     return 0;
 }
 

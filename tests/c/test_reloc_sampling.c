@@ -123,22 +123,17 @@ typedef struct tally {
     int nstats;
 } tally;
 
-static long long field(const char *s, const char *name) {
-    const char *p = strstr(s, name);
-    return p ? atoll(p + strlen(name)) : -1;
-}
-
 static int on_result(void *arg, int worker, const char *data, size_t n, cr_err *e) {
     (void)e;
     tally *t = arg;
     char buf[8192];
     snprintf(buf, sizeof buf, "%.*s", (int)n, data);
-    long long node = field(buf, "{node=");
+    long long node = test_field(buf, "{node=");
     if (worker < 0 && node >= 0 && node < 2) {
         const char *last = NULL; /* the node's totals: the last sampling={...} */
         for (const char *q = buf; (q = strstr(q, "sampling={")); q++) last = q;
-        t->rows_in[node] = field(buf, "rows_in=");
-        t->localized[node] = last ? field(last, "localized=") : -1;
+        t->rows_in[node] = test_field(buf, "rows_in=");
+        t->localized[node] = last ? test_field(last, "localized=") : -1;
         t->nstats++;
     } else if (!strcmp(buf, "ok")) {
         t->ok++;
