@@ -165,6 +165,10 @@ function M.epoch(ctx, args)
   -- the current one trains (R:peek reads it ahead), waited for before it
   -- trains
   local li, lo
+  local push0, push1 -- this batch's pushes, in flight
+  local function wait_pushes()
+    if push0 then IN:wait(push0); OUT:wait(push1); push0, push1 = nil, nil end
+  end
   local function ahead()
     local nk = S.localize and R:peek()
     if nk then li, lo = IN:localize(nk), OUT:localize(nk) end
@@ -182,10 +186,15 @@ function M.epoch(ctx, args)
       okeys = R:pool(pk)
     end
     tr.alpha = S.alpha * math.max(1 - done / total, 1e-4)
-    local s0, s1 = IN:pull(keys), OUT:pull(keys)
+    -- both pulls travel together; the pushes go out without waiting and
+    -- are waited for after the next batch's pulls were answered (a later
+    -- pull of a key sees this worker's push of it: per-key consistency),
+    -- so a batch waits for one round trip, not four
+    local a0, a1 = IN:pull_async(keys), OUT:pull_async(keys)
+    local s0, s1 = IN:wait(a0), OUT:wait(a1)
+    wait_pushes()
     local d1, l, p = R:train(s0, s1, prow, tr)
-    IN:push(keys, s0)
-    OUT:push(okeys, d1)
+    push0, push1 = IN:push_async(keys, s0), OUT:push_async(okeys, d1)
     -- the global count: this batch's words go out, and the total read
     -- back, without waiting (a remote worker would wait two round trips):
     -- the rate uses the total as of the previous batch
@@ -196,8 +205,12 @@ function M.epoch(ctx, args)
     qreq = PROG:pull_async(zero)
     words, raw, kept, pairs, loss = words + bwords, raw + braw, kept + bkept, pairs + p, loss + l
     ctx:progress(braw)
-    while ticked < S.clocks - 1 and raw >= (ticked + 1) * S.share / S.clocks do ctx:clock(); ticked = ticked + 1 end
+    while ticked < S.clocks - 1 and raw >= (ticked + 1) * S.share / S.clocks do
+      wait_pushes() -- a clock covers this worker's updates before it
+      ctx:clock(); ticked = ticked + 1
+    end
   end
+  wait_pushes() -- the epoch ends with every update applied
   while ticked < S.clocks do ctx:clock(); ticked = ticked + 1 end
   if li then IN:wait(li); OUT:wait(lo) end
   if sreq then sample_wait(sreq) end -- the pool for a batch that did not come
