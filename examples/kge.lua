@@ -184,7 +184,11 @@ local positives, seconds, cpu = 0, 0.0, 0.0
 while job.epochs < opt.epochs do
   local epoch = job.epochs + 1
   local c0 = os.clock()
-  local r = job:epoch { total = train.n, epoch = epoch }
+  -- the model's relocation loop only while some key relocates (under auto
+  -- every key may be classic or replicated: the plain loop is cheaper)
+  local _, re = E:census()
+  local _, rr = R:census()
+  local r = job:epoch { total = train.n, epoch = epoch, localize = re + rr > 0 }
   cpu = cpu + (os.clock() - c0)
   local n = r.sum.positives
   positives, seconds = positives + n, seconds + r.seconds

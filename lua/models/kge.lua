@@ -37,7 +37,9 @@
 --   run as in lua/models/mf.lua), localize = false (true: batches one
 --   ahead, moved to this node, for tables managed by relocation:
 --   epoch_ahead).
--- M.epoch args: epoch (number, seeds the walk). Returns {loss, reg,
+-- M.epoch args: epoch (number, seeds the walk), localize (false: the plain
+--   loop this epoch even with opts.localize, when no key relocates; the
+--   example passes it from the tables' census). Returns {loss, reg,
 --   positives, triples}.
 -- M.evaluate args: set = "valid" | "test". Each worker ranks its share of
 --   the set against all entities (filtered by train, valid and test) and
@@ -239,7 +241,7 @@ function M.epoch(ctx, args)
     if ticked < due then wait_pushes(pending) end -- a clock covers this worker's updates before it
     while ticked < due do ctx:clock(); ticked = ticked + 1 end
   end
-  if S.localize then
+  if S.localize and not (args and args.localize == false) then
     epoch_ahead(E, R, B, opt, tick, pending)
   else
     local q = neg_start(B:needs())
