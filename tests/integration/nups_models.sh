@@ -2,7 +2,7 @@
 # The models under relocation and the NuPS heuristic (docs/management.md,
 # issue 9): MF (small zipf-mf set), KGE (ComplEx on the tiny generated graph
 # of tests/integration/jobs/kge_graph.sh) and word2vec (a planted-synonym
-# corpus) each run on 2 nodes x 1 worker with manage=classic, relocate,
+# corpus, each worker's lines from its own half of the groups) each run on 2 nodes x 1 worker with manage=classic, relocate,
 # hot and auto. Under relocate and hot: the quality is in the band of classic (MF
 # test RMSE within 10% and < 0.45; KGE test MRR >= 0.2 and within 0.1; word2vec
 # synonym accuracy >= 20/24), rows were relocated (relocation.rows_in > 0),
@@ -23,7 +23,7 @@ fail() { echo "FAIL: $*"; exit 1; }
     --seed 3 --out "$tmp/mf" >/dev/null || fail "mf data"
 bash tests/integration/jobs/kge_graph.sh "$tmp/g" 1 || fail "kge fixture"
 awk 'BEGIN { srand(1); G = 6; M = 4; C = 12
-  for (s = 0; s < 8000; s++) { g = int(rand() * G); line = ""
+  for (s = 0; s < 8000; s++) { g = (s % 2) * (G / 2) + int(rand() * G / 2); line = ""
     for (j = 0; j < 10; j++) { w = (j == 5) ? "syn" g "_" int(rand() * M) : "ctx" g "_" int(rand() * C); line = line (j ? " " : "") w }
     print line } }' >"$tmp/corpus.txt"
 awk 'BEGIN { srand(2); G = 6; M = 4
@@ -76,11 +76,13 @@ for model in mf kge w2v; do
         w2v) awk -v q="$q" 'BEGIN {exit !(q >= 20 / 24)}' || fail "w2v $m: synonym accuracy $q < 20/24 (classic $qc)" ;;
         esac
         [ "${rows:-0}" -gt 0 ] || fail "$model $m: no row relocated (rows_in ${rows:-none})"
-        # word2vec localizes each batch when it reads it (its reader has no
-        # look-ahead): in a build several times slower (make asan) most of
-        # those keys are still in transit when used and are forwarded, so
-        # fewer remote accesses than classic (6x fewer in a plain build) is
-        # only asserted for it outside the sanitizer build.
+        # word2vec: the corpus gives each worker its own word groups (worker
+        # w reads lines w, w + 2, ...), so relocation has rows to move and
+        # fewer remote accesses than classic is a property of the workload,
+        # not of timing (on a corpus both workers share, every key bounces
+        # between the nodes and the count depends on the schedule). In a
+        # build several times slower (make asan) keys are still in transit
+        # when used and forwarded, so the check is skipped there.
         if [ "$model" != w2v ] || [ -z "${SANITIZE:-}" ]; then
             [ "$rem" -lt "$rc" ] || fail "$model $m: $rem remote key accesses per epoch, classic $rc"
         fi
