@@ -1,11 +1,14 @@
 /* crescent.core.util: the Matrix userdata, seeded rng, monotonic time.
  *
- * Matrix: cr.core.util.matrix(rows, cols) or matrix{{...},{...}};
- * m:rows(), m:cols(), m:get(i, j), m:set(i, j, v) (1-based), m:row(i) -> table,
- * m:totable(), #m == rows, tostring(m).
+ * Matrix: cr.core.util.matrix(rows, cols [, "f32" | "i32"]) or
+ * matrix({{...},{...}} [, dtype]); m:rows(), m:cols(), m:dtype(), m:get(i, j),
+ * m:set(i, j, v) (1-based), m:row(i) -> table, m:totable(), #m == rows,
+ * tostring(m).
  * Ints: cr.core.util.ints(n) or ints{...}; see l_util.h. */
 #include <lauxlib.h>
 #include <lua.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/cr_time.h"
@@ -14,10 +17,13 @@
 
 typedef struct {
     cr_mat m;
+    int dtype;
     float data[];
 } lmat;
 
-cr_mat *cr_lmat_new(lua_State *L, int64_t rows, int64_t cols) {
+cr_mat *cr_lmat_new(lua_State *L, int64_t rows, int64_t cols) { return cr_lmat_new_typed(L, rows, cols, CR_LDT_F32); }
+
+cr_mat *cr_lmat_new_typed(lua_State *L, int64_t rows, int64_t cols, int dtype) {
     if (rows < 0 || cols < 0) luaL_error(L, "matrix size must be non-negative");
     if (cols > 0 && rows > (int64_t)((SIZE_MAX - sizeof(lmat)) / sizeof(float)) / cols)
         luaL_error(L, "matrix too large");
@@ -26,8 +32,21 @@ cr_mat *cr_lmat_new(lua_State *L, int64_t rows, int64_t cols) {
     u->m.rows = rows;
     u->m.cols = cols;
     u->m.data = u->data;
+    u->dtype = dtype == CR_LDT_I32 ? CR_LDT_I32 : CR_LDT_F32;
     memset(u->data, 0, n * sizeof(float));
     luaL_setmetatable(L, CR_MATRIX_MT);
+    return &u->m;
+}
+
+int cr_lmat_dtype(lua_State *L, int idx) { return ((lmat *)luaL_checkudata(L, idx, CR_MATRIX_MT))->dtype; }
+
+cr_mat *cr_lmat_check_i32(lua_State *L, int idx, int32_t **ints) {
+    lmat *u = luaL_testudata(L, idx, CR_MATRIX_MT);
+    if (!u || u->dtype != CR_LDT_I32) {
+        const char *got = u ? "float32 matrix" : luaL_typename(L, idx);
+        luaL_argerror(L, idx, lua_pushfstring(L, "int32 matrix expected, got %s", got));
+    }
+    if (ints) *ints = cr_lmat_ints(&u->m);
     return &u->m;
 }
 
@@ -48,9 +67,38 @@ static int64_t check_index(lua_State *L, int arg, int64_t n, const char *what) {
     return i - 1;
 }
 
-/* matrix(rows, cols) | matrix{{row}, ...} */
+static int check_dtype(lua_State *L, int arg) {
+    static const char *const names[] = {"f32", "i32", NULL};
+    return luaL_checkoption(L, arg, "f32", names) == 1 ? CR_LDT_I32 : CR_LDT_F32;
+}
+
+/* Store v at m[i] (0-based flat index) by the matrix's value type; raises on
+ * a value an int32 matrix cannot hold. */
+static void store(lua_State *L, lmat *u, int64_t i, int arg, const char *where) {
+    if (u->dtype == CR_LDT_I32) {
+        int ok;
+        lua_Integer x = lua_tointegerx(L, arg, &ok);
+        if (!ok || x < INT32_MIN || x > INT32_MAX)
+            luaL_error(L, "%s: int32 value expected, got %s", where,
+                       lua_isnumber(L, arg) ? lua_tostring(L, arg) : luaL_typename(L, arg));
+        cr_lmat_ints(&u->m)[i] = (int32_t)x;
+    } else {
+        int ok;
+        lua_Number v = lua_tonumberx(L, arg, &ok);
+        if (!ok) luaL_error(L, "%s: number expected", where);
+        u->m.data[i] = (float)v;
+    }
+}
+
+static void push_value(lua_State *L, const lmat *u, int64_t i) {
+    if (u->dtype == CR_LDT_I32) lua_pushinteger(L, cr_lmat_ints(&u->m)[i]);
+    else lua_pushnumber(L, u->m.data[i]);
+}
+
+/* matrix(rows, cols [, dtype]) | matrix({{row}, ...} [, dtype]) */
 static int l_matrix(lua_State *L) {
     if (lua_istable(L, 1)) {
+        int dtype = check_dtype(L, 2);
         lua_Integer rows = luaL_len(L, 1), cols = 0;
         if (rows > 0) {
             lua_geti(L, 1, 1);
@@ -58,48 +106,54 @@ static int l_matrix(lua_State *L) {
             cols = luaL_len(L, -1);
             lua_pop(L, 1);
         }
-        cr_mat *m = cr_lmat_new(L, rows, cols);
+        cr_mat *m = cr_lmat_new_typed(L, rows, cols, dtype);
+        lmat *u = (lmat *)m;
+        char where[64];
         for (lua_Integer i = 1; i <= rows; i++) {
             lua_geti(L, 1, i);
             if (!lua_istable(L, -1) || luaL_len(L, -1) != cols)
                 return luaL_error(L, "matrix row %d: expected a table of %d numbers", (int)i, (int)cols);
             for (lua_Integer j = 1; j <= cols; j++) {
                 lua_geti(L, -1, j);
-                int ok;
-                lua_Number v = lua_tonumberx(L, -1, &ok);
-                if (!ok) return luaL_error(L, "matrix row %d, column %d: number expected", (int)i, (int)j);
-                m->data[(i - 1) * cols + (j - 1)] = (float)v;
+                snprintf(where, sizeof where, "matrix row %d, column %d", (int)i, (int)j);
+                store(L, u, (i - 1) * cols + (j - 1), -1, where);
                 lua_pop(L, 1);
             }
             lua_pop(L, 1);
         }
         return 1;
     }
-    cr_lmat_new(L, luaL_checkinteger(L, 1), luaL_checkinteger(L, 2));
+    cr_lmat_new_typed(L, luaL_checkinteger(L, 1), luaL_checkinteger(L, 2), check_dtype(L, 3));
     return 1;
 }
 
 static int m_rows(lua_State *L) { lua_pushinteger(L, cr_lmat_check(L, 1)->rows); return 1; }
 static int m_cols(lua_State *L) { lua_pushinteger(L, cr_lmat_check(L, 1)->cols); return 1; }
 
+static int m_dtype(lua_State *L) {
+    lua_pushstring(L, cr_lmat_dtype(L, 1) == CR_LDT_I32 ? "i32" : "f32");
+    return 1;
+}
+
 static int m_get(lua_State *L) {
     cr_mat *m = cr_lmat_check(L, 1);
     int64_t i = check_index(L, 2, m->rows, "row"), j = check_index(L, 3, m->cols, "column");
-    lua_pushnumber(L, m->data[i * m->cols + j]);
+    push_value(L, (lmat *)m, i * m->cols + j);
     return 1;
 }
 
 static int m_set(lua_State *L) {
     cr_mat *m = cr_lmat_check(L, 1);
     int64_t i = check_index(L, 2, m->rows, "row"), j = check_index(L, 3, m->cols, "column");
-    m->data[i * m->cols + j] = (float)luaL_checknumber(L, 4);
+    luaL_checkany(L, 4);
+    store(L, (lmat *)m, i * m->cols + j, 4, "matrix set");
     return 0;
 }
 
 static void push_row(lua_State *L, const cr_mat *m, int64_t i) {
     lua_createtable(L, (int)m->cols, 0);
     for (int64_t j = 0; j < m->cols; j++) {
-        lua_pushnumber(L, m->data[i * m->cols + j]);
+        push_value(L, (const lmat *)m, i * m->cols + j);
         lua_rawseti(L, -2, j + 1);
     }
 }
@@ -124,7 +178,8 @@ static int m_len(lua_State *L) { return m_rows(L); }
 
 static int m_tostring(lua_State *L) {
     cr_mat *m = cr_lmat_check(L, 1);
-    lua_pushfstring(L, "crescent.Matrix(%d x %d)", (int)m->rows, (int)m->cols);
+    lua_pushfstring(L, "crescent.Matrix(%d x %d%s)", (int)m->rows, (int)m->cols,
+                    ((lmat *)m)->dtype == CR_LDT_I32 ? ", i32" : "");
     return 1;
 }
 
@@ -233,7 +288,7 @@ static int l_now(lua_State *L) { lua_pushnumber(L, cr_now()); return 1; }
 int cr_lopen_util(lua_State *L) {
     static const luaL_Reg methods[] = {
         {"rows", m_rows}, {"cols", m_cols}, {"get", m_get}, {"set", m_set},
-        {"row", m_row},   {"totable", m_totable}, {NULL, NULL}};
+        {"row", m_row},   {"totable", m_totable}, {"dtype", m_dtype}, {NULL, NULL}};
     if (luaL_newmetatable(L, CR_MATRIX_MT)) {
         luaL_newlib(L, methods);
         lua_setfield(L, -2, "__index");

@@ -1,7 +1,12 @@
 #ifndef CR_L_UTIL_H
 #define CR_L_UTIL_H
-/* Shared userdata for all bindings: "crescent.Matrix", a float32 row-major
- * matrix whose storage lives inside the userdata (freed by Lua's GC). */
+/* Shared userdata for all bindings: "crescent.Matrix", a row-major matrix of
+ * 4-byte values whose storage lives inside the userdata (freed by Lua's GC).
+ * Its value type is float32 (CR_LDT_F32, the default) or int32 (CR_LDT_I32,
+ * the counts of dtype = "i32" tables): the cr_mat view's data then holds
+ * int32_t bit patterns and must be read through cr_lmat_ints. m:get, m:row
+ * and m:totable return Lua integers for int32 matrices; m:set refuses a
+ * non-integer or a value outside int32 there. */
 
 #include <lua.h>
 
@@ -12,6 +17,19 @@
 /* [-0, +1] Push a new zero-filled rows x cols matrix; returns its cr_mat view
  * (valid while the userdata is alive). Raises on negative sizes. */
 cr_mat *cr_lmat_new(lua_State *L, int64_t rows, int64_t cols);
+
+enum { CR_LDT_F32 = 0, CR_LDT_I32 = 1 };
+
+/* [-0, +1] Push a new zero-filled rows x cols matrix of value type dtype
+ * (CR_LDT_F32 or CR_LDT_I32). */
+cr_mat *cr_lmat_new_typed(lua_State *L, int64_t rows, int64_t cols, int dtype);
+/* [-0, +0] Value type of the matrix at idx (which must be one). */
+int cr_lmat_dtype(lua_State *L, int idx);
+/* [-0, +0] The int32 matrix at idx as its cr_mat view and its int32 data;
+ * raises "bad argument #idx (int32 matrix expected, got ...)" otherwise. */
+cr_mat *cr_lmat_check_i32(lua_State *L, int idx, int32_t **ints);
+/* The int32 data of a cr_mat view of an int32 matrix. */
+static inline int32_t *cr_lmat_ints(const cr_mat *m) { return (int32_t *)(void *)m->data; }
 
 /* [-0, +0] The matrix at idx; raises a "bad argument" error if it is not one. */
 cr_mat *cr_lmat_check(lua_State *L, int idx);
