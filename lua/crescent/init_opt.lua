@@ -11,6 +11,11 @@ M.init = {
         assert(type(a) == "number" and type(b) == "number", "uniform(a, b): numbers expected")
         return { kind = kinds.uniform, a = a, b = b }
     end,
+    -- every value c (uniform(c, c) for the C core; an i32 table's integer start)
+    constant = function(c)
+        assert(type(c) == "number", "constant(c): number expected")
+        return { kind = kinds.uniform, a = c, b = c }
+    end,
     normal = function(mean, std)
         assert(type(mean) == "number" and type(std) == "number", "normal(mean, std): numbers expected")
         return { kind = kinds.normal, a = mean, b = std }

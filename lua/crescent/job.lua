@@ -158,7 +158,7 @@ function Job:policy(name, opts)
 end
 
 local table_keys = { name = true, keys = true, dim = true, init = true, optimizer = true, compress = true,
-                     manage = true, frequencies = true }
+                     manage = true, frequencies = true, dtype = true }
 
 local function check_table(self, o)
     if type(o) ~= "table" then error("job:table{...}: table expected", 3) end
@@ -170,20 +170,25 @@ local function check_table(self, o)
     if math.type(o.keys) ~= "integer" or o.keys <= 0 then error("job:table{}: keys must be a positive integer", 3) end
     if math.type(o.dim) ~= "integer" or o.dim <= 0 then error("job:table{}: dim must be a positive integer", 3) end
     local init = o.init or init_opt.init.zeros()
-    local opt = o.optimizer or init_opt.optim.sgd { lr = 0.01 }
+    local opt = o.optimizer or (o.dtype == "i32" and "add") or init_opt.optim.sgd { lr = 0.01 }
+    if type(opt) == "string" and init_opt.optim[opt] then opt = init_opt.optim[opt]() end
     if type(init) ~= "table" or not init.kind then error("job:table{}: init must come from cr.init", 3) end
     if type(opt) ~= "table" or not opt.name then error("job:table{}: optimizer must come from cr.optim", 3) end
+    local ok, err = pcall(tables.check_dtype, o, init, opt)
+    if not ok then error(err, 3) end
     return init, opt
 end
 
--- job:table{name=, keys=, dim=, init=cr.init.normal(0, 0.1), optimizer=cr.optim.sgd{lr=},
+-- job:table{name=, keys=, dim=, init=cr.init.normal(0, 0.1), optimizer=cr.optim.sgd{lr=} (or its name),
+--            dtype="f32"|"i32" (int32 counts: optimizer add (default) or assign, init zeros or constant),
 --            manage="classic"|"relocate"|"replicate"|{replicate=keys, relocate=keys|"rest", classic="rest"}
 --                   |"auto"|"nups"|a decision script (docs/management.md),
 --            frequencies={expected accesses of key k at [k + 1]} (for decision scripts)}
 function Job:table(o)
     self:_check()
     local init, opt = check_table(self, o)
-    local probe = { keys = o.keys, name = o.name, nodes = self.nodes }
+    local probe = setmetatable({ keys = o.keys, name = o.name, nodes = self.nodes, dtype = o.dtype or "f32" },
+                               tables.Table)
     local decider
     if o.manage ~= nil then
         local what = "job:table{}: manage"
@@ -200,7 +205,7 @@ function Job:table(o)
     local def = {
         name = o.name, keys = o.keys, dim = o.dim, init = init.kind, a = init.a, b = init.b,
         optimizer = opt.name, lr = opt.lr or 0.01, eps = opt.eps or 1e-8, init_acc = opt.init or 0,
-        seed = self.seed, compress = o.compress and 1 or 0,
+        seed = self.seed, compress = o.compress and 1 or 0, dtype = o.dtype or "f32",
     }
     local id = self.ntables
     -- a node that cannot make its shard (memory) leaves the tables out of

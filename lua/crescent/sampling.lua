@@ -169,6 +169,7 @@ local function check_dist(job, o)
         bad(("unknown table '%s' (the job has: %s)"):format(o.table,
             #names > 0 and table.concat(names, ", ") or "no tables"))
     end
+    if t.dtype == "i32" then bad(("table '%s' holds i32 counts; sampling is for f32 tables"):format(o.table)) end
     if o.kind ~= "uniform" and o.kind ~= "weights" then
         bad(("kind must be \"uniform\" or \"weights\" (got %s)"):format(tostring(o.kind)))
     end

@@ -3,18 +3,41 @@
 -- key, which keys a node holds) is the C tables' (core.table), never
 -- recomputed here.
 local core = require "crescent.core"
-local cps, place = core.ps, core.table
+local cps, place, kinds = core.ps, core.table, core.table.init
 
 local Table = {}
 Table.__index = Table
 
 local M = { Table = Table }
 
+M.dtypes = { f32 = true, i32 = true }
+
+-- job:table{}'s dtype rules (o: its options; init, opt: cr.init and
+-- cr.optim descriptions). An i32 table holds exact int32 counts: the rule
+-- add or assign, a start at zeros or a constant integer. Raises a message.
+function M.check_dtype(o, init, opt)
+    local dt = o.dtype
+    if dt == nil or dt == "f32" then return end
+    if not M.dtypes[dt] then
+        error(("job:table{}: table '%s': unknown dtype %s (f32 or i32)"):format(o.name, tostring(dt)), 0)
+    end
+    if opt.name ~= "add" and opt.name ~= "assign" then
+        error(("job:table{}: table '%s': an i32 table takes the optimizer add (the default) or assign, not %s")
+            :format(o.name, tostring(opt.name)), 0)
+    end
+    local a = init.a
+    if not (init.kind == kinds.zeros or (init.kind == kinds.uniform and a == init.b and math.tointeger(a)
+        and a >= -2 ^ 31 and a < 2 ^ 31)) then
+        error(("job:table{}: table '%s': an i32 table starts at cr.init.zeros() or cr.init.constant(integer), "
+            .. "not a random init"):format(o.name), 0)
+    end
+end
+
 -- A table object for job (created by job:table once the nodes have it).
 function M.new(job, id, o, opt, lr)
     return setmetatable({
         job = job, id = id, name = o.name, keys = o.keys, dim = o.dim, optimizer = opt.name,
-        lr = lr, sdim = cps.state_dim(opt.name, o.dim), nodes = job.nodes,
+        lr = lr, sdim = cps.state_dim(opt.name, o.dim), nodes = job.nodes, dtype = o.dtype or "f32",
     }, Table)
 end
 
@@ -44,28 +67,40 @@ function Table:_key(k, what)
     return self:owner(k)
 end
 
--- W:get(k) -> Lua table of dim numbers
+-- Rows [k, k + n) of node's part: values (a Matrix of the table's dtype)
+-- and optimizer state.
+function Table:_rows(node, k, n)
+    return self.job:_guard(self.job.rt.get_rows, self.id, node, k, n, self.dim, self.sdim, self.dtype)
+end
+
+-- W:get(k) -> Lua table of dim numbers (integers for an i32 table)
 function Table:get(k)
     self.job:_check()
     local node = self:_key(k, "get")
-    local v = self.job:_guard(self.job.rt.get_rows, self.id, node, k, 1, self.dim, self.sdim)
-    return v:row(1)
+    return self:_rows(node, k, 1):row(1)
 end
 
--- W:set(k, {numbers}): replaces the row (optimizer state kept)
+-- W:set(k, {numbers}): replaces the row (optimizer state kept); an i32
+-- table takes integers in the int32 range only.
 function Table:set(k, row)
     self.job:_check()
     local node = self:_key(k, "set")
+    local what = self.dtype == "i32" and "integers" or "numbers"
     if type(row) ~= "table" or #row ~= self.dim then
-        error(("%s:set: row of %d numbers expected"):format(self.name, self.dim), 2)
+        error(("%s:set: row of %d %s expected"):format(self.name, self.dim, what), 2)
     end
     for j = 1, self.dim do
-        if type(row[j]) ~= "number" then error(("%s:set: row[%d] is not a number"):format(self.name, j), 2) end
+        local x = row[j]
+        if type(x) ~= "number" then error(("%s:set: row[%d] is not a number"):format(self.name, j), 2) end
+        if self.dtype == "i32" and not (math.tointeger(x) and x >= -2 ^ 31 and x < 2 ^ 31) then
+            error(("%s:set: row[%d] = %s is not an int32 (table '%s' holds i32 counts)")
+                :format(self.name, j, tostring(x), self.name), 2)
+        end
     end
     self:_without_replicas(function()
-        local v, st = self.job:_guard(self.job.rt.get_rows, self.id, node, k, 1, self.dim, self.sdim)
+        local v, st = self:_rows(node, k, 1)
         for j = 1, self.dim do v:set(1, j, row[j]) end
-        self.job:_guard(self.job.rt.set_rows, self.id, node, k, v, st)
+        self.job:_guard(self.job.rt.set_rows, self.id, node, k, v, st, self.dtype)
     end)
 end
 
@@ -74,6 +109,15 @@ end
 local mt = require "crescent.manage_table"
 mt.install(Table)
 M.parse_manage, M.decider, M.census, M.is_script = mt.parse_manage, mt.decider, mt.census, mt.is_script
+
+-- Replication merges float deltas: refused for an i32 table (what: the
+-- caller, for the message); auto and the other decision scripts get cap 0.
+function Table:_no_replicas(what)
+    if self.dtype == "i32" then
+        error(("%s: table '%s' holds i32 counts, which cannot be replicated (replicas merge float deltas); "
+            .. "use classic or relocate"):format(what, self.name), 0)
+    end
+end
 
 -- Run f() with the table's replicas dropped (their values merged into the
 -- home rows) and installed again from the home rows afterwards: rows set

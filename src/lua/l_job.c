@@ -9,8 +9,10 @@
  * J:policy(src, chunk, optsstr) switch the consistency policy (next clock boundary)
  * J:set_lr(id, lr); J:stats() -> {node tables}
  * J:set_clocks({clock per worker}, {barriers per worker}) (job:load)
- * J:get_rows(id, node, lo, count, dim, sdim) -> values Matrix, state Matrix
- * J:set_rows(id, node, lo, values, state|nil)
+ * J:get_rows(id, node, lo, count, dim, sdim [, dtype]) -> values Matrix, state Matrix
+ *   (dtype "i32": the values come as an int32 Matrix)
+ * J:set_rows(id, node, lo, values, state|nil [, dtype]) (dtype: the table's; a
+ *   values Matrix of the other value type is refused)
  * J:manage(id, mode, replicated keys|nil, relocating keys|nil)   technique per key
  *   (docs/management.md): mode 0 classic, 1 relocate; relocating keys with mode 0 only
  * J:count(id, on)       count accesses per key to table id on every node (fresh), or stop
@@ -188,7 +190,14 @@ static double num_field(lua_State *L, int t, const char *k, double dflt) {
     return v;
 }
 
-/* J:table(id, {name=, keys=, dim=, init=kind, a=, b=, optimizer=, lr=, eps=, init_acc=, seed=, compress=}) */
+/* [-0, +0] Optional dtype name ("f32" default, "i32") at idx -> CR_LDT_*. */
+static int opt_dtype(lua_State *L, int idx) {
+    static const char *const names[] = {"f32", "i32", NULL};
+    return luaL_checkoption(L, idx, "f32", names) == 1 ? CR_LDT_I32 : CR_LDT_F32;
+}
+
+/* J:table(id, {name=, keys=, dim=, init=kind, a=, b=, optimizer=, lr=, eps=, init_acc=, seed=, compress=,
+ *              dtype="f32"|"i32"}) */
 static int j_table(lua_State *L) {
     cr_job *j = check_job(L);
     int id = (int)luaL_checkinteger(L, 2);
@@ -205,6 +214,9 @@ static int j_table(lua_State *L) {
     d.init_b = num_field(L, 3, "b", 0);
     d.seed = (uint64_t)opt_int(L, 3, "seed", 1);
     d.compress = (int32_t)opt_int(L, 3, "compress", 0);
+    lua_getfield(L, 3, "dtype");
+    d.dtype = opt_dtype(L, -1) == CR_LDT_I32 ? CR_DTYPE_I32 : CR_DTYPE_F32;
+    lua_pop(L, 1);
     lua_getfield(L, 3, "optimizer");
     cr_err e;
     if (cr_optim_parse(&d.optim, luaL_optstring(L, -1, "sgd"), &e) < 0) return luaL_error(L, "%s", e.msg);
@@ -352,8 +364,9 @@ static int j_get_rows(lua_State *L) {
     cr_job *j = check_job(L);
     int table = (int)luaL_checkinteger(L, 2), node = (int)luaL_checkinteger(L, 3);
     lua_Integer lo = luaL_checkinteger(L, 4), count = luaL_checkinteger(L, 5);
+    int dtype = opt_dtype(L, 8);
     lua_settop(L, 7);
-    cr_mat *v = cr_lmat_new(L, count, luaL_checkinteger(L, 6));
+    cr_mat *v = cr_lmat_new_typed(L, count, luaL_checkinteger(L, 6), dtype);
     cr_mat *st = cr_lmat_new(L, count, luaL_checkinteger(L, 7));
     cr_err e;
     if (cr_job_get_rows(j, table, node, lo, count, (int32_t)v->cols, (int32_t)st->cols, v->data, st->data, &e) < 0)
@@ -367,6 +380,10 @@ static int j_set_rows(lua_State *L) {
     int table = (int)luaL_checkinteger(L, 2), node = (int)luaL_checkinteger(L, 3);
     lua_Integer lo = luaL_checkinteger(L, 4);
     cr_mat *v = cr_lmat_check(L, 5), *st = cr_lmat_test(L, 6);
+    int dtype = opt_dtype(L, 7);
+    if (cr_lmat_dtype(L, 5) != dtype)
+        return luaL_error(L, "set_rows: the table holds %s values, got an %s matrix", dtype ? "i32" : "f32",
+                          dtype ? "f32" : "i32");
     if (st && st->rows != v->rows && st->rows * st->cols != 0)
         return luaL_error(L, "bad argument #5 to 'set_rows' (%lld state rows for %lld value rows)",
                           (long long)st->rows, (long long)v->rows);

@@ -76,11 +76,17 @@ static int remember_keys(lua_State *L, lworker *w, uint32_t creq, int result_idx
     return 1;
 }
 
+/* [-0, +1] A new n x dim matrix of the table's value type (int32 counts
+ * for an i32 table). */
+static cr_mat *rows_of(lua_State *L, cr_shard *s, int64_t n) {
+    return cr_lmat_new_typed(L, n, s->def.dim, cr_shard_i32(s) ? CR_LDT_I32 : CR_LDT_F32);
+}
+
 static int start_pull(lua_State *L, uint32_t *req) {
     cr_shard *s = check_wtable(L);
     lworker *w = get_worker(L);
     cr_ints *k = cr_lints_from_arg(L, 2);
-    cr_mat *m = cr_lmat_new(L, k->n, s->def.dim);
+    cr_mat *m = rows_of(L, s, k->n);
     cr_err e;
     if (cr_wclient_pull_copy(w->wc, s, k->data, k->n, m->data, req, &e) < 0) raise_err(L, &e);
     return lua_gettop(L); /* the matrix */
@@ -95,7 +101,7 @@ static int t_pull(lua_State *L) {
     cr_shard *s = check_wtable(L);
     lworker *w = get_worker(L);
     cr_ints *k = cr_lints_from_arg(L, 2);
-    cr_mat *m = cr_lmat_new(L, k->n, s->def.dim);
+    cr_mat *m = rows_of(L, s, k->n);
     cr_err e;
     if (cr_wclient_pull_borrow(w->wc, s, k->data, k->n, m->data, &e) < 0) raise_err(L, &e);
     return 1;
@@ -118,6 +124,10 @@ static void start_push(lua_State *L, uint32_t *req, int sync) {
     if (m->rows != k->n || m->cols != s->def.dim)
         luaL_error(L, "push: %d keys need a %d x %d matrix of rows for table '%s', got %d x %d", (int)k->n,
                    (int)k->n, (int)s->def.dim, s->def.name, (int)m->rows, (int)m->cols);
+    int want = cr_shard_i32(s) ? CR_LDT_I32 : CR_LDT_F32;
+    if (cr_lmat_dtype(L, 3) != want)
+        luaL_error(L, "push: table '%s' holds %s values, got an %s matrix (cr.core.util.matrix(rows, cols, \"%s\"))",
+                   s->def.name, cr_dtype_name(want), cr_dtype_name(!want), cr_dtype_name(want));
     cr_err e;
     *req = 0;
     if ((sync ? cr_wclient_push_borrow(w->wc, s, k->data, k->n, m->data, &e)
@@ -185,6 +195,8 @@ static int t_prepare_sample(lua_State *L) {
     const char *dist = luaL_checkstring(L, 2);
     lua_Integer n = luaL_checkinteger(L, 3);
     lworker *w = get_worker(L);
+    if (cr_shard_i32(s))
+        return luaL_error(L, "prepare_sample: table '%s' holds i32 counts; sampling is for f32 tables", s->def.name);
     lshandle *h = lua_newuserdatauv(L, sizeof *h, 0);
     h->t = NULL;
     luaL_setmetatable(L, SHANDLE_MT);
@@ -200,6 +212,8 @@ static void start_sample(lua_State *L, uint32_t *pend) {
     cr_shard *s = check_wtable(L);
     lshandle *h = luaL_checkudata(L, 2, SHANDLE_MT);
     lworker *w = get_worker(L);
+    if (cr_shard_i32(s))
+        luaL_error(L, "pull_sample: table '%s' holds i32 counts; sampling is for f32 tables", s->def.name);
     int64_t left = h->t ? cr_wsample_left(w->ws, h->h) : -1;
     lua_Integer m = luaL_optinteger(L, 3, left > 0 ? left : 0);
     if (left < 0) luaL_error(L, "pull_sample: the handle is closed (all its samples were pulled, or it was closed)");
@@ -265,6 +279,7 @@ static int t_index(lua_State *L) {
     if (!strcmp(k, "keys")) lua_pushinteger(L, s->def.keys);
     else if (!strcmp(k, "dim")) lua_pushinteger(L, s->def.dim);
     else if (!strcmp(k, "name")) lua_pushstring(L, s->def.name);
+    else if (!strcmp(k, "dtype")) lua_pushstring(L, cr_dtype_name(s->def.dtype));
     else {
         lua_getmetatable(L, 1);
         lua_getfield(L, -1, "methods");

@@ -15,6 +15,7 @@ int cr_optim_parse(cr_optim *o, const char *name, cr_err *e) {
 }
 
 const char *cr_optim_name(const cr_optim *o) {
+    if (o->kind == CR_OPTIM_ADD_I32) return "add";
     return (unsigned)o->kind < 4 ? names[o->kind] : "?";
 }
 
@@ -33,6 +34,19 @@ void cr_optim_init_state(const cr_optim *o, float *state, int32_t dim) {
  * compiler vectorises at -O2 (its cheap cost model leaves loops of unknown
  * length scalar): about 2.5x on the push path. */
 #define BLOCK 8
+
+/* w += g as int32 counts stored in float slots: uint32 arithmetic (exact,
+ * wraps instead of signed overflow's undefined behaviour), through memcpy
+ * (no aliasing of float and integer lvalues). */
+static void add_i32(float *restrict w, const float *restrict g, int32_t dim) {
+    for (int32_t j = 0; j < dim; j++) {
+        uint32_t a, b;
+        memcpy(&a, w + j, sizeof a);
+        memcpy(&b, g + j, sizeof b);
+        a += b;
+        memcpy(w + j, &a, sizeof a);
+    }
+}
 
 void cr_optim_apply(const cr_optim *o, float *restrict w, float *restrict state, const float *restrict g,
                     int32_t dim) {
@@ -62,6 +76,9 @@ void cr_optim_apply(const cr_optim *o, float *restrict w, float *restrict state,
         break;
     case CR_OPTIM_ASSIGN:
         memcpy(w, g, (size_t)dim * sizeof *w);
+        break;
+    case CR_OPTIM_ADD_I32:
+        add_i32(w, g, dim);
         break;
     }
 }

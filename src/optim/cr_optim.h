@@ -13,6 +13,8 @@ typedef enum {
     CR_OPTIM_ADAGRAD,   /* h += g*g; w -= lr * g / (sqrt(h) + eps); h starts at `init` */
     CR_OPTIM_ADD,       /* w += g */
     CR_OPTIM_ASSIGN,    /* w = g */
+    CR_OPTIM_ADD_I32,   /* w += g on int32 bit patterns (wrapping): the rule "add" of an
+                         * i32 table inside its shard (ps/cr_table.h); never parsed */
 } cr_optim_kind;
 
 typedef struct cr_optim {

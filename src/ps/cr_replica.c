@@ -786,6 +786,10 @@ static int check_set(cr_replicas *r, int table, cr_shard **sh, cr_err *e) {
         return cr_errf(e, "replicate: table '%s' uses the rule 'assign', which cannot be replicated "
                           "(concurrent assignments do not merge)",
                        (*sh)->def.name);
+    if (cr_shard_i32(*sh))
+        return cr_errf(e, "replicate: table '%s' holds i32 counts, which cannot be replicated "
+                          "(replicas merge float deltas); use classic or relocate",
+                       (*sh)->def.name);
     return 0;
 }
 

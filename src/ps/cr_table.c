@@ -1,5 +1,6 @@
 #include "ps/cr_table.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,20 @@
 #include "base/cr_alloc.h"
 #include "base/cr_rng.h"
 #include "ps/cr_dir.h"
+
+/* An i32 table counts: its rule adds or assigns integers, and it starts at
+ * an integer (zeros, or uniform(c, c): the constant c). */
+static int check_i32(const cr_table_def *d, cr_err *e) {
+    if (d->optim.kind != CR_OPTIM_ADD && d->optim.kind != CR_OPTIM_ASSIGN && d->optim.kind != CR_OPTIM_ADD_I32)
+        return cr_errf(e, "table '%s': an i32 table takes the optimizer add or assign, not %s", d->name,
+                       cr_optim_name(&d->optim));
+    int constant = d->init == CR_INIT_UNIFORM && d->init_a == d->init_b && d->init_a == floor(d->init_a) &&
+                   d->init_a >= INT32_MIN && d->init_a <= INT32_MAX;
+    if (d->init != CR_INIT_ZEROS && !constant)
+        return cr_errf(e, "table '%s': an i32 table starts at zeros or a constant integer, not a random init",
+                       d->name);
+    return 0;
+}
 
 int cr_table_def_check(const cr_table_def *d, cr_err *e) {
     size_t n = strnlen(d->name, CR_TABLE_NAME_MAX);
@@ -20,7 +35,13 @@ int cr_table_def_check(const cr_table_def *d, cr_err *e) {
         return cr_errf(e, "table '%s': normal(mean, std) needs std >= 0", d->name);
     if (d->init < CR_INIT_ZEROS || d->init > CR_INIT_NORMAL)
         return cr_errf(e, "table '%s': unknown initializer", d->name);
-    return 0;
+    if (d->dtype != CR_DTYPE_F32 && d->dtype != CR_DTYPE_I32)
+        return cr_errf(e, "table '%s': unknown dtype %d (expected f32 or i32)", d->name, (int)d->dtype);
+    return d->dtype == CR_DTYPE_I32 ? check_i32(d, e) : 0;
+}
+
+const char *cr_dtype_name(int dtype) {
+    return dtype == CR_DTYPE_F32 ? "f32" : dtype == CR_DTYPE_I32 ? "i32" : "?";
 }
 
 int64_t cr_table_block(int64_t keys, int nodes) {
@@ -39,6 +60,11 @@ void cr_table_init_row(const cr_table_def *d, int64_t k, float *out) {
         memset(out, 0, (size_t)d->dim * sizeof *out);
         return;
     }
+    if (d->dtype == CR_DTYPE_I32) { /* checked: the constant init_a == init_b, an int32 */
+        int32_t c = (int32_t)d->init_a;
+        for (int32_t j = 0; j < d->dim; j++) memcpy(out + j, &c, sizeof c);
+        return;
+    }
     cr_rng r;
     cr_rng_seed2(&r, d->seed ^ name_hash(d->name), (uint64_t)k);
     for (int32_t j = 0; j < d->dim; j++)
@@ -50,6 +76,7 @@ void cr_table_init_row(const cr_table_def *d, int64_t k, float *out) {
 cr_shard *cr_shard_new(const cr_table_def *d, int node, int nodes, cr_err *e) {
     cr_shard *s = cr_xcalloc(1, sizeof *s);
     s->def = *d;
+    if (d->dtype == CR_DTYPE_I32 && d->optim.kind == CR_OPTIM_ADD) s->def.optim.kind = CR_OPTIM_ADD_I32;
     s->node = node;
     s->nodes = nodes;
     s->block = cr_table_block(d->keys, nodes);

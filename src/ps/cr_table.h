@@ -23,6 +23,16 @@
 
 typedef enum { CR_INIT_ZEROS = 0, CR_INIT_UNIFORM, CR_INIT_NORMAL } cr_init_kind;
 
+/* Value type of a table's rows: float32 (the default) or int32 counts.
+ * Both take 4 bytes a value; an i32 table keeps int32 bit patterns in the
+ * same float arrays (w, pulls, pushes, rows on the wire), so only what
+ * interprets values branches on it: the update rule (an i32 table's "add"
+ * is exact int32 addition, wrapping on overflow; "assign" stores the ints;
+ * no other rule is allowed), the finite checks (skipped: every bit pattern
+ * is a valid int), the initializer (zeros or a constant integer:
+ * uniform(c, c)). Same numbering as the Lua Matrix's (lua/l_util.h). */
+typedef enum { CR_DTYPE_F32 = 0, CR_DTYPE_I32 = 1 } cr_dtype;
+
 /* Plain data, sent as is between processes of the same binary. */
 typedef struct cr_table_def {
     char name[CR_TABLE_NAME_MAX];
@@ -30,20 +40,22 @@ typedef struct cr_table_def {
     int32_t dim;
     int32_t init;         /* cr_init_kind */
     int32_t compress;     /* 1: zlib-compress large remote value frames */
-    int32_t pad_;
+    int32_t dtype;        /* cr_dtype */
     double init_a, init_b; /* uniform(a, b) or normal(mean a, std b) */
     cr_optim optim;
     uint64_t seed;
 } cr_table_def;
 
-/* Check a definition (name non-empty and short, keys > 0, dim > 0, sane init).
- * Returns 0 or -1 with a message. */
+/* Check a definition (name non-empty and short, keys > 0, dim > 0, sane init;
+ * an i32 table: rule add or assign, init zeros or a constant int32).
+ * Returns 0 or -1 with a message naming the table. */
 int cr_table_def_check(const cr_table_def *d, cr_err *e);
 
 /* Keys per node for the range placement. */
 int64_t cr_table_block(int64_t keys, int nodes);
 
-/* Initial value of row k (dim floats into out). Deterministic. */
+/* Initial value of row k (dim values into out: floats, or int32 bit
+ * patterns for an i32 table). Deterministic. */
 void cr_table_init_row(const cr_table_def *d, int64_t k, float *out);
 
 typedef struct cr_dir cr_dir; /* ps/cr_dir.h: where keys are, technique per key */
@@ -56,7 +68,7 @@ typedef struct cr_counts {
 } cr_counts;
 
 typedef struct cr_shard {
-    cr_table_def def;
+    cr_table_def def;      /* an i32 table's rule "add" runs here as CR_OPTIM_ADD_I32 */
     int node, nodes;
     int64_t lo, hi, block; /* this node's keys [lo, hi) */
     int32_t sdim;          /* optimizer state floats per row */
@@ -74,6 +86,11 @@ typedef struct cr_shard {
     uint8_t *reloc;
     int64_t nreloc;
 } cr_shard;
+
+/* 1 if the shard holds int32 counts (dtype "i32"). */
+static inline int cr_shard_i32(const cr_shard *s) { return s->def.dtype == CR_DTYPE_I32; }
+/* Name of a dtype ("f32", "i32"); "?" if unknown. */
+const char *cr_dtype_name(int dtype);
 
 /* Stop counting accesses to s (free its sketches). Between commands only. */
 void cr_shard_counts_free(cr_shard *s);
