@@ -49,10 +49,8 @@ function M.save(self, path)
     local ok, e = pcall(function()
         for _, kv in ipairs(meta) do w:meta(kv[1], kv[2]) end
         for _, t in ipairs(self.tables) do
-            w:table(t.name, t.keys, t.dim, t.optimizer, t.sdim)
-            t:each_run(CHUNK, function(node, k, n)
-                w:rows(self:_guard(self.rt.get_rows, t.id, node, k, n, t.dim, t.sdim))
-            end)
+            w:table(t.name, t.keys, t.dim, t.optimizer, t.sdim, t.dtype)
+            t:each_run(CHUNK, function(node, k, n) w:rows(t:_rows(node, k, n)) end)
         end
         w:commit()
     end)
@@ -75,12 +73,16 @@ local function each_table(path, r, tables, rows_of)
             error(("%s: table '%s' has %d keys x dim %d, the job's has %d x %d"):format(
                 path, info.name, info.keys, info.dim, t.keys, t.dim), 0)
         end
+        if info.dtype ~= t.dtype then
+            error(("%s: table '%s' holds %s values, the job's is dtype %s"):format(
+                path, info.name, info.dtype, t.dtype), 0)
+        end
         if info.state_dim ~= t.sdim then
             error(("%s: table '%s' was saved with optimizer %s, the job uses %s"):format(
                 path, info.name, info.optimizer, t.optimizer), 0)
         end
         t:each_run(CHUNK, function(node, k, n)
-            local v, st = r:rows(n, t.dim, t.sdim)
+            local v, st = r:rows(n, t.dim, t.sdim, t.dtype)
             rows_of(t, node, k, v, st)
         end)
     end
@@ -192,7 +194,7 @@ function M.load(self, path)
     self:_check()
     if type(path) ~= "string" then error("job:load(path): path expected", 2) end
     local apply = function(t, node, k, v, st)
-        self:_guard(self.rt.set_rows, t.id, node, k, v, t.sdim > 0 and st or nil)
+        self:_guard(self.rt.set_rows, t.id, node, k, v, t.sdim > 0 and st or nil, t.dtype)
     end
     local res, version
     for _, rows_of in ipairs { function() end, apply } do

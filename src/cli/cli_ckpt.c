@@ -33,6 +33,18 @@ static void summarize(summary *s, const float *v, size_t n) {
     }
 }
 
+/* int32 counts (an i32 table's values): every one is finite. */
+static void summarize_ints(summary *s, const float *v, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        int32_t x;
+        memcpy(&x, v + i, sizeof x);
+        if (s->n == 0 || x < s->min) s->min = x;
+        if (s->n == 0 || x > s->max) s->max = x;
+        s->sum += x;
+        s->n++;
+    }
+}
+
 /* Read all rows of the current table in chunks; fills the two summaries. */
 static int read_table(cr_ckpt_reader *r, const cr_ckpt_table_info *t, summary *vs, summary *ss, cr_err *e) {
     int64_t width = (int64_t)t->dim + t->state_dim;
@@ -44,7 +56,7 @@ static int read_table(cr_ckpt_reader *r, const cr_ckpt_table_info *t, summary *v
         int64_t n = t->keys - k < rows ? t->keys - k : rows;
         rc = cr_ckpt_get_rows(r, n, v, s, e);
         if (rc == 0) {
-            summarize(vs, v, (size_t)(n * t->dim));
+            (t->dtype == CR_CKPT_I32 ? summarize_ints : summarize)(vs, v, (size_t)(n * t->dim));
             if (s) summarize(ss, s, (size_t)(n * t->state_dim));
         }
     }
@@ -53,8 +65,10 @@ static int read_table(cr_ckpt_reader *r, const cr_ckpt_table_info *t, summary *v
     return rc;
 }
 
-static void print_summary(const char *what, const summary *s) {
-    if (s->n) printf("  %s: min %.6g, max %.6g, mean %.6g", what, s->min, s->max, s->sum / (double)s->n);
+/* ints: the values are int32 counts (min and max printed in full). */
+static void print_summary(const char *what, const summary *s, int ints) {
+    if (s->n && ints) printf("  %s: min %.0f, max %.0f, mean %.6g", what, s->min, s->max, s->sum / (double)s->n);
+    else if (s->n) printf("  %s: min %.6g, max %.6g, mean %.6g", what, s->min, s->max, s->sum / (double)s->n);
     else printf("  %s: no finite values", what);
     if (s->nonfinite) printf(", %lld NOT FINITE", (long long)s->nonfinite);
     printf("\n");
@@ -155,14 +169,15 @@ static int describe(const char *path) {
         printf("table %s: %lld keys x dim %d, optimizer %s", t.name, (long long)t.keys, t.dim,
                t.optimizer[0] ? t.optimizer : "(none)");
         if (t.state_dim) printf(" (%d state floats per row)", t.state_dim);
+        if (t.dtype == CR_CKPT_I32) printf(", dtype i32");
         printf("\n");
         summary vs = {0}, ss = {0};
         if (read_table(r, &t, &vs, &ss, &e) != 0) {
             rc = -1;
             break;
         }
-        print_summary("values", &vs);
-        if (t.state_dim) print_summary("state", &ss);
+        print_summary("values", &vs, t.dtype == CR_CKPT_I32);
+        if (t.state_dim) print_summary("state", &ss, 0);
         bad |= vs.nonfinite > 0 || ss.nonfinite > 0;
     }
     cr_ckpt_reader_close(&r);

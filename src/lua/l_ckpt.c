@@ -1,10 +1,10 @@
 /* crescent.core.ps checkpoint files (src/ps/cr_ckpt.h):
  * ps.ckpt_writer(path) -> Wr | nil, msg
- *   Wr:meta(k, v); Wr:table(name, keys, dim, optimizer, sdim);
+ *   Wr:meta(k, v); Wr:table(name, keys, dim, optimizer, sdim [, dtype "f32"|"i32"]);
  *   Wr:rows(values, state|nil); Wr:commit(); Wr:abort()  (raise on failure)
  * ps.ckpt_reader(path) -> Rd | nil, msg   (the whole file is verified here)
- *   Rd:next_table() -> {name=, keys=, dim=, optimizer=, state_dim=} | nil;
- *   Rd:rows(count, dim, sdim) -> values, state; Rd:meta(k) -> string|nil;
+ *   Rd:next_table() -> {name=, keys=, dim=, optimizer=, state_dim=, dtype=} | nil;
+ *   Rd:rows(count, dim, sdim [, dtype]) -> values (a Matrix of that dtype), state; Rd:meta(k) -> string|nil;
  *   Rd:version() -> format version of the file; Rd:close() */
 #include <lauxlib.h>
 #include <lua.h>
@@ -50,15 +50,24 @@ static int ckw_meta(lua_State *L) {
     return 0;
 }
 
+/* [-0, +0] Optional dtype name at idx ("f32" default, "i32") -> CR_CKPT_*. */
+static int opt_dtype(lua_State *L, int idx) {
+    static const char *const names[] = {"f32", "i32", NULL};
+    return luaL_checkoption(L, idx, "f32", names) == 1 ? CR_CKPT_I32 : CR_CKPT_F32;
+}
+
 static int ckw_table(lua_State *L) {
     cr_ckpt_writer **w = check_ckw(L);
+    int dtype = opt_dtype(L, 7);
     cr_err e;
-    if (cr_ckpt_put_table(*w, luaL_checkstring(L, 2), luaL_checkinteger(L, 3), (int32_t)luaL_checkinteger(L, 4),
-                          luaL_optstring(L, 5, ""), (int32_t)luaL_optinteger(L, 6, 0), &e) < 0)
+    if (cr_ckpt_put_table_typed(*w, luaL_checkstring(L, 2), luaL_checkinteger(L, 3),
+                                (int32_t)luaL_checkinteger(L, 4), luaL_optstring(L, 5, ""),
+                                (int32_t)luaL_optinteger(L, 6, 0), dtype, &e) < 0)
         return ckw_fail(L, w, &e);
     return 0;
 }
 
+/* Values of either value type: the file keeps their 4-byte patterns. */
 static int ckw_rows(lua_State *L) {
     cr_ckpt_writer **w = check_ckw(L);
     cr_mat *v = cr_lmat_check(L, 2), *st = cr_lmat_test(L, 3);
@@ -96,7 +105,9 @@ static int ckr_next(lua_State *L) {
     int rc = cr_ckpt_next_table(*r, &info, &e);
     if (rc < 0) return luaL_error(L, "%s", e.msg);
     if (rc == 0) return 0;
-    lua_createtable(L, 0, 5);
+    lua_createtable(L, 0, 6);
+    lua_pushstring(L, info.dtype == CR_CKPT_I32 ? "i32" : "f32");
+    lua_setfield(L, -2, "dtype");
     lua_pushstring(L, info.name);
     lua_setfield(L, -2, "name");
     lua_pushinteger(L, info.keys);
@@ -113,7 +124,9 @@ static int ckr_next(lua_State *L) {
 static int ckr_rows(lua_State *L) {
     cr_ckpt_reader **r = check_ckr(L);
     lua_Integer n = luaL_checkinteger(L, 2);
-    cr_mat *v = cr_lmat_new(L, n, luaL_checkinteger(L, 3));
+    int dtype = opt_dtype(L, 5);
+    lua_settop(L, 4);
+    cr_mat *v = cr_lmat_new_typed(L, n, luaL_checkinteger(L, 3), dtype == CR_CKPT_I32 ? CR_LDT_I32 : CR_LDT_F32);
     cr_mat *st = cr_lmat_new(L, n, luaL_checkinteger(L, 4));
     cr_err e;
     if (cr_ckpt_get_rows(*r, n, v->data, st->cols ? st->data : NULL, &e) < 0) return luaL_error(L, "%s", e.msg);

@@ -21,7 +21,9 @@ static const unsigned char MAGIC[8] = {'C', 'R', 'C', 'K', 'P', 'T', '\r', '\n'}
 static const unsigned char FOOT_MAGIC[4] = {'C', 'K', 'N', 'D'};
 
 enum { B_META = 1, B_TABLE = 2, B_ROWS = 3, B_END = 4 };
-enum { HDR = 16, BLK_HDR = 16, FOOT = 16, ROWS_HDR = 16, TABLE_RAW = 64 + 8 + 4 + 32 + 4 };
+/* TABLE_RAW: a table header; TABLE_RAW_DT: one with the dtype field after
+ * it (written for i32 tables only, so files of f32 tables are unchanged). */
+enum { HDR = 16, BLK_HDR = 16, FOOT = 16, ROWS_HDR = 16, TABLE_RAW = 64 + 8 + 4 + 32 + 4, TABLE_RAW_DT = TABLE_RAW + 4 };
 #define BLOCK_TARGET (1u << 20)     /* raw bytes of rows per block */
 #define MAX_ROW_BYTES (256u << 20)  /* one row of values+state */
 #define MAX_RAW (MAX_ROW_BYTES + BLOCK_TARGET + ROWS_HDR)
@@ -188,7 +190,13 @@ static int finish_table(cr_ckpt_writer *w, cr_err *e) {
 
 int cr_ckpt_put_table(cr_ckpt_writer *w, const char *name, int64_t keys, int32_t dim,
                       const char *optimizer, int32_t state_dim, cr_err *e) {
+    return cr_ckpt_put_table_typed(w, name, keys, dim, optimizer, state_dim, CR_CKPT_F32, e);
+}
+
+int cr_ckpt_put_table_typed(cr_ckpt_writer *w, const char *name, int64_t keys, int32_t dim,
+                            const char *optimizer, int32_t state_dim, int32_t dtype, cr_err *e) {
     if (usable(w, e) != 0) return -1;
+    if (dtype != CR_CKPT_F32 && dtype != CR_CKPT_I32) return cr_errf(e, "%s: unknown dtype %d", w->tmp, (int)dtype);
     if (!optimizer) optimizer = "";
     size_t nl = name ? strlen(name) : 0;
     if (nl == 0 || nl > 63) return cr_errf(e, "%s: table name must be 1..63 bytes", w->tmp);
@@ -202,13 +210,14 @@ int cr_ckpt_put_table(cr_ckpt_writer *w, const char *name, int64_t keys, int32_t
         if (strcmp(w->names[i], name) == 0) return cr_errf(e, "%s: table '%s' written twice", w->tmp, name);
     if (finish_table(w, e) != 0) return -1;
 
-    unsigned char raw[TABLE_RAW] = {0};
+    unsigned char raw[TABLE_RAW_DT] = {0};
     memcpy(raw, name, nl);
     put_u64(raw + 64, (uint64_t)keys);
     put_u32(raw + 72, (uint32_t)dim);
     memcpy(raw + 76, optimizer, strlen(optimizer));
     put_u32(raw + 108, (uint32_t)state_dim);
-    if (write_block(w, B_TABLE, raw, sizeof raw, e) != 0) return -1;
+    put_u32(raw + 112, (uint32_t)dtype);
+    if (write_block(w, B_TABLE, raw, dtype == CR_CKPT_F32 ? TABLE_RAW : TABLE_RAW_DT, e) != 0) return -1;
 
     w->names = cr_xrealloc(w->names, (size_t)(w->ntables + 1) * sizeof *w->names);
     memcpy(w->names[w->ntables++], raw, 64);
@@ -391,8 +400,10 @@ static int inflate_block(cr_ckpt_reader *r, const blk *b, const char *where, cr_
 }
 
 static int parse_table(cr_ckpt_reader *r, const blk *b, cr_ckpt_table_info *t, cr_err *e) {
-    if (b->raw_len != TABLE_RAW || inflate_block(r, b, "table header", e) != 0)
+    if ((b->raw_len != TABLE_RAW && b->raw_len != TABLE_RAW_DT) || inflate_block(r, b, "table header", e) != 0)
         return rerr(r, e, "corrupt table header");
+    t->dtype = b->raw_len == TABLE_RAW_DT ? (int32_t)get_u32(r->raw + 112) : CR_CKPT_F32;
+    if (t->dtype != CR_CKPT_F32 && t->dtype != CR_CKPT_I32) return rerr(r, e, "corrupt table header");
     memcpy(t->name, r->raw, 64);
     t->keys = (int64_t)get_u64(r->raw + 64);
     t->dim = (int32_t)get_u32(r->raw + 72);
@@ -433,7 +444,7 @@ static int validate(cr_ckpt_reader *r, long size, int footer_ok, const unsigned 
     uLong crc = crc32(crc32(0L, Z_NULL, 0), hdr, HDR);
     long off = HDR;
     int ntables = 0;
-    cr_ckpt_table_info t = {{0}, 0, 0, {0}, 0};
+    cr_ckpt_table_info t = {{0}, 0, 0, {0}, 0, 0};
     int64_t rows = 0;
     char where[128] = "metadata";
     r->first_table = -1;

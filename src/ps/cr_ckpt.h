@@ -10,8 +10,12 @@
  *            crc = crc32 over (type, raw_len, comp_len) then the compressed
  *            bytes; the payload is zlib data that inflates to raw_len bytes.
  *            types: META (u32 klen, u32 vlen, key, value), TABLE (name[64],
- *            i64 keys, i32 dim, optimizer[32], i32 state_dim), ROWS (i64 first
- *            key, i64 n, n*dim values, then n*state_dim state), END (empty).
+ *            i64 keys, i32 dim, optimizer[32], i32 state_dim [, u32 dtype]),
+ *            ROWS (i64 first key, i64 n, n*dim values, then n*state_dim
+ *            state), END (empty). A TABLE without the dtype field (112
+ *            bytes: every f32 table, and all files written before dtypes)
+ *            holds float32 values; dtype 1 (116 bytes) holds int32 values,
+ *            little-endian two's complement in the same 4 bytes.
  *   footer   u64 body_len  u32 crc32 of the body  "CKND"
  *            (body = header + blocks, i.e. everything before the footer)
  *
@@ -43,12 +47,15 @@
 typedef struct cr_ckpt_writer cr_ckpt_writer;
 typedef struct cr_ckpt_reader cr_ckpt_reader;
 
+enum { CR_CKPT_F32 = 0, CR_CKPT_I32 = 1 }; /* value types (cr_dtype's numbers) */
+
 typedef struct cr_ckpt_table_info {
     char name[64];      /* NUL-terminated, at most 63 bytes */
     int64_t keys;       /* rows, keys [0, keys) */
     int32_t dim;        /* floats per row of values (>= 1) */
     char optimizer[32]; /* e.g. "sgd", "adagrad"; "" if none */
     int32_t state_dim;  /* floats per row of optimizer state (>= 0) */
+    int32_t dtype;      /* CR_CKPT_F32 or CR_CKPT_I32 (values as int32 bit patterns) */
 } cr_ckpt_table_info;
 
 /* Create PATH.tmp and write the header. PATH must be missing or a regular
@@ -71,6 +78,10 @@ int cr_ckpt_put_meta(cr_ckpt_writer *w, const char *key, const char *value, cr_e
  * keys >= 0; dim >= 1; state_dim >= 0. */
 int cr_ckpt_put_table(cr_ckpt_writer *w, const char *name, int64_t keys, int32_t dim,
                       const char *optimizer, int32_t state_dim, cr_err *e);
+/* The same for a table of value type dtype (CR_CKPT_F32 or CR_CKPT_I32:
+ * then the rows' values are int32 bit patterns, passed as floats). */
+int cr_ckpt_put_table_typed(cr_ckpt_writer *w, const char *name, int64_t keys, int32_t dim,
+                            const char *optimizer, int32_t state_dim, int32_t dtype, cr_err *e);
 
 /* Append the next `count` rows of the current table, in key order: values
  * is count*dim floats, state count*state_dim floats (may be NULL only when

@@ -3,11 +3,13 @@
  * int32 overflow without undefined behaviour, takes batches of every size
  * (each locking regime of cr_shard_push); assign stores the ints; bulk rows
  * move the bit patterns unchanged; the definition check refuses what an
- * i32 table cannot do. */
+ * i32 table cannot do; checkpoints record the dtype of i32 tables only (an
+ * f32 table's header is the one older files have). */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "cr_test.h"
+#include "ps/cr_ckpt.h"
 #include "ps/cr_table.h"
 
 static cr_table_def def(int kind) {
@@ -149,10 +151,43 @@ static void test_def_check(void) {
     cr_shard_destroy(&s);
 }
 
+static void test_ckpt_dtype(void) {
+    char path[] = "/tmp/crescent_i32_XXXXXX";
+    int fd = mkstemp(path);
+    CR_CHECK(fd >= 0);
+    close(fd);
+    cr_err e;
+    float v[4], f[2] = {0.5f, -2};
+    for (int i = 0; i < 4; i++) puti(v, (size_t)i, (int32_t)(uint32_t)((1u << 24) + 1u + (uint32_t)i * 1000000000u));
+    cr_ckpt_writer *w = cr_ckpt_writer_open(path, &e);
+    CR_CHECK(w && cr_ckpt_put_table_typed(w, "C", 2, 2, "add", 0, CR_CKPT_I32, &e) == 0);
+    CR_CHECK(cr_ckpt_put_rows(w, 2, v, NULL, &e) == 0);
+    CR_CHECK(cr_ckpt_put_table(w, "F", 1, 2, "sgd", 0, &e) == 0 && cr_ckpt_put_rows(w, 1, f, NULL, &e) == 0);
+    CR_CHECK(cr_ckpt_put_table_typed(w, "X", 1, 1, "", 0, 7, &e) < 0); /* and w is unusable now */
+    cr_ckpt_writer_abort(&w);
+    w = cr_ckpt_writer_open(path, &e);
+    CR_CHECK(w && cr_ckpt_put_table_typed(w, "C", 2, 2, "add", 0, CR_CKPT_I32, &e) == 0);
+    CR_CHECK(cr_ckpt_put_rows(w, 2, v, NULL, &e) == 0);
+    CR_CHECK(cr_ckpt_put_table(w, "F", 1, 2, "sgd", 0, &e) == 0 && cr_ckpt_put_rows(w, 1, f, NULL, &e) == 0);
+    CR_CHECK(cr_ckpt_writer_commit(&w, &e) == 0);
+    cr_ckpt_reader *r = cr_ckpt_reader_open(path, &e);
+    CR_CHECK(r != NULL);
+    cr_ckpt_table_info t;
+    float got[4];
+    CR_CHECK(cr_ckpt_next_table(r, &t, &e) == 1 && t.dtype == CR_CKPT_I32 && !strcmp(t.name, "C"));
+    CR_CHECK(cr_ckpt_get_rows(r, 2, got, NULL, &e) == 0 && !memcmp(got, v, sizeof v));
+    CR_CHECK(geti(got, 3) == (1 << 24) + 1 + 3000000000LL - 4294967296LL);
+    CR_CHECK(cr_ckpt_next_table(r, &t, &e) == 1 && t.dtype == CR_CKPT_F32 && !strcmp(t.name, "F"));
+    CR_CHECK(cr_ckpt_get_rows(r, 1, got, NULL, &e) == 0 && got[0] == 0.5f && got[1] == -2);
+    cr_ckpt_reader_close(&r);
+    unlink(path);
+}
+
 int main(void) {
     CR_RUN(test_add_exact_past_2p24);
     CR_RUN(test_add_batches);
     CR_RUN(test_assign_and_rows);
     CR_RUN(test_def_check);
+    CR_RUN(test_ckpt_dtype);
     return cr_test_done();
 }

@@ -2,8 +2,10 @@
 # dtype = "i32" tables (docs/job-scripts.md, "Tables"): int32 counts stay
 # exact. Workers add +1 (int32 matrices) to random keys on 1 and 2 nodes,
 # classic, relocating and under auto; every key ends equal to its number of
-# adds, a key pre-set to 2^24 too (float32 would lose the +1s). Bad uses are
-# refused with one clear line naming the script line or table.
+# adds, a key pre-set to 2^24 too (float32 would lose the +1s), also after
+# a checkpoint round trip taken while keys were relocated. Decision scripts
+# never replicate an i32 table (hot keys they replicate in an f32 table).
+# Bad uses are refused with one clear line naming the script line or table.
 set -u
 . "$CRESCENT_ROOT/tests/integration/jobs/lib.sh"
 for run in "1 classic" "2 classic" "2 relocate" "2 auto"; do
@@ -11,6 +13,9 @@ for run in "1 classic" "2 classic" "2 relocate" "2 auto"; do
     run_timed "$JOBS/count_i32.lua" -- "$1" "$2" 2 "$TMP"
     [ "$rc" -eq 0 ] || fail "i32 counts on $1 nodes, $2: exit $rc"
     grep -q "^ok nodes=$1 manage=$2 adds=" "$TMP/out" || fail "no ok line for $run"
+    if [ "$2" = auto ]; then
+        grep -q "^auto f32 2,0,998; auto i32 0,0,1000; " "$TMP/out" || fail "auto replicated keys of an i32 table"
+    fi
     if [ "$2" = relocate ]; then
         moved=$(sed -n 's/.*moved=\([0-9]*\).*/\1/p' "$TMP/out")
         [ "${moved:-0}" -gt 0 ] || fail "relocate: no key moved"
