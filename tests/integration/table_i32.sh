@@ -21,6 +21,12 @@ for run in "1 classic" "2 classic" "2 relocate" "2 auto"; do
         [ "${moved:-0}" -gt 0 ] || fail "relocate: no key moved"
     fi
 done
+# the REPL shows an i32 row's integers in full (an f32 row shows 7 digits)
+printf '%s\n' 'job = cr.job{nodes = 2, workers = 1}' 'C = job:table{name = "C", keys = 4, dim = 3, dtype = "i32"}' \
+    'C:set(3, {16777217, -3, 2147483647})' 'C:get(3)' 'C.dtype, C.optimizer' \
+    | timeout 30 "$CRESCENT_BIN" repl >"$TMP/out" 2>&1 || fail "repl: exit $?"
+grep -qx "{16777217, -3, 2147483647}" "$TMP/out" || { cat "$TMP/out"; fail "repl row"; }
+grep -qx "i32	add" "$TMP/out" || { cat "$TMP/out"; fail "repl dtype"; }
 bad() { # case pattern
     timeout 30 "$CRESCENT_BIN" run "$JOBS/i32_bad.lua" -- "$1" >"$TMP/out" 2>&1
     local rc=$?
