@@ -286,5 +286,6 @@ int cr_lopen_kernels(lua_State *L) {
     luaL_newlib(L, funcs);
     cr_lkernels_add_kge(L);
     cr_lkernels_add_w2v(L);
+    cr_lkernels_add_lda(L);
     return 1;
 }

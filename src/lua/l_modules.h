@@ -13,6 +13,7 @@ int cr_lopen_kernels(lua_State *L);   /* l_kernels.c   -> core.kernels */
 /* Add the KGE (l_kge.c) and word2vec (l_w2v.c) kernels to the table on top. */
 void cr_lkernels_add_kge(lua_State *L);
 void cr_lkernels_add_w2v(lua_State *L);
+void cr_lkernels_add_lda(lua_State *L); /* l_lda.c: LDA corpus and samplers */
 int cr_lopen_util(lua_State *L);      /* l_util.c      -> core.util (matrices, rng, time) */
 int cr_lopen_table(lua_State *L);     /* l_table.c     -> core.table (placement, init kinds) */
 
