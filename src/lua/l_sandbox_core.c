@@ -39,6 +39,7 @@ static const allowed worker_fns[] = {
     {"kernels", "w2v_sgns", 0, NULL},     {"kernels", "w2v_cbow", 0, NULL},
     {"kernels", "w2v_subsample", 0, NULL}, {"kernels", "w2v_init", 0, NULL},
     {"kernels", "kge_batches", 0, NULL},  {"kernels", "w2v_reader", 1, NULL},
+    {"kernels", "lda_load", 1, NULL},     {"kernels", "lda_word_loglik", 0, NULL},
     {NULL, NULL, 0, NULL},
 };
 
