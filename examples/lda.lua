@@ -109,7 +109,7 @@ if opt.heldout_every > 0 then
   local T, err = Kr.lda_load(opt.data, { format = opt.format, vocab = opt.format == "text" and words or nil,
                                          V = opt.V, heldout_every = opt.heldout_every, split = "test" })
   if not T then error(err, 0) end
-  local toks, offs = T:tokens_offsets()
+  local toks, offs = T:tokens_offsets(1)
   test = { tokens = toks, offsets = offs, docs = T:docs(), n = T:tokens() }
 end
 

@@ -11,7 +11,8 @@
  *   :counts(c, dwk, dk), :sample(c, nwk, nk, dwk, dk [, opts]) -> tokens, changed
  *       opts: sampler ("mh" | "plain"), alpha, beta, mh_steps (2), seed (0)
  *   :doc_loglik(alpha), :word_topic_counts(lo, hi) -> i32 Matrix,
- *   :tokens_offsets() -> tokens, offsets (Ints), :close()
+ *   :tokens_offsets([seed]) -> tokens, offsets (Ints; each document shuffled
+ *       with a seed), :close()
  * Count matrices are int32 (util.matrix(r, c, "i32")). Misuse raises naming
  * the method; file problems return nil, msg. */
 #include <lauxlib.h>
@@ -20,6 +21,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "base/cr_rng.h"
 #include "kernels/cr_lda.h"
 #include "kernels/cr_lda_corpus.h"
 #include "lua/l_modules.h"
@@ -278,13 +280,24 @@ static int corp_word_topic_counts(lua_State *L) {
     return 1;
 }
 
-/* corpus:tokens_offsets() -> tokens, offsets */
+/* corpus:tokens_offsets([seed]) -> tokens, offsets. With a seed, each
+ * document's tokens come shuffled (stream (seed, d)): a bag of words lists
+ * them by feature id, which in a frequency-ranked vocabulary puts the
+ * frequent words first, so document completion (first half estimates,
+ * second half is scored) would score only the rare words. */
 static int corp_tokens_offsets(lua_State *L) {
     cr_lda_corpus *c = check_corp(L, 1);
+    int shuffle = !lua_isnoneornil(L, 2);
+    uint64_t seed = shuffle ? (uint64_t)luaL_checkinteger(L, 2) : 0;
     cr_ints *t = cr_lints_new(L, c->ntokens);
     for (int64_t i = 0; i < c->ntokens; i++) t->data[i] = c->word[i];
     cr_ints *o = cr_lints_new(L, c->ndocs + 1);
     memcpy(o->data, c->doc_off, (size_t)(c->ndocs + 1) * sizeof *o->data);
+    for (int64_t d = 0; shuffle && d < c->ndocs; d++) {
+        cr_rng r;
+        cr_rng_seed2(&r, seed, (uint64_t)d);
+        cr_rng_shuffle_u64(&r, (uint64_t *)(void *)(t->data + o->data[d]), (uint64_t)(o->data[d + 1] - o->data[d]));
+    }
     return 2;
 }
 
