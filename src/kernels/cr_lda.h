@@ -39,6 +39,7 @@ typedef struct cr_lda_sample_opts {
     double beta;   /* > 0 */
     int mh_steps;  /* >= 1: word + doc proposal cycles per token (MH) */
     uint64_t seed; /* the call's draws depend on (seed, chunk) only */
+    int test_flags; /* 0, or CR_LDA_TEST_* below: deliberately wrong samplers for tests */
 } cr_lda_sample_opts;
 
 typedef struct cr_lda_sample_stats {
@@ -75,6 +76,10 @@ double cr_lda_word_loglik(const int32_t *counts, int64_t n, double beta);
  * word proposal's q ratio from the acceptance (a wrong sampler, to show the
  * test can fail). z is left as it was. Errors as cr_lda_sample. */
 #define CR_LDA_TEST_NO_QRATIO 1
+/* The word proposal from the snapshot as is, counting the token itself at
+ * the topic it had when the call started (LightLDA's stale table without
+ * the correction): the chain then favours that topic. */
+#define CR_LDA_TEST_NO_OWN 2
 int cr_lda_mh_chain(cr_lda_corpus *c, int64_t ch, const int32_t *nwk, const int32_t *nk, const int32_t *cur_wk,
                     const int32_t *cur_k, int64_t token, const cr_lda_sample_opts *o, int flags, int64_t chains,
                     int steps, int32_t *out, double *exact, cr_err *e);

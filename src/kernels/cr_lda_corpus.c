@@ -146,6 +146,8 @@ void cr_lda_corpus_destroy(cr_lda_corpus **cp) {
     free(c->key_off);
     free(c->key);
     free(c->row);
+    free(c->ws);
+    free(c->arena);
     free(c);
     *cp = NULL;
 }

@@ -37,6 +37,10 @@ typedef struct cr_lda_corpus {
     int64_t nchunks;
     int64_t *chunk_doc, *key_off, *key;
     int32_t *row;
+    /* the MH sampler's workspaces, kept between calls (at most the largest
+     * chunk's needs): counts of the chunk's rows, alias slots */
+    void *ws, *arena;
+    size_t ws_cap, arena_cap;
 } cr_lda_corpus;
 
 /* Read this part's documents from path (opts as above). Every line is one

@@ -120,7 +120,7 @@ static double train(int sampler, int sweeps, uint64_t seed, double *share, int *
     cr_lda_corpus_chunks(c, 7000, &e);
     int32_t *nwk = cr_xmalloc(V * K * sizeof *nwk), nk[K];
     global_counts(c, nwk, nk);
-    cr_lda_sample_opts o = {sampler, ALPHA, BETA, 2, 0};
+    cr_lda_sample_opts o = {sampler, ALPHA, BETA, 2, 0, 0};
     for (int s = 0; s < sweeps; s++) {
         o.seed = seed * 1000003u + (uint64_t)s;
         if (sweep(c, nwk, nk, &o)) return NAN;
