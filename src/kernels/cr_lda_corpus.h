@@ -80,6 +80,10 @@ static inline int64_t cr_lda_chunk_nkeys(const cr_lda_corpus *c, int64_t ch) {
 /* dwk (nkeys x K) and dk (K) = the counts of chunk ch's current topics. */
 void cr_lda_chunk_counts(const cr_lda_corpus *c, int64_t ch, int32_t *dwk, int32_t *dk);
 
+/* out (ndocs x K, zeroed here) = the documents' topic counts (tests and
+ * small corpora: the sampler itself never keeps them). */
+void cr_lda_doc_topic_counts(const cr_lda_corpus *c, int32_t *out);
+
 /* out ((hi - lo) x K, zeroed here) = counts of this part's topics of the
  * words in [lo, hi). */
 void cr_lda_word_topic_counts(const cr_lda_corpus *c, int64_t lo, int64_t hi, int32_t *out);

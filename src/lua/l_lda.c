@@ -11,6 +11,7 @@
  *   :counts(c, dwk, dk), :sample(c, nwk, nk, dwk, dk [, opts]) -> tokens, changed
  *       opts: sampler ("mh" | "plain"), alpha, beta, mh_steps (2), seed (0)
  *   :doc_loglik(alpha), :word_topic_counts(lo, hi) -> i32 Matrix,
+ *   :doc_topic_counts() -> i32 Matrix docs x K (tests, small corpora),
  *   :tokens_offsets() -> tokens, offsets (Ints), :close()
  * Count matrices are int32 (util.matrix(r, c, "i32")). Misuse raises naming
  * the method; file problems return nil, msg. */
@@ -278,6 +279,14 @@ static int corp_word_topic_counts(lua_State *L) {
     return 1;
 }
 
+/* corpus:doc_topic_counts() -> i32 Matrix docs x K (tests, small corpora) */
+static int corp_doc_topic_counts(lua_State *L) {
+    cr_lda_corpus *c = check_topics(L, "doc_topic_counts");
+    cr_mat *m = cr_lmat_new_typed(L, c->ndocs, c->K, CR_LDT_I32);
+    cr_lda_doc_topic_counts(c, cr_lmat_ints(m));
+    return 1;
+}
+
 /* corpus:tokens_offsets() -> tokens, offsets */
 static int corp_tokens_offsets(lua_State *L) {
     cr_lda_corpus *c = check_corp(L, 1);
@@ -300,6 +309,7 @@ static const luaL_Reg corp_methods[] = {
     {"sample", corp_sample},
     {"doc_loglik", corp_doc_loglik},
     {"word_topic_counts", corp_word_topic_counts},
+    {"doc_topic_counts", corp_doc_topic_counts},
     {"tokens_offsets", corp_tokens_offsets},
     {"close", corp_gc},
     {NULL, NULL},
