@@ -19,12 +19,26 @@
  *        (mass S_w) or a dense alias table of beta / (n_k + V beta) shared by
  *        all words (mass Q), the sparse part with probability S_w / (S_w + Q);
  *        built once per word (O(nonzeros) + one scan of the row) and once
- *        (O(K)) per call;
+ *        (O(K)) per call. The snapshot counts token i itself at the topic
+ *        s0 it had when the call started; the proposal leaves it out
+ *        (counts e = snapshot - token i; from state x the proposal is
+ *        ~ (e_wk + [k = x] + beta) / (e_k + [k = x] + V beta)), which makes
+ *        the step exact: a proposal that depends on the token's own value
+ *        biases the sweeps (test_lda_mh.c shows it). From s0 this is the
+ *        table itself; from another state it is the table thinned at s0
+ *        plus a share for staying. (A snapshot entry < 1 at s0 means the
+ *        token is not in it: the table is used as is.)
  *      doc proposal q_d(k) ~ n_dk + alpha (token i included): with probability
  *        K alpha / (L_d + K alpha) a uniform topic, else the topic of a
  *        uniformly random token of d;
  *    each accepted with the exact Metropolis-Hastings ratio
- *    min(1, pi(t) q(s) / (pi(s) q(t))), so every step leaves pi invariant. */
+ *    min(1, pi(t) q(s) / (pi(s) q(t))), so every step leaves pi invariant.
+ *    The sweeps are exact when the snapshot holds the chunk's current
+ *    assignment and nothing else changed since (the remaining staleness:
+ *    tokens of the chunk sampled earlier in the call are in the snapshot
+ *    at their old topics).
+ *    Proposals are drawn a few tokens ahead (they do not depend on the
+ *    state) so that the memory they touch is prefetched. */
 
 #include <stdint.h>
 
@@ -53,7 +67,9 @@ typedef struct cr_lda_sample_stats {
  * (every move: -1 on the old topic, +1 on the new). z is updated. Errors:
  * "corpus has no topics (call init first)", "no chunk N (M chunks)",
  * "alpha must be > 0", "beta must be > 0", "mh_steps must be >= 1".
- * Allocates O(K + the snapshot rows' nonzeros) scratch per call. */
+ * MH keeps a workspace in the corpus (2 x nkeys x K int32 and the alias
+ * slots of the rows' nonzeros, grown to the largest chunk's needs, freed
+ * with the corpus); O(K) scratch per call. */
 int cr_lda_sample(cr_lda_corpus *c, int64_t ch, const int32_t *nwk, const int32_t *nk, int32_t *dwk, int32_t *dk,
                   const cr_lda_sample_opts *o, cr_lda_sample_stats *st, cr_err *e);
 
