@@ -66,8 +66,9 @@ static const cr_opt load_rows[] = {
     {"vocab", CR_OPT_CUSTOM, 0, 0, 0, 0, NULL, NULL, "text: array of words", NULL, NULL},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL}};
 
-/* [-0, +0] opts.vocab (an array of strings) into d (initialized here).
- * Everything is checked before d holds memory, so a raise leaks nothing. */
+/* [-0, +0] opts.vocab (an array of distinct strings) into d (initialized
+ * here); word id = index - 1. Types are checked before d holds memory, and
+ * d is freed before a repeated word is reported, so a raise leaks nothing. */
 static void vocab_arg(lua_State *L, int opts, cr_dict *d) {
     if (lua_isnoneornil(L, opts) || lua_getfield(L, opts, "vocab") == LUA_TNIL)
         luaL_error(L, "lda_load: format 'text' needs option 'vocab' (an array of words)");
@@ -82,7 +83,12 @@ static void vocab_arg(lua_State *L, int opts, cr_dict *d) {
         lua_rawgeti(L, -1, i);
         size_t len;
         const char *w = lua_tolstring(L, -1, &len);
-        cr_dict_add(d, w, len, NULL);
+        int added;
+        cr_dict_add(d, w, len, &added);
+        if (!added) {
+            cr_dict_free(d);
+            luaL_error(L, "lda_load: vocab entry %d repeats '%s'", (int)i, w);
+        }
         lua_pop(L, 1);
     }
     lua_pop(L, 1);

@@ -121,6 +121,11 @@ describe("kernels.lda", function()
     assert.are.same({ 0, 3, 3, 5, 6 }, o:totable())
     assert.has_error(function() K.lda_load(p, { format = "text" }) end,
       "lda_load: format 'text' needs option 'vocab' (an array of words)")
+    assert.has_error(function() K.lda_load(p, { format = "text", vocab = { "b", "c", "b" } }) end,
+      "lda_load: vocab entry 3 repeats 'b'")
+    local c3, msg = K.lda_load(p, { format = "text", vocab = vocab, V = 1 })
+    assert.is_nil(c3)
+    assert.are.equal(p .. ":1: word id 1 out of range [0, 1)", msg) -- "c"
   end)
 
   it("splits documents into disjoint parts and a held-out set that together cover the file", function()
