@@ -5,31 +5,68 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/cr_alloc.h"
 #include "base/cr_rng.h"
 
 /* One alias slot: keep `topic` with probability prob, else take `alias`.
- * 12 bytes, so a draw touches one cache line. */
+ * 12 bytes: a draw touches one cache line (rarely two). */
 typedef struct aent {
     float prob;
     int32_t topic, alias;
 } aent;
 
-/* Everything a sweep over one chunk reads and writes. */
+/* A drawn word proposal: the alias slot and the coin, not yet read, so
+ * that the slot can be prefetched a token ahead (the table depends on the
+ * snapshot only, not on the state). */
+typedef struct wprop {
+    const aent *a;
+    float coin;
+    int dense;
+} wprop;
+
+#define CR_LDA_PEND 8 /* proposals drawn ahead per token (more steps draw on the spot) */
+/* Proposals are drawn AHEAD tokens ahead and their memory prefetched
+ * AHEAD - 1 tokens ahead: a token takes about as long as a miss to DRAM,
+ * so one token of distance is not enough. */
+#define CR_LDA_AHEAD 3
+#define RING(i) ((i) % (CR_LDA_AHEAD + 1))
+
+/* A token's proposals drawn ahead: word-table draws, and doc proposals as a
+ * token position (>= 0: the proposal is that token's topic when the step
+ * runs) or -1 - topic (the uniform branch). Both depend on nothing the
+ * sweep changes, so drawing them early leaves them exact. */
+typedef struct tprop {
+    wprop w[CR_LDA_PEND];
+    int64_t dpos[CR_LDA_PEND];
+} tprop;
+
+/* Everything a sweep over one chunk reads and writes. The MH sampler keeps
+ * the chunk's current and snapshot counts interleaved (pw: row r, topic k
+ * at pw[2 (r K + k)] and + 1), so that both are one cache miss, in a
+ * workspace on huge pages (fewer TLB misses on a V x K model). */
 typedef struct sctx {
     int K, flags;
     double alpha, beta, vbeta;
-    const int32_t *snap, *snapk; /* stale snapshot: proposals */
-    int32_t *cw, *ck;            /* current counts (nkeys x K, K) */
-    int32_t *ndk;                /* current document's topic counts */
-    double *inv;                 /* 1 / (max(snapk, 0) + V beta) */
-    aent *dense;                 /* K slots of beta * inv */
-    double Q;                    /* dense mass */
-    int64_t *soff;               /* nkeys + 1 offsets into sp */
-    aent *sp;                    /* sparse tables, one per row */
-    double *S;                   /* sparse mass per row */
-    cr_rng rng;
+    const int32_t *snapk;   /* snapshot totals */
+    int32_t *pw;            /* MH: nkeys x K (current, snapshot) pairs */
+    int32_t *cw;            /* plain: current counts, nkeys x K */
+    int32_t *ck;            /* current totals */
+    int32_t *ndk;           /* current document's topic counts */
+    double *inv, *inv1;     /* 1 / (max(snapk, 0) + V beta), and with + 1 */
+    double *invm1;          /* 1 / (max(snapk - 1, 0) + V beta) */
+    aent *dense;            /* K slots of beta * inv */
+    double Q;               /* dense mass */
+    int64_t *soff;          /* nkeys + 1 offsets into sp */
+    aent *sp;               /* sparse tables, one per row */
+    double *S;              /* sparse mass per row */
+    cr_rng rng;             /* acceptance tests */
+    cr_rng prng;            /* proposals */
+    const int64_t *doc_off; /* the corpus's document offsets */
+    int64_t tend;           /* the chunk's end token */
+    int64_t dla;            /* document of the token drawn ahead */
+    tprop ring[CR_LDA_AHEAD + 1]; /* proposals of tokens i .. i + AHEAD (by i % (AHEAD + 1)) */
 } sctx;
 
 static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
@@ -65,13 +102,26 @@ static inline uint32_t below32(cr_rng *r, uint32_t n, uint32_t *lo32) {
     return (uint32_t)(m >> 32);
 }
 
-static inline int32_t alias_draw(const aent *t, uint32_t n, cr_rng *r) {
-    uint32_t c;
-    const aent *a = t + below32(r, n, &c);
-    return (float)c * 0x1.0p-32f < a->prob ? a->topic : a->alias;
+static inline double pos(int32_t x) { return x > 0 ? (double)x : 0.0; }
+
+/* n bytes for a large working array: 2 MiB aligned and advised as huge
+ * pages (a hint; where the kernel refuses, plain pages). free() releases it. */
+static void *big_alloc(size_t n) {
+    void *p = NULL;
+    if (n < ((size_t)1 << 21) || posix_memalign(&p, (size_t)1 << 21, n) != 0) return cr_xmalloc(n ? n : 1);
+    (void)madvise(p, n, MADV_HUGEPAGE);
+    return p;
 }
 
-static inline double pos(int32_t x) { return x > 0 ? (double)x : 0.0; }
+/* The corpus's workspace of at least n bytes (contents not kept). */
+static void *workspace(void **ws, size_t *cap, size_t n) {
+    if (n > *cap) {
+        free(*ws);
+        *ws = big_alloc(n);
+        *cap = n;
+    }
+    return *ws;
+}
 
 /* Vose's build of n slots for weights w of topics tp (n >= 1, sum > 0);
  * small/large are n ints of scratch, p n doubles of scratch. */
@@ -91,8 +141,8 @@ static void alias_build(aent *out, const double *w, const int32_t *tp, int n, do
         if (p[g] < 1.0) small[ns++] = g;
         else large[nl++] = g;
     }
-    while (nl > 0) out[large[nl - 1]] = (aent){1.0f, tp[large[nl - 1]], tp[large[nl - 1]]}, nl--;
-    while (ns > 0) out[small[ns - 1]] = (aent){1.0f, tp[small[ns - 1]], tp[small[ns - 1]]}, ns--;
+    while (nl > 0) nl--, out[large[nl]] = (aent){1.0f, tp[large[nl]], tp[large[nl]]};
+    while (ns > 0) ns--, out[small[ns]] = (aent){1.0f, tp[small[ns]], tp[small[ns]]};
 }
 
 /* Scratch for builds: K weights, topics, two stacks, K doubles. */
@@ -101,31 +151,50 @@ typedef struct bscratch {
     int32_t *tp, *small, *large;
 } bscratch;
 
+/* Room for n more sparse slots in the corpus's arena (kept contents). */
+static void arena_grow(sctx *x, cr_lda_corpus *c, int64_t used, int64_t n) {
+    size_t need = (size_t)(used + n) * sizeof(aent);
+    if (need <= c->arena_cap) return;
+    size_t cap = need * 3 / 2 + ((size_t)1 << 20);
+    aent *a = big_alloc(cap);
+    if (used) memcpy(a, x->sp, (size_t)used * sizeof(aent));
+    free(c->arena);
+    c->arena = a;
+    c->arena_cap = cap;
+    x->sp = a;
+}
+
 /* The dense table over all K topics and the per-row sparse tables over each
- * row's positive snapshot entries. One scan of each snapshot row. */
-static void build_tables(sctx *x, int64_t nkeys, bscratch *b) {
+ * row's positive snapshot entries. One scan of each snapshot row, which
+ * also fills the (current, snapshot) pairs. */
+static void build_tables(sctx *x, cr_lda_corpus *c, const int32_t *snap, int64_t nkeys, bscratch *b) {
     int K = x->K;
     x->Q = 0;
     for (int k = 0; k < K; k++) {
         x->inv[k] = 1.0 / (pos(x->snapk[k]) + x->vbeta);
+        x->inv1[k] = 1.0 / (pos(x->snapk[k]) + 1 + x->vbeta);
+        x->invm1[k] = 1.0 / (pos(x->snapk[k] - 1) + x->vbeta);
         b->w[k] = x->beta * x->inv[k];
         b->tp[k] = k;
         x->Q += b->w[k];
     }
     alias_build(x->dense, b->w, b->tp, K, x->Q, b->small, b->large, b->p);
-    int64_t cap = nkeys * 4 + 64, n = 0;
-    x->sp = cr_xmalloc((size_t)cap * sizeof *x->sp);
+    int64_t n = 0;
+    x->sp = c->arena;
     for (int64_t r = 0; r < nkeys; r++) {
-        const int32_t *row = x->snap + r * K;
+        const int32_t *row = snap + r * K;
+        int32_t *pr = x->pw + 2 * r * K;
         int m = 0;
         double S = 0;
-        for (int k = 0; k < K; k++)
+        for (int k = 0; k < K; k++) {
+            pr[2 * k] = pr[2 * k + 1] = row[k];
             if (row[k] > 0) {
                 b->w[m] = row[k] * x->inv[k];
                 b->tp[m++] = k;
                 S += b->w[m - 1];
             }
-        if (n + m > cap) x->sp = cr_xrealloc(x->sp, (size_t)(cap = (n + m) * 2) * sizeof *x->sp);
+        }
+        arena_grow(x, c, n, m);
         x->soff[r] = n;
         x->S[r] = S;
         if (m > 0) alias_build(x->sp + n, b->w, b->tp, m, S, b->small, b->large, b->p);
@@ -134,69 +203,174 @@ static void build_tables(sctx *x, int64_t nkeys, bscratch *b) {
     x->soff[nkeys] = n;
 }
 
-/* pi(t) / pi(s) parts: (n_wk + beta) / (n_k + V beta) of current counts. */
-static inline double wpart(const sctx *x, const int32_t *cwr, int k) {
-    return (pos(cwr[k]) + x->beta) / (pos(x->ck[k]) + x->vbeta);
+/* The token being sampled: its row's pairs, its topic s0 when the call
+ * started (the snapshot holds it there), and the proposal family's
+ * constants. The word proposal from state x is
+ *   q_x(k) ~ f_x(k) = (e_wk + [k = x] + beta) / (e_k + [k = x] + V beta)
+ * with e = the snapshot without this token: it does not depend on the
+ * token's own topic, so the MH step is exact for it (a table that counted
+ * the token at s0 would favour s0, and the chain with it). From s0 it is
+ * the table; from another x it differs at s0 and x only (see word_step).
+ * own = 0 (the snapshot does not hold the token, e.g. a push not yet
+ * applied): q = the table for every x. */
+typedef struct tok {
+    int32_t *p;    /* row of pairs */
+    int64_t r;     /* row */
+    int s0, own;
+    double fe0;    /* f_e(s0) */
+    double ze;     /* sum_k f_e(k) */
+    double zt;     /* the table's mass S_r + Q */
+} tok;
+
+static inline double tw(const sctx *x, const int32_t *p, int k) { return (pos(p[2 * k + 1]) + x->beta) * x->inv[k]; }
+
+static inline void tok_init(const sctx *x, tok *t, int64_t r, int s0) {
+    t->p = x->pw + 2 * r * x->K;
+    t->r = r;
+    t->s0 = s0;
+    int32_t sn = t->p[2 * s0 + 1];
+    t->own = sn >= 1 && x->snapk[s0] >= 1 && !(x->flags & CR_LDA_TEST_NO_OWN);
+    t->zt = x->S[r] + x->Q;
+    t->fe0 = t->own ? (sn - 1 + x->beta) * x->invm1[s0] : tw(x, t->p, s0);
+    t->ze = t->zt - tw(x, t->p, s0) + t->fe0;
 }
 
-/* A word-proposal MH step from state s for row r. */
-static inline int word_step(sctx *x, int64_t r, const int32_t *cwr, int s) {
+/* f_e(k), and Z_x = sum_k f_x(k). */
+static inline double fe(const sctx *x, const tok *t, int k) { return k == t->s0 ? t->fe0 : tw(x, t->p, k); }
+static inline double zx(const sctx *x, const tok *t, int k) {
+    if (k == t->s0 || !t->own) return t->zt;
+    return t->ze - tw(x, t->p, k) + (pos(t->p[2 * k + 1]) + 1 + x->beta) * x->inv1[k];
+}
+
+/* pi(k) without the document part: (n_wk + beta) / (n_k + V beta), current. */
+static inline double wpart(const sctx *x, const int32_t *p, int k) {
+    return (pos(p[2 * k]) + x->beta) / (pos(x->ck[k]) + x->vbeta);
+}
+
+static inline wprop wdraw(sctx *x, int64_t r) {
     double S = x->S[r];
-    int t;
-    if (unif(&x->rng) * (S + x->Q) < S)
-        t = alias_draw(x->sp + x->soff[r], (uint32_t)(x->soff[r + 1] - x->soff[r]), &x->rng);
-    else
-        t = alias_draw(x->dense, (uint32_t)x->K, &x->rng);
-    if (t == s) return s;
-    const int32_t *swr = x->snap + r * x->K;
-    double num = (x->ndk[t] + x->alpha) * (cwr[t] > 0 ? cwr[t] + x->beta : x->beta) * (pos(x->ck[s]) + x->vbeta);
-    double den = (x->ndk[s] + x->alpha) * (cwr[s] > 0 ? cwr[s] + x->beta : x->beta) * (pos(x->ck[t]) + x->vbeta);
-    if (!(x->flags & CR_LDA_TEST_NO_QRATIO)) {
-        num *= (pos(swr[s]) + x->beta) * x->inv[s];
-        den *= (pos(swr[t]) + x->beta) * x->inv[t];
-    }
-    return unif(&x->rng) * den < num ? t : s;
+    wprop p;
+    uint32_t c;
+    p.dense = !(unif(&x->prng) * (S + x->Q) < S);
+    if (!p.dense) p.a = x->sp + x->soff[r] + below32(&x->prng, (uint32_t)(x->soff[r + 1] - x->soff[r]), &c);
+    else p.a = x->dense + below32(&x->prng, (uint32_t)x->K, &c);
+    p.coin = (float)c * 0x1.0p-32f;
+    return p;
 }
 
-/* A doc-proposal MH step from state s; z[t0 .. t0 + L) is the document with
- * the chain's token at state s. The n_dk + alpha terms cancel in the ratio. */
-static inline int doc_step(sctx *x, const int32_t *z, int64_t L, const int32_t *cwr, int s) {
-    double u = unif(&x->rng) * ((double)L + x->K * x->alpha);
-    int t;
+static inline int resolve(wprop w) { return w.coin < w.a->prob ? w.a->topic : w.a->alias; }
+
+/* The proposal from state s != s0: f_s = f_e + (g(s) - f_e(s)) at s, so
+ * with that share propose s itself (no move, returns -1); else a draw from
+ * f_e: the table, thinned at s0 (f_e(s0) <= table(s0)). */
+static inline int draw_off(sctx *x, const tok *t, int s, wprop w) {
+    double fs = tw(x, t->p, s), gs = (pos(t->p[2 * s + 1]) + 1 + x->beta) * x->inv1[s];
+    if (unif(&x->rng) * (t->ze - fs + gs) < gs - fs) return -1;
+    for (;;) {
+        int k = resolve(w);
+        if (k != t->s0 || unif(&x->rng) * tw(x, t->p, t->s0) < t->fe0) return k;
+        w = wdraw(x, t->r);
+    }
+}
+
+/* A word-proposal MH step from state s with the drawn table slot w:
+ * accept t with min(1, pi(t) q_t(s) / (pi(s) q_s(t))), q_x(k) = f_e(k) / Z_x
+ * for k != x. */
+static inline int word_step(sctx *x, const tok *t, int s, wprop w) {
+    int u = s == t->s0 || !t->own ? resolve(w) : draw_off(x, t, s, w);
+    if (u < 0 || u == s) return s;
+    const int32_t *p = t->p;
+    double num = (x->ndk[u] + x->alpha) * (pos(p[2 * u]) + x->beta) * (pos(x->ck[s]) + x->vbeta);
+    double den = (x->ndk[s] + x->alpha) * (pos(p[2 * s]) + x->beta) * (pos(x->ck[u]) + x->vbeta);
+    if (!(x->flags & CR_LDA_TEST_NO_QRATIO)) {
+        num *= fe(x, t, s) * zx(x, t, s);
+        den *= fe(x, t, u) * zx(x, t, u);
+    }
+    return unif(&x->rng) * den < num ? u : s;
+}
+
+/* A doc proposal for a token of the document of L tokens from token d0:
+ * with probability K alpha / (L + K alpha) a uniform topic, else the topic
+ * of a uniformly random token of it (encoded as in tprop). */
+static inline int64_t ddraw(sctx *x, int64_t d0, int64_t L) {
+    double u = unif(&x->prng) * ((double)L + x->K * x->alpha);
     if (u < (double)L) {
         int64_t j = (int64_t)u;
-        t = z[j < L ? j : L - 1];
-    } else {
-        uint32_t c;
-        t = (int)below32(&x->rng, (uint32_t)x->K, &c);
+        return d0 + (j < L ? j : L - 1);
     }
+    uint32_t c;
+    return -1 - (int64_t)below32(&x->prng, (uint32_t)x->K, &c);
+}
+
+/* A doc-proposal MH step from state s with the drawn proposal dp (the
+ * chain's token holds s in z). q_d(k) ~ n_dk + alpha with the token
+ * counted, so the n_dk + alpha terms cancel in the ratio. */
+static inline int doc_step(sctx *x, const int32_t *z, const int32_t *p, int s, int64_t dp) {
+    int t = dp >= 0 ? z[dp] : (int)(-1 - dp);
     if (t == s) return s;
-    double num = wpart(x, cwr, t), den = wpart(x, cwr, s);
+    double num = wpart(x, p, t), den = wpart(x, p, s);
     return unif(&x->rng) * den < num ? t : s;
 }
 
-/* Remove / add token (row r, topic k) from / to the current counts. */
-static inline void move(sctx *x, int64_t r, int k, int d) {
+/* Remove / add a token of topic k from / to the current counts (MH: row of
+ * pairs p; plain: row of counts p). */
+static inline void move_mh(sctx *x, int32_t *p, int k, int d) {
     x->ndk[k] += d;
-    x->cw[r * x->K + k] += d;
+    p[2 * k] += d;
+    x->ck[k] += d;
+}
+static inline void move_plain(sctx *x, int32_t *p, int k, int d) {
+    x->ndk[k] += d;
+    p[k] += d;
     x->ck[k] += d;
 }
 
-/* MH over the tokens of one document [t0, t1). Returns how many changed. */
+/* Stage 1 of the lookahead, for token i: draw its proposals, prefetch
+ * the word proposals' alias slots. Called in token order. */
+static inline void look_draw(sctx *x, const int32_t *row, int64_t i, int steps) {
+    while (x->doc_off[x->dla + 1] <= i) x->dla++;
+    int64_t d0 = x->doc_off[x->dla], L = x->doc_off[x->dla + 1] - d0, r = row[i];
+    tprop *p = &x->ring[RING(i)];
+    for (int st = 0; st < steps && st < CR_LDA_PEND; st++) {
+        p->w[st] = wdraw(x, r);
+        __builtin_prefetch(p->w[st].a);
+        p->dpos[st] = ddraw(x, d0, L);
+    }
+}
+
+/* Stage 2, for token i (its slots fetched by now): prefetch the pairs its
+ * steps will read. */
+static inline void look_fetch(sctx *x, const int32_t *z, const int32_t *row, int64_t i, int steps) {
+    const tprop *p = &x->ring[RING(i)];
+    const int32_t *pr = x->pw + 2 * (int64_t)row[i] * x->K;
+    __builtin_prefetch(pr + 2 * z[i], 1);
+    for (int st = 0; st < steps && st < CR_LDA_PEND; st++) {
+        __builtin_prefetch(pr + 2 * resolve(p->w[st]));
+        int64_t dp = p->dpos[st];
+        __builtin_prefetch(pr + 2 * (dp >= 0 ? z[dp] : -1 - dp));
+    }
+}
+
+/* MH over the tokens of one document [t0, t1). Returns how many changed.
+ * Token i's proposals were drawn and its memory fetched tokens ahead
+ * (x->ring): the chain waits on memory much less. */
 static int64_t mh_doc(sctx *x, int32_t *z, const int32_t *row, int64_t t0, int64_t t1, int steps) {
-    int64_t changed = 0, L = t1 - t0;
+    int64_t changed = 0;
     for (int64_t i = t0; i < t1; i++) {
         int s0 = z[i], s = s0;
-        int64_t r = row[i];
-        const int32_t *cwr = x->cw + r * x->K;
-        move(x, r, s, -1);
+        tprop cur = x->ring[RING(i)];
+        if (i + CR_LDA_AHEAD < x->tend) look_draw(x, row, i + CR_LDA_AHEAD, steps);
+        if (i + CR_LDA_AHEAD - 1 < x->tend) look_fetch(x, z, row, i + CR_LDA_AHEAD - 1, steps);
+        tok t;
+        tok_init(x, &t, row[i], s0);
+        move_mh(x, t.p, s, -1);
         for (int st = 0; st < steps; st++) {
-            s = word_step(x, r, cwr, s);
+            int pre = st < CR_LDA_PEND;
+            s = word_step(x, &t, s, pre ? cur.w[st] : wdraw(x, t.r));
             z[i] = s;
-            s = doc_step(x, z + t0, L, cwr, s);
-            z[i] = s;
+            z[i] = s = doc_step(x, z, t.p, s, pre ? cur.dpos[st] : ddraw(x, t0, t1 - t0));
         }
-        move(x, r, s, +1);
+        move_mh(x, t.p, s, +1);
         changed += s != s0;
     }
     return changed;
@@ -221,9 +395,8 @@ static int64_t plain_doc(sctx *x, int32_t *z, const int32_t *row, int64_t t0, in
     int64_t changed = 0;
     for (int64_t i = t0; i < t1; i++) {
         int s = z[i];
-        int64_t r = row[i];
-        const int32_t *cwr = x->cw + r * x->K;
-        move(x, r, s, -1);
+        int32_t *cwr = x->cw + (int64_t)row[i] * x->K;
+        move_plain(x, cwr, s, -1);
         set_inv(x, inv_ck, s);
         double u = unif(&x->rng) * plain_weights(x, cwr, inv_ck, p);
         int lo = 0, hi = x->K - 1;
@@ -232,7 +405,7 @@ static int64_t plain_doc(sctx *x, int32_t *z, const int32_t *row, int64_t t0, in
             if (p[mid] > u) hi = mid;
             else lo = mid + 1;
         }
-        move(x, r, lo, +1);
+        move_plain(x, cwr, lo, +1);
         set_inv(x, inv_ck, lo);
         z[i] = lo;
         changed += lo != s;
@@ -250,26 +423,36 @@ static int check_sample(const cr_lda_corpus *c, int64_t ch, const cr_lda_sample_
     return 0;
 }
 
-/* Context over chunk ch with cw/ck = copies of the snapshot (the caller's
- * dwk/dk); MH tables when mh. Free with ctx_free. */
-static void ctx_init(sctx *x, const cr_lda_corpus *c, int64_t ch, const int32_t *nwk, const int32_t *nk, int32_t *cw,
-                     int32_t *ck, const cr_lda_sample_opts *o, int mh) {
+/* Context over chunk ch: ck is the caller's copy of the totals. MH: the
+ * pairs from snap (in the corpus's workspace) and the tables. Free with
+ * ctx_free. */
+static void ctx_init(sctx *x, cr_lda_corpus *c, int64_t ch, const int32_t *snap, const int32_t *nk, int32_t *ck,
+                     const cr_lda_sample_opts *o, int mh) {
     int64_t nkeys = cr_lda_chunk_nkeys(c, ch);
     int K = c->K;
     memset(x, 0, sizeof *x);
-    *x = (sctx){.K = K, .alpha = o->alpha, .beta = o->beta, .vbeta = (double)c->V * o->beta, .snap = nwk,
-                .snapk = nk, .cw = cw, .ck = ck};
+    x->K = K;
+    x->alpha = o->alpha;
+    x->beta = o->beta;
+    x->vbeta = (double)c->V * o->beta;
+    x->snapk = nk;
+    x->ck = ck;
+    x->flags = o->test_flags;
     cr_rng_seed2(&x->rng, o->seed, (uint64_t)ch);
+    cr_rng_seed2(&x->prng, o->seed ^ 0x5bd1e995u, (uint64_t)ch);
     x->ndk = cr_xcalloc((size_t)K, sizeof *x->ndk);
     x->inv = cr_xmalloc((size_t)K * sizeof *x->inv);
     if (!mh) return;
+    x->inv1 = cr_xmalloc((size_t)K * sizeof *x->inv1);
+    x->invm1 = cr_xmalloc((size_t)K * sizeof *x->invm1);
+    x->pw = workspace(&c->ws, &c->ws_cap, (size_t)(2 * nkeys * K) * sizeof(int32_t));
     x->dense = cr_xmalloc((size_t)K * sizeof *x->dense);
     x->soff = cr_xmalloc((size_t)(nkeys + 1) * sizeof *x->soff);
     x->S = cr_xmalloc((size_t)(nkeys ? nkeys : 1) * sizeof *x->S);
     bscratch b = {cr_xmalloc((size_t)K * sizeof(double)), cr_xmalloc((size_t)K * sizeof(double)),
                   cr_xmalloc((size_t)K * sizeof(int32_t)), cr_xmalloc((size_t)K * sizeof(int32_t)),
                   cr_xmalloc((size_t)K * sizeof(int32_t))};
-    build_tables(x, nkeys, &b);
+    build_tables(x, c, snap, nkeys, &b);
     free(b.w);
     free(b.p);
     free(b.tp);
@@ -280,10 +463,11 @@ static void ctx_init(sctx *x, const cr_lda_corpus *c, int64_t ch, const int32_t 
 static void ctx_free(sctx *x) {
     free(x->ndk);
     free(x->inv);
+    free(x->inv1);
+    free(x->invm1);
     free(x->dense);
     free(x->soff);
     free(x->S);
-    free(x->sp);
 }
 
 /* Fill / clear the document scratch from z[t0 .. t1). */
@@ -294,31 +478,46 @@ static void doc_leave(sctx *x, const int32_t *z, int64_t t0, int64_t t1) {
     for (int64_t i = t0; i < t1; i++) x->ndk[z[i]] = 0;
 }
 
+/* The sweep over the chunk's documents; returns how many tokens changed. */
+static int64_t sweep_docs(sctx *x, cr_lda_corpus *c, int64_t ch, int mh, int steps) {
+    double *p = mh ? NULL : cr_xmalloc((size_t)x->K * sizeof *p);
+    for (int k = 0; !mh && k < x->K; k++) set_inv(x, x->inv, k);
+    int64_t changed = 0, tbeg = c->doc_off[c->chunk_doc[ch]];
+    x->tend = c->doc_off[c->chunk_doc[ch + 1]];
+    x->doc_off = c->doc_off;
+    x->dla = c->chunk_doc[ch];
+    for (int64_t i = tbeg; mh && i < tbeg + CR_LDA_AHEAD && i < x->tend; i++) look_draw(x, c->row, i, steps);
+    for (int64_t i = tbeg; mh && i < tbeg + CR_LDA_AHEAD - 1 && i < x->tend; i++) look_fetch(x, c->z, c->row, i, steps);
+    for (int64_t d = c->chunk_doc[ch]; d < c->chunk_doc[ch + 1]; d++) {
+        int64_t t0 = c->doc_off[d], t1 = c->doc_off[d + 1];
+        doc_enter(x, c->z, t0, t1);
+        changed += mh ? mh_doc(x, c->z, c->row, t0, t1, steps) : plain_doc(x, c->z, c->row, t0, t1, x->inv, p);
+        doc_leave(x, c->z, t0, t1);
+    }
+    free(p);
+    return changed;
+}
+
 int cr_lda_sample(cr_lda_corpus *c, int64_t ch, const int32_t *nwk, const int32_t *nk, int32_t *dwk, int32_t *dk,
                   const cr_lda_sample_opts *o, cr_lda_sample_stats *st, cr_err *e) {
     if (check_sample(c, ch, o, e)) return -1;
     int64_t nkeys = cr_lda_chunk_nkeys(c, ch), K = c->K, n = nkeys * K;
-    memcpy(dwk, nwk, (size_t)n * sizeof *dwk);
-    memcpy(dk, nk, (size_t)K * sizeof *dk);
     int mh = o->sampler == CR_LDA_MH;
+    memcpy(dk, nk, (size_t)K * sizeof *dk);
     sctx x;
-    ctx_init(&x, c, ch, nwk, nk, dwk, dk, o, mh);
-    double *p = mh ? NULL : cr_xmalloc((size_t)K * sizeof *p);
-    for (int k = 0; !mh && k < K; k++) set_inv(&x, x.inv, k);
-    int64_t changed = 0;
-    for (int64_t d = c->chunk_doc[ch]; d < c->chunk_doc[ch + 1]; d++) {
-        int64_t t0 = c->doc_off[d], t1 = c->doc_off[d + 1];
-        doc_enter(&x, c->z, t0, t1);
-        changed += mh ? mh_doc(&x, c->z, c->row, t0, t1, o->mh_steps)
-                      : plain_doc(&x, c->z, c->row, t0, t1, x.inv, p);
-        doc_leave(&x, c->z, t0, t1);
+    ctx_init(&x, c, ch, nwk, nk, dk, o, mh);
+    if (!mh) {
+        memcpy(dwk, nwk, (size_t)n * sizeof *dwk);
+        x.cw = dwk;
     }
-    free(p);
-    ctx_free(&x);
-    for (int64_t i = 0; i < n; i++) dwk[i] -= nwk[i];
+    st->changed = sweep_docs(&x, c, ch, mh, o->mh_steps);
+    if (mh)
+        for (int64_t i = 0; i < n; i++) dwk[i] = x.pw[2 * i] - x.pw[2 * i + 1];
+    else
+        for (int64_t i = 0; i < n; i++) dwk[i] -= nwk[i];
     for (int64_t k = 0; k < K; k++) dk[k] -= nk[k];
+    ctx_free(&x);
     st->tokens = c->doc_off[c->chunk_doc[ch + 1]] - c->doc_off[c->chunk_doc[ch]];
-    st->changed = changed;
     return 0;
 }
 
@@ -349,10 +548,25 @@ double cr_lda_word_loglik(const int32_t *counts, int64_t n, double beta) {
 }
 
 /* The exact conditional of the (removed) token into exact, normalized. */
-static void exact_cond(const sctx *x, const int32_t *cwr, double *exact) {
+static void exact_cond(const sctx *x, const int32_t *p, double *exact) {
     double tot = 0;
-    for (int k = 0; k < x->K; k++) tot += exact[k] = (x->ndk[k] + x->alpha) * wpart(x, cwr, k);
+    for (int k = 0; k < x->K; k++) tot += exact[k] = (x->ndk[k] + x->alpha) * wpart(x, p, k);
     for (int k = 0; k < x->K; k++) exact[k] /= tot;
+}
+
+/* Independent chains of the token's MH steps from starts q % K. */
+static void run_chains(sctx *x, const tok *t, int32_t *z, int64_t token, int64_t t0, int64_t L, int64_t chains,
+                       int steps, int32_t *out) {
+    for (int64_t q = 0; q < chains; q++) {
+        int s = (int)(q % x->K);
+        for (int st = 0; st < steps; st++) {
+            z[token] = s;
+            s = word_step(x, t, s, wdraw(x, t->r));
+            z[token] = s;
+            s = doc_step(x, z, t->p, s, ddraw(x, t0, L));
+        }
+        out[q] = s;
+    }
 }
 
 int cr_lda_mh_chain(cr_lda_corpus *c, int64_t ch, const int32_t *nwk, const int32_t *nk, const int32_t *cur_wk,
@@ -360,33 +574,26 @@ int cr_lda_mh_chain(cr_lda_corpus *c, int64_t ch, const int32_t *nwk, const int3
                     int steps, int32_t *out, double *exact, cr_err *e) {
     if (check_sample(c, ch, o, e)) return -1;
     int64_t t0c = c->doc_off[c->chunk_doc[ch]], t1c = c->doc_off[c->chunk_doc[ch + 1]];
-    if (token < t0c || token >= t1c) return cr_errf(e, "token %lld is not in chunk %lld", (long long)token, (long long)ch + 1);
+    if (token < t0c || token >= t1c)
+        return cr_errf(e, "token %lld is not in chunk %lld", (long long)token, (long long)ch + 1);
     int64_t nkeys = cr_lda_chunk_nkeys(c, ch), K = c->K, d = c->chunk_doc[ch];
     while (c->doc_off[d + 1] <= token) d++;
-    int32_t *cw = cr_xmalloc((size_t)(nkeys * K) * sizeof *cw), *ck = cr_xmalloc((size_t)K * sizeof *ck);
-    memcpy(cw, cur_wk, (size_t)(nkeys * K) * sizeof *cw);
+    int32_t *ck = cr_xmalloc((size_t)K * sizeof *ck);
     memcpy(ck, cur_k, (size_t)K * sizeof *ck);
     sctx x;
-    ctx_init(&x, c, ch, nwk, nk, cw, ck, o, 1);
-    x.flags = flags;
-    int64_t t0 = c->doc_off[d], L = c->doc_off[d + 1] - t0, r = c->row[token];
+    ctx_init(&x, c, ch, nwk, nk, ck, o, 1);
+    for (int64_t i = 0; i < nkeys * K; i++) x.pw[2 * i] = cur_wk[i]; /* the current counts, not the snapshot's */
+    x.flags = flags | o->test_flags;
+    int64_t t0 = c->doc_off[d], L = c->doc_off[d + 1] - t0;
     int s0 = c->z[token];
+    tok t;
+    tok_init(&x, &t, c->row[token], s0);
     doc_enter(&x, c->z, t0, t0 + L);
-    move(&x, r, s0, -1);
-    if (exact) exact_cond(&x, cw + r * K, exact);
-    for (int64_t q = 0; q < chains; q++) {
-        int s = (int)(q % K);
-        for (int st = 0; st < steps; st++) {
-            c->z[token] = s;
-            s = word_step(&x, r, cw + r * K, s);
-            c->z[token] = s;
-            s = doc_step(&x, c->z + t0, L, cw + r * K, s);
-        }
-        out[q] = s;
-    }
+    move_mh(&x, t.p, s0, -1);
+    if (exact) exact_cond(&x, t.p, exact);
+    run_chains(&x, &t, c->z, token, t0, L, chains, steps, out);
     c->z[token] = s0;
     ctx_free(&x);
-    free(cw);
     free(ck);
     return 0;
 }

@@ -19,12 +19,26 @@
  *        (mass S_w) or a dense alias table of beta / (n_k + V beta) shared by
  *        all words (mass Q), the sparse part with probability S_w / (S_w + Q);
  *        built once per word (O(nonzeros) + one scan of the row) and once
- *        (O(K)) per call;
+ *        (O(K)) per call. The snapshot counts token i itself at the topic
+ *        s0 it had when the call started; the proposal leaves it out
+ *        (counts e = snapshot - token i; from state x the proposal is
+ *        ~ (e_wk + [k = x] + beta) / (e_k + [k = x] + V beta)), which makes
+ *        the step exact: a proposal that depends on the token's own value
+ *        biases the sweeps (test_lda_mh.c shows it). From s0 this is the
+ *        table itself; from another state it is the table thinned at s0
+ *        plus a share for staying. (A snapshot entry < 1 at s0 means the
+ *        token is not in it: the table is used as is.)
  *      doc proposal q_d(k) ~ n_dk + alpha (token i included): with probability
  *        K alpha / (L_d + K alpha) a uniform topic, else the topic of a
  *        uniformly random token of d;
  *    each accepted with the exact Metropolis-Hastings ratio
- *    min(1, pi(t) q(s) / (pi(s) q(t))), so every step leaves pi invariant. */
+ *    min(1, pi(t) q(s) / (pi(s) q(t))), so every step leaves pi invariant.
+ *    The sweeps are exact when the snapshot holds the chunk's current
+ *    assignment and nothing else changed since (the remaining staleness:
+ *    tokens of the chunk sampled earlier in the call are in the snapshot
+ *    at their old topics).
+ *    Proposals are drawn a few tokens ahead (they do not depend on the
+ *    state) so that the memory they touch is prefetched. */
 
 #include <stdint.h>
 
@@ -39,6 +53,7 @@ typedef struct cr_lda_sample_opts {
     double beta;   /* > 0 */
     int mh_steps;  /* >= 1: word + doc proposal cycles per token (MH) */
     uint64_t seed; /* the call's draws depend on (seed, chunk) only */
+    int test_flags; /* 0, or CR_LDA_TEST_* below: deliberately wrong samplers for tests */
 } cr_lda_sample_opts;
 
 typedef struct cr_lda_sample_stats {
@@ -52,7 +67,9 @@ typedef struct cr_lda_sample_stats {
  * (every move: -1 on the old topic, +1 on the new). z is updated. Errors:
  * "corpus has no topics (call init first)", "no chunk N (M chunks)",
  * "alpha must be > 0", "beta must be > 0", "mh_steps must be >= 1".
- * Allocates O(K + the snapshot rows' nonzeros) scratch per call. */
+ * MH keeps a workspace in the corpus (2 x nkeys x K int32 and the alias
+ * slots of the rows' nonzeros, grown to the largest chunk's needs, freed
+ * with the corpus); O(K) scratch per call. */
 int cr_lda_sample(cr_lda_corpus *c, int64_t ch, const int32_t *nwk, const int32_t *nk, int32_t *dwk, int32_t *dk,
                   const cr_lda_sample_opts *o, cr_lda_sample_stats *st, cr_err *e);
 
@@ -75,6 +92,10 @@ double cr_lda_word_loglik(const int32_t *counts, int64_t n, double beta);
  * word proposal's q ratio from the acceptance (a wrong sampler, to show the
  * test can fail). z is left as it was. Errors as cr_lda_sample. */
 #define CR_LDA_TEST_NO_QRATIO 1
+/* The word proposal from the snapshot as is, counting the token itself at
+ * the topic it had when the call started (LightLDA's stale table without
+ * the correction): the chain then favours that topic. */
+#define CR_LDA_TEST_NO_OWN 2
 int cr_lda_mh_chain(cr_lda_corpus *c, int64_t ch, const int32_t *nwk, const int32_t *nk, const int32_t *cur_wk,
                     const int32_t *cur_k, int64_t token, const cr_lda_sample_opts *o, int flags, int64_t chains,
                     int steps, int32_t *out, double *exact, cr_err *e);

@@ -146,6 +146,8 @@ void cr_lda_corpus_destroy(cr_lda_corpus **cp) {
     free(c->key_off);
     free(c->key);
     free(c->row);
+    free(c->ws);
+    free(c->arena);
     free(c);
     *cp = NULL;
 }
@@ -217,6 +219,12 @@ void cr_lda_chunk_counts(const cr_lda_corpus *c, int64_t ch, int32_t *dwk, int32
         dwk[(int64_t)c->row[i] * K + c->z[i]]++;
         dk[c->z[i]]++;
     }
+}
+
+void cr_lda_doc_topic_counts(const cr_lda_corpus *c, int32_t *out) {
+    memset(out, 0, (size_t)(c->ndocs * c->K) * sizeof *out);
+    for (int64_t d = 0; d < c->ndocs; d++)
+        for (int64_t i = c->doc_off[d]; i < c->doc_off[d + 1]; i++) out[d * c->K + c->z[i]]++;
 }
 
 void cr_lda_word_topic_counts(const cr_lda_corpus *c, int64_t lo, int64_t hi, int32_t *out) {

@@ -37,6 +37,10 @@ typedef struct cr_lda_corpus {
     int64_t nchunks;
     int64_t *chunk_doc, *key_off, *key;
     int32_t *row;
+    /* the MH sampler's workspaces, kept between calls (at most the largest
+     * chunk's needs): counts of the chunk's rows, alias slots */
+    void *ws, *arena;
+    size_t ws_cap, arena_cap;
 } cr_lda_corpus;
 
 /* Read this part's documents from path (opts as above). Every line is one
@@ -75,6 +79,10 @@ static inline int64_t cr_lda_chunk_nkeys(const cr_lda_corpus *c, int64_t ch) {
 
 /* dwk (nkeys x K) and dk (K) = the counts of chunk ch's current topics. */
 void cr_lda_chunk_counts(const cr_lda_corpus *c, int64_t ch, int32_t *dwk, int32_t *dk);
+
+/* out (ndocs x K, zeroed here) = the documents' topic counts (tests and
+ * small corpora: the sampler itself never keeps them). */
+void cr_lda_doc_topic_counts(const cr_lda_corpus *c, int32_t *out);
 
 /* out ((hi - lo) x K, zeroed here) = counts of this part's topics of the
  * words in [lo, hi). */

@@ -8,6 +8,7 @@
  *   lda_loglik{n_wk=, n_dk=, n_k=, alpha=, beta=}     -> {per_token=, ...}
  *   lda_perplexity{n_wk=, n_k=, alpha=, beta=, docs= | tokens=, offsets=,
  *                  iters=, burnin=, seed=}            -> {perplexity=, ...}
+ *   (LDA counts may be float32 or int32 matrices, as dtype "i32" tables give)
  *
  * M is a crescent.Matrix; triples T are 0-based ids (row indices of the
  * entity and relation matrices), given as a flat crescent.Ints or table
@@ -88,14 +89,32 @@ static cr_mat *field_mat(lua_State *L, int t, const char *k) {
     return m;
 }
 
-/* Float array at idx: a Matrix (all cells) or a table of numbers, which is
- * copied into a new 1 x n Matrix pushed on the stack. Sets *n. */
+/* [-0, +1] A float32 copy of the int32 matrix m (counts from dtype = "i32"
+ * tables; exact up to 2^24, beyond which a count is rounded to float's 24
+ * bits, a relative error below 1e-7 in the log-likelihoods). */
+static cr_mat *f32_copy(lua_State *L, const cr_mat *m) {
+    cr_mat *f = cr_lmat_new(L, m->rows, m->cols);
+    const int32_t *v = cr_lmat_ints(m);
+    for (int64_t i = 0; i < m->rows * m->cols; i++) f->data[i] = (float)v[i];
+    return f;
+}
+
+/* The count matrix in field k of table t (required; float32 or int32, the
+ * latter converted), left on the stack top. */
+static cr_mat *field_counts(lua_State *L, int t, const char *k) {
+    cr_mat *m = field_mat(L, t, k);
+    return cr_lmat_dtype(L, -1) == CR_LDT_I32 ? f32_copy(L, m) : m;
+}
+
+/* Float array at idx: a Matrix (all cells; an int32 one converted into a
+ * new Matrix pushed on the stack) or a table of numbers, which is copied
+ * into a new 1 x n Matrix pushed on the stack. Sets *n. */
 static const float *float_array(lua_State *L, int idx, const char *what, int64_t *n) {
     idx = lua_absindex(L, idx);
     cr_mat *m = cr_lmat_test(L, idx);
     if (m) {
         *n = m->rows * m->cols;
-        return m->data;
+        return cr_lmat_dtype(L, idx) == CR_LDT_I32 ? f32_copy(L, m)->data : m->data;
     }
     if (!lua_istable(L, idx)) luaL_error(L, "%s: crescent.Matrix or table of numbers expected, got %s", what, luaL_typename(L, idx));
     lua_Integer len = luaL_len(L, idx);
@@ -381,8 +400,8 @@ static int l_lda_loglik(lua_State *L) {
     luaL_checktype(L, 1, LUA_TTABLE);
     eval_opts eo;
     read_opts(L, 1, "lda_loglik", loglik_rows, &eo);
-    cr_mat *nwk = field_mat(L, 1, "n_wk"), *ndk = NULL;
-    if (lua_getfield(L, 1, "n_dk") != LUA_TNIL) ndk = field_mat(L, 1, "n_dk");
+    cr_mat *nwk = field_counts(L, 1, "n_wk"), *ndk = NULL;
+    if (lua_getfield(L, 1, "n_dk") != LUA_TNIL) ndk = field_counts(L, 1, "n_dk");
     const float *nk = topic_totals_arg(L, 1, nwk->cols);
     double alpha = eo.alpha, beta = eo.beta;
     cr_lda_ll r;
@@ -440,7 +459,7 @@ static int l_lda_perplexity(lua_State *L) {
     luaL_checktype(L, 1, LUA_TTABLE);
     eval_opts eo;
     read_opts(L, 1, "lda_perplexity", perp_rows, &eo);
-    cr_mat *nwk = field_mat(L, 1, "n_wk");
+    cr_mat *nwk = field_counts(L, 1, "n_wk");
     const float *nk = topic_totals_arg(L, 1, nwk->cols);
     double alpha = eo.alpha, beta = eo.beta;
     cr_lda_perp_opts o = {(int)eo.iters, (int)eo.burnin, (uint64_t)eo.seed};

@@ -11,6 +11,8 @@
  *   :counts(c, dwk, dk), :sample(c, nwk, nk, dwk, dk [, opts]) -> tokens, changed
  *       opts: sampler ("mh" | "plain"), alpha, beta, mh_steps (2), seed (0)
  *   :doc_loglik(alpha), :word_topic_counts(lo, hi) -> i32 Matrix,
+ *   :doc_topic_counts() -> i32 Matrix docs x K (tests, small corpora),
+ *   :tokens_offsets() -> tokens, offsets (Ints), :close()
  *   :tokens_offsets([seed]) -> tokens, offsets (Ints; each document shuffled
  *       with a seed), :close()
  * Count matrices are int32 (util.matrix(r, c, "i32")). Misuse raises naming
@@ -67,8 +69,9 @@ static const cr_opt load_rows[] = {
     {"vocab", CR_OPT_CUSTOM, 0, 0, 0, 0, NULL, NULL, "text: array of words", NULL, NULL},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL}};
 
-/* [-0, +0] opts.vocab (an array of strings) into d (initialized here).
- * Everything is checked before d holds memory, so a raise leaks nothing. */
+/* [-0, +0] opts.vocab (an array of distinct strings) into d (initialized
+ * here); word id = index - 1. Types are checked before d holds memory, and
+ * d is freed before a repeated word is reported, so a raise leaks nothing. */
 static void vocab_arg(lua_State *L, int opts, cr_dict *d) {
     if (lua_isnoneornil(L, opts) || lua_getfield(L, opts, "vocab") == LUA_TNIL)
         luaL_error(L, "lda_load: format 'text' needs option 'vocab' (an array of words)");
@@ -83,7 +86,12 @@ static void vocab_arg(lua_State *L, int opts, cr_dict *d) {
         lua_rawgeti(L, -1, i);
         size_t len;
         const char *w = lua_tolstring(L, -1, &len);
-        cr_dict_add(d, w, len, NULL);
+        int added;
+        cr_dict_add(d, w, len, &added);
+        if (!added) {
+            cr_dict_free(d);
+            luaL_error(L, "lda_load: vocab entry %d repeats '%s'", (int)i, w);
+        }
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
@@ -251,7 +259,7 @@ static int corp_sample(lua_State *L) {
     static const cr_lopt_set set = {"sample", NULL, sample_rows};
     sample_opts so;
     cr_lopt_read(L, 7, &set, &so);
-    cr_lda_sample_opts o = {so.sampler, so.alpha, so.beta, (int)so.mh_steps, (uint64_t)so.seed};
+    cr_lda_sample_opts o = {so.sampler, so.alpha, so.beta, (int)so.mh_steps, (uint64_t)so.seed, 0};
     cr_lda_sample_stats st;
     cr_err e;
     if (cr_lda_sample(c, ch, nwk, ntk, dwk, dk, &o, &st, &e) != 0) luaL_error(L, "sample: %s", e.msg);
@@ -280,11 +288,23 @@ static int corp_word_topic_counts(lua_State *L) {
     return 1;
 }
 
+<<<<<<< HEAD
 /* corpus:tokens_offsets([seed]) -> tokens, offsets. With a seed, each
  * document's tokens come shuffled (stream (seed, d)): a bag of words lists
  * them by feature id, which in a frequency-ranked vocabulary puts the
  * frequent words first, so document completion (first half estimates,
  * second half is scored) would score only the rare words. */
+=======
+/* corpus:doc_topic_counts() -> i32 Matrix docs x K (tests, small corpora) */
+static int corp_doc_topic_counts(lua_State *L) {
+    cr_lda_corpus *c = check_topics(L, "doc_topic_counts");
+    cr_mat *m = cr_lmat_new_typed(L, c->ndocs, c->K, CR_LDT_I32);
+    cr_lda_doc_topic_counts(c, cr_lmat_ints(m));
+    return 1;
+}
+
+/* corpus:tokens_offsets() -> tokens, offsets */
+>>>>>>> ldak
 static int corp_tokens_offsets(lua_State *L) {
     cr_lda_corpus *c = check_corp(L, 1);
     int shuffle = !lua_isnoneornil(L, 2);
@@ -313,6 +333,7 @@ static const luaL_Reg corp_methods[] = {
     {"sample", corp_sample},
     {"doc_loglik", corp_doc_loglik},
     {"word_topic_counts", corp_word_topic_counts},
+    {"doc_topic_counts", corp_doc_topic_counts},
     {"tokens_offsets", corp_tokens_offsets},
     {"close", corp_gc},
     {NULL, NULL},

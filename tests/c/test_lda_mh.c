@@ -3,7 +3,10 @@
  * counts, reaches the exact conditional (chi-square of independent chains
  * against it); the same chain with the word proposal's q ratio dropped
  * fails that test; the plain sampler's draws of a lone token follow the same
- * conditional. */
+ * conditional; whole sweeps of both samplers (with the snapshot updated
+ * between chunks, as the parameter server does) visit the joint topic
+ * assignments of a tiny corpus with their exact posterior frequencies, and
+ * the MH sweeps without the own-token correction of the proposal do not. */
 #include <stdlib.h>
 
 #include "base/cr_alloc.h"
@@ -87,7 +90,7 @@ static void exact_by_hand(const tiny *t, int64_t i, double alpha, double beta, d
 static double chain_pvalue(tiny *t, int64_t i, int flags, double *exact) {
     enum { CHAINS = 40000 };
     static int32_t out[CHAINS];
-    cr_lda_sample_opts o = {CR_LDA_MH, 0.5, 0.1, 1, 99};
+    cr_lda_sample_opts o = {CR_LDA_MH, 0.5, 0.1, 1, 99, 0};
     cr_err e;
     if (cr_lda_mh_chain(t->c, 0, t->snap, t->snapk, t->cur, t->curk, i, &o, flags, CHAINS, 30, out, exact, &e))
         return -1;
@@ -134,7 +137,7 @@ static void test_plain_draws_exact_conditional(void) {
     int32_t nw[K] = {3, 0, 7, 1, 2}, nk[K] = {10, 4, 12, 6, 9}, dw[K], dk[K];
     nw[c->z[0]]++;
     nk[c->z[0]]++;
-    cr_lda_sample_opts o = {CR_LDA_PLAIN, 0.5, 0.1, 1, 0};
+    cr_lda_sample_opts o = {CR_LDA_PLAIN, 0.5, 0.1, 1, 0, 0};
     double p[K], tot = 0;
     long cnt[K] = {0};
     for (int k = 0; k < K; k++) tot += p[k] = (0 + 0.5) * (nw[k] - (k == c->z[0]) + 0.1) / (nk[k] - (k == c->z[0]) + V * 0.1);
@@ -175,16 +178,17 @@ static double joint_log(const cr_lda_corpus *c, const int32_t *z, double alpha, 
     return ll;
 }
 
-/* Whole sweeps (global counts updated after each) visit the joint
- * assignments of a 6-token corpus (64 states at K = 2) with the exact
- * posterior frequencies, for both samplers. */
-static void joint_check(int sampler, int steps) {
-    static const int docs[] = {0, 1, 1, -1, 2, 0, 1, -1};
-    enum { N = 6, S = 64, SWEEPS = 200000 };
-    cr_lda_corpus *c = make_corpus(docs, 8, 3);
+/* Sweeps visit the joint assignments of a 6-token corpus (64 states at
+ * K = 2) with the exact posterior frequencies. docs: word ids, -1 ends a
+ * document; tpc: tokens per chunk; after each chunk its deltas go into
+ * the global counts, from which the next chunk's snapshot is taken.
+ * Returns the chi-square p-value. */
+static double joint_pvalue(const int *docs, int nd, int tpc, int sampler, int flags) {
+    enum { N = 6, S = 64, SWEEPS = 300000, THIN = 2 }; /* every THIN-th sweep: successive ones are correlated */
+    cr_lda_corpus *c = make_corpus(docs, nd, 3);
     cr_err e;
     cr_lda_corpus_init(c, 2, 5, &e);
-    cr_lda_corpus_chunks(c, 1000, &e);
+    cr_lda_corpus_chunks(c, tpc, &e);
     const double alpha = 0.7, beta = 0.4;
     double p[S], tot = 0;
     for (int st = 0; st < S; st++) {
@@ -193,33 +197,56 @@ static void joint_check(int sampler, int steps) {
         tot += p[st] = exp(joint_log(c, z, alpha, beta));
     }
     for (int st = 0; st < S; st++) p[st] /= tot;
-    int64_t nkeys = cr_lda_chunk_nkeys(c, 0);
-    int32_t nwk[3 * 2], nk[2], dw[3 * 2], dk[2];
-    cr_lda_chunk_counts(c, 0, nwk, nk);
-    cr_lda_sample_opts o = {sampler, alpha, beta, steps, 0};
+    int32_t nwk[3 * 2], nk[2], snap[3 * 2], dw[3 * 2], dk[2];
+    cr_lda_word_topic_counts(c, 0, 3, nwk);
+    nk[0] = nk[1] = 0;
+    for (int i = 0; i < 6; i++) nk[i % 2] += nwk[i];
+    cr_lda_sample_opts o = {sampler, alpha, beta, 1, 0, flags}; /* one MH step: the wrong variant shows most */
     long cnt[S] = {0};
     for (int sw = 0; sw < SWEEPS; sw++) {
-        cr_lda_sample_stats r;
-        o.seed = (uint64_t)sw;
-        CR_CHECK(cr_lda_sample(c, 0, nwk, nk, dw, dk, &o, &r, &e) == 0);
-        for (int i = 0; i < nkeys * 2; i++) nwk[i] += dw[i];
-        for (int k = 0; k < 2; k++) nk[k] += dk[k];
+        for (int64_t ch = 0; ch < c->nchunks; ch++) {
+            cr_lda_sample_stats r;
+            const int64_t *keys = c->key + c->key_off[ch];
+            int64_t nkeys = cr_lda_chunk_nkeys(c, ch);
+            for (int64_t j = 0; j < nkeys; j++) memcpy(snap + 2 * j, nwk + 2 * keys[j], 2 * sizeof *snap);
+            o.seed = (uint64_t)sw;
+            if (cr_lda_sample(c, ch, snap, nk, dw, dk, &o, &r, &e)) return -1;
+            for (int64_t j = 0; j < nkeys * 2; j++) nwk[2 * keys[j / 2] + j % 2] += dw[j];
+            for (int k = 0; k < 2; k++) nk[k] += dk[k];
+        }
+        if (sw % THIN) continue;
         int st = 0;
         for (int i = 0; i < N; i++) st |= c->z[i] << i;
         cnt[st]++;
     }
-    double pv = chi2_pvalue(st_chi2(cnt, p, S, SWEEPS), S - 1);
-    printf("  %s: joint p = %.3g (tv %.4f)\n", sampler == CR_LDA_MH ? "mh" : "plain", pv, st_tv(cnt, p, S, SWEEPS));
+    double pv = chi2_pvalue(st_chi2(cnt, p, S, SWEEPS / THIN), S - 1);
+    printf("  %s%s: joint p = %.3g (tv %.4f)\n", sampler == CR_LDA_MH ? "mh" : "plain",
+           flags ? " (wrong)" : "", pv, st_tv(cnt, p, S, SWEEPS / THIN));
     cr_lda_corpus_destroy(&c);
-    CR_CHECK(pv > 0.001);
+    return pv;
 }
 
-static void test_joint_posterior_plain(void) { joint_check(CR_LDA_PLAIN, 1); }
+/* Two documents of three tokens, one chunk: the plain sampler is exact. */
+static void test_joint_posterior_plain(void) {
+    static const int docs[] = {0, 1, 1, -1, 2, 0, 1, -1};
+    CR_CHECK(joint_pvalue(docs, 8, 1000, CR_LDA_PLAIN, 0) > 0.001);
+}
+
+/* Six one-token documents, a chunk each: the MH sampler's snapshot holds
+ * the token itself; with the proposal corrected for it the sweeps are
+ * exact, without (LightLDA's plain stale table) they are not. */
+static void test_joint_posterior_mh(void) {
+    static const int docs[] = {0, -1, 0, -1, 1, -1, 1, -1, 2, -1, 0, -1};
+    CR_CHECK(joint_pvalue(docs, 12, 1, CR_LDA_MH, 0) > 0.001);
+    CR_CHECK(joint_pvalue(docs, 12, 1, CR_LDA_MH, CR_LDA_TEST_NO_OWN) < 1e-6);
+}
+
 
 int main(void) {
     CR_RUN(test_mh_chain_reaches_exact_conditional);
     CR_RUN(test_wrong_acceptance_fails);
     CR_RUN(test_plain_draws_exact_conditional);
     CR_RUN(test_joint_posterior_plain);
+    CR_RUN(test_joint_posterior_mh);
     return cr_test_done();
 }

@@ -29,10 +29,10 @@ static cr_lda_corpus *planted(int32_t **truth) {
     *truth = cr_xmalloc((size_t)(D * L) * sizeof **truth);
     for (int d = 0; d <= D; d++) c->doc_off[d] = (int64_t)d * L;
     for (int d = 0; d < D; d++) {
-        int a = (int)cr_rng_below(&g, K), b = (int)cr_rng_below(&g, K);
+        int a = (int)cr_rng_below(&g, K), b = (int)cr_rng_below(&g, K), b2 = (int)cr_rng_below(&g, K);
         for (int i = 0; i < L; i++) {
             double u = cr_rng_uniform(&g);
-            int k = u < 0.7 ? a : b;
+            int k = u < 0.6 ? a : u < 0.9 ? b : b2;
             /* topic k: words 20k .. 20k+19, skewed; 5% leak anywhere */
             int w = cr_rng_uniform(&g) < 0.02 ? (int)cr_rng_below(&g, V)
                                                 : 20 * k + (int)(cr_rng_below(&g, 20) * cr_rng_uniform(&g));
@@ -120,7 +120,7 @@ static double train(int sampler, int sweeps, uint64_t seed, double *share, int *
     cr_lda_corpus_chunks(c, 7000, &e);
     int32_t *nwk = cr_xmalloc(V * K * sizeof *nwk), nk[K];
     global_counts(c, nwk, nk);
-    cr_lda_sample_opts o = {sampler, ALPHA, BETA, 2, 0};
+    cr_lda_sample_opts o = {sampler, ALPHA, BETA, 2, 0, 0};
     for (int s = 0; s < sweeps; s++) {
         o.seed = seed * 1000003u + (uint64_t)s;
         if (sweep(c, nwk, nk, &o)) return NAN;
@@ -151,11 +151,12 @@ static double truth_loglik(void) {
     return ll;
 }
 
-/* The best of three restarts (collapsed Gibbs can stall in a local mode
- * where two planted topics share one learned topic). */
-static double best_of_3(int sampler, int sweeps, double *share, int *topics, double *ll_eval) {
+/* The best of four restarts: collapsed Gibbs can stall in a local mode
+ * where two planted topics share one learned topic (about one start in
+ * five here, more often with MH). */
+static double best_of_4(int sampler, int sweeps, double *share, int *topics, double *ll_eval) {
     double best = -INFINITY;
-    for (uint64_t seed = 1; seed <= 3; seed++) {
+    for (uint64_t seed = 1; seed <= 4; seed++) {
         double sh, ev;
         int tp;
         double ll = train(sampler, sweeps, seed, &sh, &tp, &ev);
@@ -168,8 +169,8 @@ static double best_of_3(int sampler, int sweeps, double *share, int *topics, dou
 static void test_planted_both_samplers(void) {
     double sh_p = 0, sh_m = 0, ev_p = 0, ev_m = 0;
     int tp_p = 0, tp_m = 0;
-    double lp = best_of_3(CR_LDA_PLAIN, 150, &sh_p, &tp_p, &ev_p);
-    double lm = best_of_3(CR_LDA_MH, 150, &sh_m, &tp_m, &ev_m);
+    double lp = best_of_4(CR_LDA_PLAIN, 150, &sh_p, &tp_p, &ev_p);
+    double lm = best_of_4(CR_LDA_MH, 150, &sh_m, &tp_m, &ev_m);
     double lt = truth_loglik();
     printf("  loglik per token: plain %.4f, mh %.4f, planted %.4f; topics %d / %d, share %.3f / %.3f\n", lp, lm, lt,
            tp_p, tp_m, sh_p, sh_m);
