@@ -288,13 +288,6 @@ static int corp_word_topic_counts(lua_State *L) {
     return 1;
 }
 
-<<<<<<< HEAD
-/* corpus:tokens_offsets([seed]) -> tokens, offsets. With a seed, each
- * document's tokens come shuffled (stream (seed, d)): a bag of words lists
- * them by feature id, which in a frequency-ranked vocabulary puts the
- * frequent words first, so document completion (first half estimates,
- * second half is scored) would score only the rare words. */
-=======
 /* corpus:doc_topic_counts() -> i32 Matrix docs x K (tests, small corpora) */
 static int corp_doc_topic_counts(lua_State *L) {
     cr_lda_corpus *c = check_topics(L, "doc_topic_counts");
@@ -303,8 +296,11 @@ static int corp_doc_topic_counts(lua_State *L) {
     return 1;
 }
 
-/* corpus:tokens_offsets() -> tokens, offsets */
->>>>>>> ldak
+/* corpus:tokens_offsets([seed]) -> tokens, offsets. With a seed, each
+ * document's tokens come shuffled (stream (seed, d)): a bag of words lists
+ * them by feature id, which in a frequency-ranked vocabulary puts the
+ * frequent words first, so document completion (first half estimates,
+ * second half is scored) would score only the rare words. */
 static int corp_tokens_offsets(lua_State *L) {
     cr_lda_corpus *c = check_corp(L, 1);
     int shuffle = !lua_isnoneornil(L, 2);
