@@ -116,11 +116,8 @@ end
 -- n_wk and n_k gathered from the nodes (V x K and 1 x K int32 matrices).
 local function gather()
   local all = cr.core.util.matrix(opt.V, opt.K, "i32")
-  NWK:each_run(16384, function(node, k, n)
-    Kr.w2v_copy_rows(all, k, (job:_guard(job.rt.get_rows, NWK.id, node, k, n, NWK.dim, NWK.sdim)))
-  end)
-  local nk = job:_guard(job.rt.get_rows, NK.id, 0, 0, 1, NK.dim, NK.sdim)
-  return all, nk
+  NWK:each_run(16384, function(node, k, n) Kr.w2v_copy_rows(all, k, (NWK:_rows(node, k, n))) end)
+  return all, (NK:_rows(NK:owner(0), 0, 1))
 end
 
 local function perplexity()

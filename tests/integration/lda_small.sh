@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# LDA end to end (examples/lda.lua, lua/models/lda.lua) on a planted-topics
+# corpus made here (5 topics over 100 words, each topic 20 words of its own;
+# 600 documents of 40 tokens mixing one or two topics; LIBSVM bag of words
+# with a vocabulary file):
+#   * both samplers on 1 node x 1 worker, mh on 1 x 2 and 2 x 1: the
+#     log-likelihood per token rises, the held-out perplexity ends far below
+#     the vocabulary's 100 (a planted document draws from 20-40 words), every
+#     JSONL record holds loglik_per_token and tokens_per_s and the last one
+#     heldout_perplexity; topwords= writes one line per topic;
+#   * the count invariant: after epochs under bsp, ssp and asp, on 1 node x
+#     2 workers and 2 nodes x 1 worker, n_wk equals the sum over workers of
+#     their assignments' counts and n_k its column sums (lda_counts.lua);
+#   * bad input: an empty document set, K < 2, a word id past the
+#     vocabulary, a malformed line: one clear line, non-zero exit.
+set -u
+BIN=${CRESCENT_BIN:?} ROOT=${CRESCENT_ROOT:?}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$ROOT"
+export OPENBLAS_NUM_THREADS=1
+fail() { echo "FAIL: $*"; exit 1; }
+awk 'BEGIN { srand(7); T = 5; W = 20
+  for (d = 0; d < 600; d++) { a = int(rand() * T); b = (rand() < 0.5) ? a : int(rand() * T)
+    delete c; for (i = 0; i < 40; i++) { t = (rand() < 0.7) ? a : b; w = t * W + int(rand() * W) + 1; c[w]++ }
+    line = (d % 2) ? "+1" : "-1"; for (w = 1; w <= T * W; w++) if (w in c) line = line " " w ":" c[w]
+    print line } }' >"$tmp/c.svm"
+for w in $(seq 1 100); do echo "w$w 1"; done >"$tmp/c.svm.vocab"
+
+run() { # name nodes workers args...
+    local name=$1 n=$2 w=$3
+    shift 3
+    timeout 120 "$BIN" run examples/lda.lua --nodes "$n" --workers "$w" --metrics "$tmp/$name.jsonl" -- \
+        data="$tmp/c.svm" K=5 iterations=40 chunk=3000 "$@" >"$tmp/$name.out" 2>&1 ||
+        { tail -5 "$tmp/$name.out"; fail "$name exited non-zero"; }
+    grep "^lda result" "$tmp/$name.out" || fail "$name: no result line"
+    python3 - "$tmp/$name.jsonl" "$name" <<'EOF' || fail "$name: records"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert len(recs) == 40, "%d records" % len(recs)
+for r in recs:
+    assert "loglik_per_token" in r and "tokens_per_s" in r and r["tokens_per_s"] > 0, r
+first, last = recs[0]["loglik_per_token"], recs[-1]["loglik_per_token"]
+assert last > first + 0.2, "loglik/token %.4f -> %.4f: did not rise" % (first, last)
+p = recs[-1].get("heldout_perplexity")
+assert p is not None and p < 45, "held-out perplexity %s (the vocabulary has 100 words)" % p
+print("ok: %s: loglik/token %.3f -> %.3f, held-out perplexity %.1f" % (sys.argv[2], first, last, p))
+EOF
+}
+run plain 1 1 sampler=plain topwords="$tmp/top.txt"
+[ "$(grep -c '^topic [0-9]*: ' "$tmp/top.txt")" = 5 ] || fail "topwords: expected 5 topic lines"
+run mh 1 1 sampler=mh
+run mh12 1 2
+run mh21 2 1
+# both samplers end near the same log-likelihood per token (within 3%)
+python3 - "$tmp/plain.jsonl" "$tmp/mh.jsonl" <<'EOF' || fail "samplers disagree"
+import json, sys
+a, b = (json.loads(open(p).readlines()[-1])["loglik_per_token"] for p in sys.argv[1:3])
+assert abs(a - b) <= 0.03 * abs(a), "plain %.4f, mh %.4f" % (a, b)
+print("ok: plain %.4f, mh %.4f" % (a, b))
+EOF
+
+# the count invariant under each policy, on 1 x 2 and 2 x 1
+for layout in "1 2" "2 1"; do
+    set -- $layout
+    for pol in bsp ssp asp; do
+        timeout 120 "$BIN" run tests/integration/jobs/lda_counts.lua --nodes "$1" --workers "$2" -- \
+            data="$tmp/c.svm" policy="$pol" >"$tmp/inv.out" 2>&1 || { tail -5 "$tmp/inv.out"; fail "invariant $pol on $1 x $2"; }
+        grep "^ok" "$tmp/inv.out" || fail "invariant $pol on $1 x $2: no ok line"
+    done
+done
+
+# bad input
+bad() { # what expected-pattern args...
+    local what=$1 pat=$2
+    shift 2
+    timeout 60 "$BIN" run examples/lda.lua --nodes 1 --workers 1 -- iterations=1 "$@" >"$tmp/bad.out" 2>&1 &&
+        fail "$what: exit 0"
+    grep -Eq "$pat" "$tmp/bad.out" || { cat "$tmp/bad.out"; fail "$what: no clear error ($pat)"; }
+    # (an error raised in a worker comes with its traceback, as in kge_bad_input.sh)
+    ! grep -Eq "Segmentation|Aborted|core dumped" "$tmp/bad.out" || fail "$what: crashed"
+    echo "ok: $what: $(grep -Em1 "$pat" "$tmp/bad.out")"
+}
+: >"$tmp/empty.svm"; cp "$tmp/c.svm.vocab" "$tmp/empty.svm.vocab"
+bad "empty document set" "no tokens" data="$tmp/empty.svm" K=5
+bad "K < 2" "K must be an integer >= 2" data="$tmp/c.svm" K=1
+{ head -3 "$tmp/c.svm"; echo "+1 3:1 101:2"; } >"$tmp/oov.svm"; cp "$tmp/c.svm.vocab" "$tmp/oov.svm.vocab"
+bad "word id out of range" "oov.svm:4: .*out of range" data="$tmp/oov.svm" K=5
+{ head -2 "$tmp/c.svm"; echo "+1 3:x"; } >"$tmp/mal.svm"; cp "$tmp/c.svm.vocab" "$tmp/mal.svm.vocab"
+bad "malformed line" "mal.svm:3: " data="$tmp/mal.svm" K=5
+echo "ok: lda_small"
