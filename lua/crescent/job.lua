@@ -187,8 +187,7 @@ end
 function Job:table(o)
     self:_check()
     local init, opt = check_table(self, o)
-    local probe = setmetatable({ keys = o.keys, name = o.name, nodes = self.nodes, dtype = o.dtype or "f32" },
-                               tables.Table)
+    local probe = { keys = o.keys, name = o.name, nodes = self.nodes }
     local decider
     if o.manage ~= nil then
         local what = "job:table{}: manage"

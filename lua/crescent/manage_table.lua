@@ -57,7 +57,6 @@ function M.parse_manage(self, spec, what)
     if is_script(spec) then return { script = spec } end
     if type(spec) == "string" then
         if spec == "replicate" then
-            self:_no_replicas(what)
             local all = {}
             for k = 0, self.keys - 1 do all[k + 1] = k end
             return { mode = 0, repl = all, label = spec }
@@ -84,7 +83,6 @@ function M.parse_manage(self, spec, what)
     end
     local repl, rset, reloc
     if spec.replicate ~= nil then repl, rset = key_list(self, what, "replicate", spec.replicate) end
-    if repl and #repl > 0 then self:_no_replicas(what) end
     if spec.relocate ~= nil and spec.relocate ~= "rest" then
         if rest ~= "classic" then
             error(("%s: relocate = keys needs classic = \"rest\""):format(what), 0)
@@ -128,7 +126,7 @@ end
 -- "what: ..." (crescent.manage names the script, and its line).
 function M.decider(self, spec, what, initial)
     local ok, d = pcall(manage.new, spec, nil, { table = self.name, keys = self.keys, nodes = self.nodes,
-        initial = initial or "classic", cap = self.dtype == "i32" and 0 or nil }) -- i32: never replicate
+        initial = initial or "classic" })
     if not ok then
         local msg, pre = tostring(d), ("manage %s: "):format(self.name)
         if msg:sub(1, #pre) == pre then msg = msg:sub(#pre + 1) end

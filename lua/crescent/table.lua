@@ -110,15 +110,6 @@ local mt = require "crescent.manage_table"
 mt.install(Table)
 M.parse_manage, M.decider, M.census, M.is_script = mt.parse_manage, mt.decider, mt.census, mt.is_script
 
--- Replication merges float deltas: refused for an i32 table (what: the
--- caller, for the message); auto and the other decision scripts get cap 0.
-function Table:_no_replicas(what)
-    if self.dtype == "i32" then
-        error(("%s: table '%s' holds i32 counts, which cannot be replicated (replicas merge float deltas); "
-            .. "use classic or relocate"):format(what, self.name), 0)
-    end
-end
-
 -- Run f() with the table's replicas dropped (their values merged into the
 -- home rows) and installed again from the home rows afterwards: rows set
 -- by the job (W:set, job:load) must reach the replicas.

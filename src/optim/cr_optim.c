@@ -36,16 +36,19 @@ void cr_optim_init_state(const cr_optim *o, float *state, int32_t dim) {
 #define BLOCK 8
 
 /* w += g as int32 counts stored in float slots: uint32 arithmetic (exact,
- * wraps instead of signed overflow's undefined behaviour), through memcpy
- * (no aliasing of float and integer lvalues). */
+ * wraps instead of signed overflow's undefined behaviour), through a
+ * may_alias type (reading float storage as integers is then defined; memcpy
+ * into block-sized arrays left GCC storing every block to the stack: 1.45x
+ * f32 add's time a row). */
+typedef uint32_t __attribute__((may_alias)) u32_alias;
+
 static void add_i32(float *restrict w, const float *restrict g, int32_t dim) {
-    for (int32_t j = 0; j < dim; j++) {
-        uint32_t a, b;
-        memcpy(&a, w + j, sizeof a);
-        memcpy(&b, g + j, sizeof b);
-        a += b;
-        memcpy(w + j, &a, sizeof a);
-    }
+    u32_alias *restrict wi = (u32_alias *)(void *)w;
+    const u32_alias *restrict gi = (const u32_alias *)(const void *)g;
+    int32_t j = 0, full = dim - dim % BLOCK;
+    for (; j < full; j += BLOCK)
+        for (int k = 0; k < BLOCK; k++) wi[j + k] += gi[j + k];
+    for (; j < dim; j++) wi[j] += gi[j];
 }
 
 void cr_optim_apply(const cr_optim *o, float *restrict w, float *restrict state, const float *restrict g,
@@ -77,7 +80,9 @@ void cr_optim_apply(const cr_optim *o, float *restrict w, float *restrict state,
     case CR_OPTIM_ASSIGN:
         memcpy(w, g, (size_t)dim * sizeof *w);
         break;
-    case CR_OPTIM_ADD_I32:
+    default: /* CR_OPTIM_ADD_I32 (kinds are checked when parsed): a default, not a
+              * fifth case, keeps the float rules' compare chain as it was (with
+              * a fifth case GCC jumps through a table) */
         add_i32(w, g, dim);
         break;
     }

@@ -61,6 +61,7 @@ typedef struct rset {
     int table;
     cr_shard *s;
     int32_t dim, sdim, rowf;
+    int i32;             /* the table holds int32 counts: w, base, acc, red are int32 bits */
     int64_t n, hcap;
     int64_t *keys;       /* sorted, unique */
     hent *h;             /* open addressing, key -1: empty */
@@ -74,6 +75,18 @@ typedef struct rset {
     int locked;          /* the locks are initialised */
     pthread_mutex_t locks[STRIPES];
 } rset;
+
+/* An i32 table's rows: int32 counts in the float arrays, added as uint32
+ * (exact, wrapping; ps/cr_table.h). The float paths below are untouched:
+ * each branches once per row on rset.i32. */
+typedef uint32_t __attribute__((may_alias)) u32_alias;
+
+/* dst[k] = a[k] + b[k] as int32 (dst may be a). */
+static void add_i32(float *dst, const float *a, const float *b, int32_t n) {
+    u32_alias *d = (u32_alias *)(void *)dst;
+    const u32_alias *x = (const u32_alias *)(const void *)a, *y = (const u32_alias *)(const void *)b;
+    for (int32_t k = 0; k < n; k++) d[k] = x[k] + y[k];
+}
 
 typedef struct shdr {
     int64_t round, bytes;
@@ -196,6 +209,7 @@ static rset *set_new(cr_shard *sh, int t, const int64_t *keys, int64_t n, cr_err
     s->dim = sh->def.dim;
     s->sdim = sh->sdim;
     s->rowf = s->dim + s->sdim;
+    s->i32 = cr_shard_i32(sh);
     s->keys = malloc((size_t)(n + 1) * sizeof *s->keys); /* checked below */
     if (s->keys) {
         if (n) memcpy(s->keys, keys, (size_t)n * sizeof *keys);
@@ -264,7 +278,10 @@ static void push_one(rset *s, const cr_optim *o, int64_t slot, const float *g, f
     int b = (int)(slot % STRIPES);
     float *w = s->w + slot * s->rowf, *acc = s->acc + slot * s->rowf;
     pthread_mutex_lock(&s->locks[b]);
-    if (o->kind == CR_OPTIM_SGD || o->kind == CR_OPTIM_ADD) { /* the change is f * g: no copy needed */
+    if (s->i32) { /* rule add (assign is refused): the change is g */
+        add_i32(w, w, g, s->dim);
+        add_i32(acc, acc, g, s->dim);
+    } else if (o->kind == CR_OPTIM_SGD || o->kind == CR_OPTIM_ADD) { /* the change is f * g: no copy needed */
         float f = o->kind == CR_OPTIM_SGD ? -o->lr : 1.0f;   /* w += f * g is bitwise cr_optim_apply's */
         for (int32_t j = 0; j < s->dim; j++) {
             float d = f * g[j];
@@ -290,7 +307,7 @@ int cr_replicas_push(cr_replicas *r, int table, const int64_t *keys, int64_t n, 
     int rc = 0;
     for (int64_t i = 0; i < n && rc == 0; i++)
         if ((slot[i] = find(s, keys[i])) < 0) rc = not_replicated(s, "replica push", keys[i], i, e);
-    if (rc == 0) rc = cr_check_finite(g, (size_t)n * (size_t)s->dim, "replica push refused", e);
+    if (rc == 0 && !s->i32) rc = cr_check_finite(g, (size_t)n * (size_t)s->dim, "replica push refused", e);
     cr_optim o = s->s->def.optim; /* lr changes only between commands (SETLR) */
     float small[256], *old = s->rowf <= 256 ? small : cr_xmalloc((size_t)s->rowf * sizeof(float));
     for (int64_t i = 0; i < n && rc == 0; i++) push_one(s, &o, slot[i], g + i * s->dim, old);
@@ -467,6 +484,14 @@ static size_t fold_sec(const round_ctx *c, const char *p, size_t left) {
             memcpy(dst, src, (size_t)s->rowf * sizeof(float));
             s->rmark[slot] = 1;
             s->rlist[s->rcnt++] = slot;
+        } else if (s->i32) {
+            for (int32_t k = 0; k < s->rowf; k++) {
+                uint32_t v, d;
+                memcpy(&v, src + k * (int)sizeof v, sizeof v);
+                memcpy(&d, dst + k, sizeof d);
+                d += v;
+                memcpy(dst + k, &d, sizeof d);
+            }
         } else {
             for (int32_t k = 0; k < s->rowf; k++) {
                 float v;
@@ -576,9 +601,14 @@ static void apply_delta(cr_replicas *r, rset *s) {
         int64_t o = (int64_t)slot * s->rowf;
         pthread_mutex_t *m = &s->locks[slot % STRIPES];
         pthread_mutex_lock(m);
-        for (int32_t k = 0; k < s->rowf; k++) {
-            s->base[o + k] += s->red[o + k];
-            s->w[o + k] = s->base[o + k] + s->acc[o + k];
+        if (s->i32) {
+            add_i32(s->base + o, s->base + o, s->red + o, s->rowf);
+            add_i32(s->w + o, s->base + o, s->acc + o, s->rowf);
+        } else {
+            for (int32_t k = 0; k < s->rowf; k++) {
+                s->base[o + k] += s->red[o + k];
+                s->w[o + k] = s->base[o + k] + s->acc[o + k];
+            }
         }
         pthread_mutex_unlock(m);
         write_home(r, s, slot);
@@ -785,10 +815,6 @@ static int check_set(cr_replicas *r, int table, cr_shard **sh, cr_err *e) {
     if ((*sh)->def.optim.kind == CR_OPTIM_ASSIGN)
         return cr_errf(e, "replicate: table '%s' uses the rule 'assign', which cannot be replicated "
                           "(concurrent assignments do not merge)",
-                       (*sh)->def.name);
-    if (cr_shard_i32(*sh))
-        return cr_errf(e, "replicate: table '%s' holds i32 counts, which cannot be replicated "
-                          "(replicas merge float deltas); use classic or relocate",
                        (*sh)->def.name);
     return 0;
 }

@@ -14,7 +14,9 @@
  * node count). After round r, every node's replica holds every node's
  * updates made before that node's snapshot of round r; replicas of all
  * nodes are bitwise equal once no worker updates them. The rule "assign"
- * cannot be replicated (concurrent assignments do not merge).
+ * cannot be replicated (concurrent assignments do not merge). An i32 table
+ * (ps/cr_table.h) keeps int32 counts in the same arrays: its values, deltas
+ * and sums are added as int32 (exact), every float path left as it was.
  *
  * Home rows: while a key is replicated, its owner (static range placement,
  * cr_shard_owner) writes the agreed value (and optimizer state) into its

@@ -30,7 +30,8 @@ typedef enum { CR_INIT_ZEROS = 0, CR_INIT_UNIFORM, CR_INIT_NORMAL } cr_init_kind
  * is exact int32 addition, wrapping on overflow; "assign" stores the ints;
  * no other rule is allowed), the finite checks (skipped: every bit pattern
  * is a valid int), the initializer (zeros or a constant integer:
- * uniform(c, c)). Same numbering as the Lua Matrix's (lua/l_util.h). */
+ * uniform(c, c)), replication's sums (ps/cr_replica.c). Same numbering as
+ * the Lua Matrix's (lua/l_util.h). */
 typedef enum { CR_DTYPE_F32 = 0, CR_DTYPE_I32 = 1 } cr_dtype;
 
 /* Plain data, sent as is between processes of the same binary. */

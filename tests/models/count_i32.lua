@@ -1,8 +1,8 @@
 -- Test model for dtype = "i32" tables (tests/integration/table_i32.sh):
 -- every worker adds +1 (an int32 matrix) to random batches of keys of the
 -- count table C, localizing each next batch one batch ahead when the table
--- relocates. Pulls come back as int32 matrices; a pull after the worker's
--- own push sees it. Returns how many times it added to each key (adds[k +
+-- relocates (and -1 then +1 to column 2 before each +1). Pulls come back as int32
+-- matrices; a pull after the worker's own push sees it. Returns how many times it added to each key (adds[k +
 -- 1]) so the job can check the counts are exact.
 local M = {}
 
@@ -18,8 +18,12 @@ function M.epoch(ctx, args)
         seed = (seed * 1103515245 + 12345) % 2147483648
         return (seed // 65536) % n
     end
-    local ones = U.matrix(batch, C.dim, "i32")
-    for i = 1, batch do for j = 1, C.dim do ones:set(i, j, 1) end end
+    local ones, minus, plus = U.matrix(batch, C.dim, "i32"), U.matrix(batch, 2, "i32"), U.matrix(batch, 2, "i32")
+    for i = 1, batch do
+        for j = 1, C.dim do ones:set(i, j, 1) end
+        minus:set(i, 2, -1)
+        plus:set(i, 2, 1)
+    end
     local function draw()
         local v = U.ints(batch)
         for i = 1, batch do v:set(i, rnd(K)) end
@@ -36,6 +40,11 @@ function M.epoch(ctx, args)
         if args.localize then lid = C:localize(nextk) end
         local before = C:pull(keys)
         assert(before:dtype() == "i32", "pull of an i32 table gave an " .. before:dtype() .. " matrix")
+        -- -1 then +1 in column 2 (no change; column 1, checked below, never
+        -- goes down): -1's bits are a float NaN's, which an f32 table's
+        -- pushes refuse; an i32 table takes them, local or remote
+        C:push(keys, minus)
+        C:push(keys, plus)
         local pid = C:push_async(keys, ones)
         local after = C:pull(keys)
         for i = 1, batch do
