@@ -12,7 +12,7 @@ CRESCENT_CURVE_PUBLIC=$PUB1 CRESCENT_CURVE_SECRET=$SEC1 timeout 60 "$CRESCENT_BI
     >"$TMP/out" 2>&1 || { cat "$TMP/out"; fail "job with keys"; }
 grep -q "ok nodes=2" "$TMP/out" || fail "job with keys: $(cat "$TMP/out")"
 # 2. one good node, one with the wrong keys: the job cannot start
-port=$((20000 + RANDOM % 20000))
+port=$(free_port)
 export CRESCENT_SPAWN=0 CRESCENT_LISTEN="tcp://127.0.0.1:$port"
 CRESCENT_CURVE_PUBLIC=$PUB1 CRESCENT_CURVE_SECRET=$SEC1 timeout 60 "$CRESCENT_BIN" run "$JOBS/join_short.lua" >"$TMP/s" 2>&1 &
 sched=$!

@@ -6,7 +6,7 @@
 set -u
 . "$CRESCENT_ROOT/tests/integration/jobs/lib.sh"
 export_cluster_key # nodes started by hand must present the cluster key
-port=$((20000 + RANDOM % 20000))
+port=$(free_port)
 mkfifo "$TMP/in"
 CRESCENT_SPAWN=0 CRESCENT_LISTEN="tcp://127.0.0.1:$port" "$CRESCENT_BIN" run "$JOBS/repl_job.lua" --repl \
     <"$TMP/in" >"$TMP/out" 2>&1 &

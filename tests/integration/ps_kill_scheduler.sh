@@ -12,7 +12,7 @@ kill -9 "$sched"; wait "$sched" 2>/dev/null
 no_orphans || fail "spawned nodes outlived the scheduler"
 # 2. nodes started by hand (they must present the cluster key)
 export_cluster_key
-port=$((20000 + RANDOM % 20000))
+port=$(free_port)
 CRESCENT_SPAWN=0 CRESCENT_LISTEN="tcp://127.0.0.1:$port" "$CRESCENT_BIN" run "$JOBS/long.lua" -- 60 >"$TMP/out2" 2>&1 &
 sched=$!
 for _ in $(seq 50); do grep -q "waiting for" "$TMP/out2" && break; sleep 0.1; done

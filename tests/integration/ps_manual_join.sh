@@ -4,7 +4,7 @@
 set -u
 . "$CRESCENT_ROOT/tests/integration/jobs/lib.sh"
 export_cluster_key # nodes started by hand must present the cluster key
-port=$((20000 + RANDOM % 20000))
+port=$(free_port)
 CRESCENT_SPAWN=0 CRESCENT_LISTEN="tcp://127.0.0.1:$port" timeout 60 "$CRESCENT_BIN" run "$JOBS/count.lua" \
     --nodes 2 --workers 2 -- 4 >"$TMP/out" 2>&1 &
 sched=$!

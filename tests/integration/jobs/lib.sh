@@ -77,3 +77,14 @@ export_cluster_key() {
     export CRESCENT_CURVE_PUBLIC=$(echo "$k" | awk '$1 == "public" {print $2}')
     export CRESCENT_CURVE_SECRET=$(echo "$k" | awk '$1 == "secret" {print $2}')
 }
+# A TCP port on 127.0.0.1 that nothing listens on now (a random one in
+# 20000-39999 that refuses a connection): a fixed random pick collided
+# with other jobs' listeners on a shared machine ("Address already in use").
+free_port() {
+    local p
+    for _ in $(seq 1 50); do
+        p=$((20000 + RANDOM % 20000))
+        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
+    done
+    echo "$p"
+}
