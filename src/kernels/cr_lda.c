@@ -42,6 +42,12 @@ typedef struct tprop {
     int64_t dpos[CR_LDA_PEND];
 } tprop;
 
+/* A token of the MH visiting order: token tbeg + tok of document dbeg + doc
+ * (offsets from the chunk's first token and document). */
+typedef struct sent {
+    int32_t tok, doc;
+} sent;
+
 /* Everything a sweep over one chunk reads and writes. The MH sampler keeps
  * the chunk's current and snapshot counts interleaved (pw: row r, topic k
  * at pw[2 (r K + k)] and + 1), so that both are one cache miss, in a
@@ -64,8 +70,9 @@ typedef struct sctx {
     cr_rng rng;             /* acceptance tests */
     cr_rng prng;            /* proposals */
     const int64_t *doc_off; /* the corpus's document offsets */
-    int64_t tend;           /* the chunk's end token */
-    int64_t dla;            /* document of the token drawn ahead */
+    const int32_t *row;     /* the corpus's token rows */
+    const sent *seq;        /* MH: the order tokens are visited in */
+    int64_t nseq, tbeg, dbeg;
     tprop ring[CR_LDA_AHEAD + 1]; /* proposals of tokens i .. i + AHEAD (by i % (AHEAD + 1)) */
 } sctx;
 
@@ -325,12 +332,12 @@ static inline void move_plain(sctx *x, int32_t *p, int k, int d) {
     x->ck[k] += d;
 }
 
-/* Stage 1 of the lookahead, for token i: draw its proposals, prefetch
- * the word proposals' alias slots. Called in token order. */
-static inline void look_draw(sctx *x, const int32_t *row, int64_t i, int steps) {
-    while (x->doc_off[x->dla + 1] <= i) x->dla++;
-    int64_t d0 = x->doc_off[x->dla], L = x->doc_off[x->dla + 1] - d0, r = row[i];
-    tprop *p = &x->ring[RING(i)];
+/* Stage 1 of the lookahead, for the j-th token of the visiting order: draw
+ * its proposals, prefetch the word proposals' alias slots. */
+static inline void look_draw(sctx *x, int64_t j, int steps) {
+    int64_t i = x->tbeg + x->seq[j].tok, d = x->dbeg + x->seq[j].doc;
+    int64_t d0 = x->doc_off[d], L = x->doc_off[d + 1] - d0, r = x->row[i];
+    tprop *p = &x->ring[RING(j)];
     for (int st = 0; st < steps && st < CR_LDA_PEND; st++) {
         p->w[st] = wdraw(x, r);
         __builtin_prefetch(p->w[st].a);
@@ -338,11 +345,12 @@ static inline void look_draw(sctx *x, const int32_t *row, int64_t i, int steps) 
     }
 }
 
-/* Stage 2, for token i (its slots fetched by now): prefetch the pairs its
- * steps will read. */
-static inline void look_fetch(sctx *x, const int32_t *z, const int32_t *row, int64_t i, int steps) {
-    const tprop *p = &x->ring[RING(i)];
-    const int32_t *pr = x->pw + 2 * (int64_t)row[i] * x->K;
+/* Stage 2, for the j-th token (its slots fetched by now): prefetch the
+ * pairs its steps will read. */
+static inline void look_fetch(sctx *x, const int32_t *z, int64_t j, int steps) {
+    const tprop *p = &x->ring[RING(j)];
+    int64_t i = x->tbeg + x->seq[j].tok;
+    const int32_t *pr = x->pw + 2 * (int64_t)x->row[i] * x->K;
     __builtin_prefetch(pr + 2 * z[i], 1);
     for (int st = 0; st < steps && st < CR_LDA_PEND; st++) {
         __builtin_prefetch(pr + 2 * resolve(p->w[st]));
@@ -351,28 +359,54 @@ static inline void look_fetch(sctx *x, const int32_t *z, const int32_t *row, int
     }
 }
 
-/* MH over the tokens of one document [t0, t1). Returns how many changed.
- * Token i's proposals were drawn and its memory fetched tokens ahead
- * (x->ring): the chain waits on memory much less. */
-static int64_t mh_doc(sctx *x, int32_t *z, const int32_t *row, int64_t t0, int64_t t1, int steps) {
-    int64_t changed = 0;
-    for (int64_t i = t0; i < t1; i++) {
-        int s0 = z[i], s = s0;
-        tprop cur = x->ring[RING(i)];
-        if (i + CR_LDA_AHEAD < x->tend) look_draw(x, row, i + CR_LDA_AHEAD, steps);
-        if (i + CR_LDA_AHEAD - 1 < x->tend) look_fetch(x, z, row, i + CR_LDA_AHEAD - 1, steps);
-        tok t;
-        tok_init(x, &t, row[i], s0);
-        move_mh(x, t.p, s, -1);
-        for (int st = 0; st < steps; st++) {
-            int pre = st < CR_LDA_PEND;
-            s = word_step(x, &t, s, pre ? cur.w[st] : wdraw(x, t.r));
-            z[i] = s;
-            z[i] = s = doc_step(x, z, t.p, s, pre ? cur.dpos[st] : ddraw(x, t0, t1 - t0));
-        }
-        move_mh(x, t.p, s, +1);
-        changed += s != s0;
+/* The MH steps of token i of the document [t0, t0 + L) with its proposals
+ * drawn ahead in cur; returns 1 if its topic changed. */
+static inline int mh_token(sctx *x, int32_t *z, int64_t i, int64_t t0, int64_t L, const tprop *cur, int steps) {
+    int s0 = z[i], s = s0;
+    tok t;
+    tok_init(x, &t, x->row[i], s0);
+    move_mh(x, t.p, s, -1);
+    for (int st = 0; st < steps; st++) {
+        int pre = st < CR_LDA_PEND;
+        s = word_step(x, &t, s, pre ? cur->w[st] : wdraw(x, t.r));
+        z[i] = s;
+        z[i] = s = doc_step(x, z, t.p, s, pre ? cur->dpos[st] : ddraw(x, t0, L));
     }
+    move_mh(x, t.p, s, +1);
+    return s != s0;
+}
+
+/* Fill / clear the document scratch from z[t0 .. t1). */
+static void doc_enter(sctx *x, const int32_t *z, int64_t t0, int64_t t1) {
+    for (int64_t i = t0; i < t1; i++) x->ndk[z[i]]++;
+}
+static void doc_leave(sctx *x, const int32_t *z, int64_t t0, int64_t t1) {
+    for (int64_t i = t0; i < t1; i++) x->ndk[z[i]] = 0;
+}
+
+/* MH over the visiting order x->seq. A document's counts are filled when
+ * the order enters it and cleared when it leaves. Each token's proposals
+ * were drawn and its memory fetched tokens ahead (x->ring): the chain
+ * waits on memory much less. Returns how many tokens changed. */
+static int64_t mh_seq(sctx *x, int32_t *z, int steps) {
+    int64_t changed = 0, d = -1, t0 = 0, L = 0;
+    for (int64_t j = 0; j < x->nseq && j < CR_LDA_AHEAD; j++) look_draw(x, j, steps);
+    for (int64_t j = 0; j < x->nseq && j < CR_LDA_AHEAD - 1; j++) look_fetch(x, z, j, steps);
+    for (int64_t j = 0; j < x->nseq; j++) {
+        int64_t dj = x->dbeg + x->seq[j].doc;
+        if (dj != d) {
+            if (d >= 0) doc_leave(x, z, t0, t0 + L);
+            d = dj;
+            t0 = x->doc_off[d];
+            L = x->doc_off[d + 1] - t0;
+            doc_enter(x, z, t0, t0 + L);
+        }
+        tprop cur = x->ring[RING(j)];
+        if (j + CR_LDA_AHEAD < x->nseq) look_draw(x, j + CR_LDA_AHEAD, steps);
+        if (j + CR_LDA_AHEAD - 1 < x->nseq) look_fetch(x, z, j + CR_LDA_AHEAD - 1, steps);
+        changed += mh_token(x, z, x->tbeg + x->seq[j].tok, t0, L, &cur, steps);
+    }
+    if (d >= 0) doc_leave(x, z, t0, t0 + L);
     return changed;
 }
 
@@ -470,28 +504,56 @@ static void ctx_free(sctx *x) {
     free(x->S);
 }
 
-/* Fill / clear the document scratch from z[t0 .. t1). */
-static void doc_enter(sctx *x, const int32_t *z, int64_t t0, int64_t t1) {
-    for (int64_t i = t0; i < t1; i++) x->ndk[z[i]]++;
+/* The MH visiting order of chunk ch: its rows cut into slices of srows
+ * rows, the slices one after the other, each in document order. With a
+ * slice's rows and alias tables small enough to stay in cache, the chain
+ * misses memory far less (LightLDA's model slices); the price is filling a
+ * document's counts once per slice that has tokens of it. */
+static sent *visit_order(const cr_lda_corpus *c, int64_t ch, int64_t srows, int64_t *n) {
+    int64_t d0 = c->chunk_doc[ch], d1 = c->chunk_doc[ch + 1], tb = c->doc_off[d0];
+    int64_t nsl = (cr_lda_chunk_nkeys(c, ch) + srows - 1) / srows;
+    *n = c->doc_off[d1] - tb;
+    sent *seq = cr_xmalloc((size_t)(*n ? *n : 1) * sizeof *seq);
+    int64_t *off = cr_xcalloc((size_t)(nsl + 1), sizeof *off);
+    for (int64_t i = tb; i < c->doc_off[d1]; i++) off[c->row[i] / srows + 1]++;
+    for (int64_t s = 0; s < nsl; s++) off[s + 1] += off[s];
+    for (int64_t d = d0; d < d1; d++)
+        for (int64_t i = c->doc_off[d]; i < c->doc_off[d + 1]; i++)
+            seq[off[c->row[i] / srows]++] = (sent){(int32_t)(i - tb), (int32_t)(d - d0)};
+    free(off);
+    return seq;
 }
-static void doc_leave(sctx *x, const int32_t *z, int64_t t0, int64_t t1) {
-    for (int64_t i = t0; i < t1; i++) x->ndk[z[i]] = 0;
+
+/* Rows per model slice: about CR_LDA_SLICE_BYTES of counts and alias slots. */
+#define CR_LDA_SLICE_BYTES ((int64_t)4 << 20)
+static int64_t slice_rows(const sctx *x, int64_t nkeys, int64_t want) {
+    if (want > 0) return want;
+    int64_t per = (int64_t)x->K * 8 + (x->soff[nkeys] / (nkeys ? nkeys : 1)) * (int64_t)sizeof(aent);
+    int64_t r = CR_LDA_SLICE_BYTES / (per ? per : 1);
+    return r < 1 ? 1 : r;
 }
 
 /* The sweep over the chunk's documents; returns how many tokens changed. */
-static int64_t sweep_docs(sctx *x, cr_lda_corpus *c, int64_t ch, int mh, int steps) {
-    double *p = mh ? NULL : cr_xmalloc((size_t)x->K * sizeof *p);
-    for (int k = 0; !mh && k < x->K; k++) set_inv(x, x->inv, k);
-    int64_t changed = 0, tbeg = c->doc_off[c->chunk_doc[ch]];
-    x->tend = c->doc_off[c->chunk_doc[ch + 1]];
-    x->doc_off = c->doc_off;
-    x->dla = c->chunk_doc[ch];
-    for (int64_t i = tbeg; mh && i < tbeg + CR_LDA_AHEAD && i < x->tend; i++) look_draw(x, c->row, i, steps);
-    for (int64_t i = tbeg; mh && i < tbeg + CR_LDA_AHEAD - 1 && i < x->tend; i++) look_fetch(x, c->z, c->row, i, steps);
+static int64_t sweep_docs(sctx *x, cr_lda_corpus *c, int64_t ch, int mh, const cr_lda_sample_opts *o) {
+    if (mh) {
+        int64_t nkeys = cr_lda_chunk_nkeys(c, ch);
+        x->doc_off = c->doc_off;
+        x->row = c->row;
+        x->dbeg = c->chunk_doc[ch];
+        x->tbeg = c->doc_off[x->dbeg];
+        sent *seq = visit_order(c, ch, slice_rows(x, nkeys, o->slice_rows), &x->nseq);
+        x->seq = seq;
+        int64_t changed = mh_seq(x, c->z, o->mh_steps);
+        free(seq);
+        return changed;
+    }
+    double *p = cr_xmalloc((size_t)x->K * sizeof *p);
+    for (int k = 0; k < x->K; k++) set_inv(x, x->inv, k);
+    int64_t changed = 0;
     for (int64_t d = c->chunk_doc[ch]; d < c->chunk_doc[ch + 1]; d++) {
         int64_t t0 = c->doc_off[d], t1 = c->doc_off[d + 1];
         doc_enter(x, c->z, t0, t1);
-        changed += mh ? mh_doc(x, c->z, c->row, t0, t1, steps) : plain_doc(x, c->z, c->row, t0, t1, x->inv, p);
+        changed += plain_doc(x, c->z, c->row, t0, t1, x->inv, p);
         doc_leave(x, c->z, t0, t1);
     }
     free(p);
@@ -510,7 +572,7 @@ int cr_lda_sample(cr_lda_corpus *c, int64_t ch, const int32_t *nwk, const int32_
         memcpy(dwk, nwk, (size_t)n * sizeof *dwk);
         x.cw = dwk;
     }
-    st->changed = sweep_docs(&x, c, ch, mh, o->mh_steps);
+    st->changed = sweep_docs(&x, c, ch, mh, o);
     if (mh)
         for (int64_t i = 0; i < n; i++) dwk[i] = x.pw[2 * i] - x.pw[2 * i + 1];
     else

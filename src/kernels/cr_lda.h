@@ -54,6 +54,7 @@ typedef struct cr_lda_sample_opts {
     int mh_steps;  /* >= 1: word + doc proposal cycles per token (MH) */
     uint64_t seed; /* the call's draws depend on (seed, chunk) only */
     int test_flags; /* 0, or CR_LDA_TEST_* below: deliberately wrong samplers for tests */
+    int64_t slice_rows; /* MH: rows per model slice; 0: about 4 MiB of counts and tables */
 } cr_lda_sample_opts;
 
 typedef struct cr_lda_sample_stats {
