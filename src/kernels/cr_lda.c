@@ -42,15 +42,28 @@ typedef struct tprop {
     int64_t dpos[CR_LDA_PEND];
 } tprop;
 
+/* Scratch for builds: K weights, topics, two stacks, K doubles. */
+typedef struct bscratch {
+    double *w, *p;
+    int32_t *tp, *small, *large;
+} bscratch;
+
+/* A token of the MH visiting order: token tbeg + tok of document dbeg + doc
+ * (offsets from the chunk's first token and document). */
+typedef struct sent {
+    int32_t tok, doc;
+} sent;
+
 /* Everything a sweep over one chunk reads and writes. The MH sampler keeps
- * the chunk's current and snapshot counts interleaved (pw: row r, topic k
- * at pw[2 (r K + k)] and + 1), so that both are one cache miss, in a
- * workspace on huge pages (fewer TLB misses on a V x K model). */
+ * a slice's current and snapshot counts interleaved (pw: row r, topic k at
+ * pw[2 ((r - r0) K + k)] and + 1), so that both are one cache miss. */
 typedef struct sctx {
     int K, flags;
     double alpha, beta, vbeta;
     const int32_t *snapk;   /* snapshot totals */
-    int32_t *pw;            /* MH: nkeys x K (current, snapshot) pairs */
+    int32_t *pw;            /* MH: the slice's rows x K (current, snapshot) pairs */
+    int64_t r0;             /* MH: the slice's first row */
+    const int32_t *snap;    /* MH: the snapshot rows */
     int32_t *cw;            /* plain: current counts, nkeys x K */
     int32_t *ck;            /* current totals */
     int32_t *ndk;           /* current document's topic counts */
@@ -64,9 +77,11 @@ typedef struct sctx {
     cr_rng rng;             /* acceptance tests */
     cr_rng prng;            /* proposals */
     const int64_t *doc_off; /* the corpus's document offsets */
-    int64_t tend;           /* the chunk's end token */
-    int64_t dla;            /* document of the token drawn ahead */
+    const int32_t *row;     /* the corpus's token rows */
+    const sent *seq;        /* MH: the order tokens are visited in */
+    int64_t nseq, tbeg, dbeg;
     tprop ring[CR_LDA_AHEAD + 1]; /* proposals of tokens i .. i + AHEAD (by i % (AHEAD + 1)) */
+    bscratch b;             /* MH: table builds */
 } sctx;
 
 static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
@@ -145,12 +160,6 @@ static void alias_build(aent *out, const double *w, const int32_t *tp, int n, do
     while (ns > 0) ns--, out[small[ns]] = (aent){1.0f, tp[small[ns]], tp[small[ns]]};
 }
 
-/* Scratch for builds: K weights, topics, two stacks, K doubles. */
-typedef struct bscratch {
-    double *w, *p;
-    int32_t *tp, *small, *large;
-} bscratch;
-
 /* Room for n more sparse slots in the corpus's arena (kept contents). */
 static void arena_grow(sctx *x, cr_lda_corpus *c, int64_t used, int64_t n) {
     size_t need = (size_t)(used + n) * sizeof(aent);
@@ -167,7 +176,7 @@ static void arena_grow(sctx *x, cr_lda_corpus *c, int64_t used, int64_t n) {
 /* The dense table over all K topics and the per-row sparse tables over each
  * row's positive snapshot entries. One scan of each snapshot row, which
  * also fills the (current, snapshot) pairs. */
-static void build_tables(sctx *x, cr_lda_corpus *c, const int32_t *snap, int64_t nkeys, bscratch *b) {
+static void build_dense(sctx *x, bscratch *b) {
     int K = x->K;
     x->Q = 0;
     for (int k = 0; k < K; k++) {
@@ -179,11 +188,20 @@ static void build_tables(sctx *x, cr_lda_corpus *c, const int32_t *snap, int64_t
         x->Q += b->w[k];
     }
     alias_build(x->dense, b->w, b->tp, K, x->Q, b->small, b->large, b->p);
+}
+
+/* Slice [r0, r1) of the chunk's rows: their (current, snapshot) pairs in
+ * the corpus's workspace and their sparse tables in its arena (both reused
+ * by the next slice). One scan of each snapshot row. */
+static void build_slice(sctx *x, cr_lda_corpus *c, int64_t r0, int64_t r1, bscratch *b) {
+    int K = x->K;
     int64_t n = 0;
+    x->r0 = r0;
+    x->pw = workspace(&c->ws, &c->ws_cap, (size_t)(2 * (r1 - r0) * K) * sizeof(int32_t));
     x->sp = c->arena;
-    for (int64_t r = 0; r < nkeys; r++) {
-        const int32_t *row = snap + r * K;
-        int32_t *pr = x->pw + 2 * r * K;
+    for (int64_t r = r0; r < r1; r++) {
+        const int32_t *row = x->snap + r * K;
+        int32_t *pr = x->pw + 2 * (r - r0) * K;
         int m = 0;
         double S = 0;
         for (int k = 0; k < K; k++) {
@@ -200,7 +218,15 @@ static void build_tables(sctx *x, cr_lda_corpus *c, const int32_t *snap, int64_t
         if (m > 0) alias_build(x->sp + n, b->w, b->tp, m, S, b->small, b->large, b->p);
         n += m;
     }
-    x->soff[nkeys] = n;
+    x->soff[r1] = n;
+}
+
+/* The slice's changes into the caller's dwk (its pairs still in cache). */
+static void flush_slice(const sctx *x, int32_t *dwk, int64_t r0, int64_t r1) {
+    const int32_t *pw = x->pw;
+    int64_t n = (r1 - r0) * x->K;
+    int32_t *out = dwk + r0 * x->K;
+    for (int64_t i = 0; i < n; i++) out[i] = pw[2 * i] - pw[2 * i + 1];
 }
 
 /* The token being sampled: its row's pairs, its topic s0 when the call
@@ -225,7 +251,7 @@ typedef struct tok {
 static inline double tw(const sctx *x, const int32_t *p, int k) { return (pos(p[2 * k + 1]) + x->beta) * x->inv[k]; }
 
 static inline void tok_init(const sctx *x, tok *t, int64_t r, int s0) {
-    t->p = x->pw + 2 * r * x->K;
+    t->p = x->pw + 2 * (r - x->r0) * x->K;
     t->r = r;
     t->s0 = s0;
     int32_t sn = t->p[2 * s0 + 1];
@@ -325,12 +351,12 @@ static inline void move_plain(sctx *x, int32_t *p, int k, int d) {
     x->ck[k] += d;
 }
 
-/* Stage 1 of the lookahead, for token i: draw its proposals, prefetch
- * the word proposals' alias slots. Called in token order. */
-static inline void look_draw(sctx *x, const int32_t *row, int64_t i, int steps) {
-    while (x->doc_off[x->dla + 1] <= i) x->dla++;
-    int64_t d0 = x->doc_off[x->dla], L = x->doc_off[x->dla + 1] - d0, r = row[i];
-    tprop *p = &x->ring[RING(i)];
+/* Stage 1 of the lookahead, for the j-th token of the visiting order: draw
+ * its proposals, prefetch the word proposals' alias slots. */
+static inline void look_draw(sctx *x, int64_t j, int steps) {
+    int64_t i = x->tbeg + x->seq[j].tok, d = x->dbeg + x->seq[j].doc;
+    int64_t d0 = x->doc_off[d], L = x->doc_off[d + 1] - d0, r = x->row[i];
+    tprop *p = &x->ring[RING(j)];
     for (int st = 0; st < steps && st < CR_LDA_PEND; st++) {
         p->w[st] = wdraw(x, r);
         __builtin_prefetch(p->w[st].a);
@@ -338,11 +364,12 @@ static inline void look_draw(sctx *x, const int32_t *row, int64_t i, int steps) 
     }
 }
 
-/* Stage 2, for token i (its slots fetched by now): prefetch the pairs its
- * steps will read. */
-static inline void look_fetch(sctx *x, const int32_t *z, const int32_t *row, int64_t i, int steps) {
-    const tprop *p = &x->ring[RING(i)];
-    const int32_t *pr = x->pw + 2 * (int64_t)row[i] * x->K;
+/* Stage 2, for the j-th token (its slots fetched by now): prefetch the
+ * pairs its steps will read. */
+static inline void look_fetch(sctx *x, const int32_t *z, int64_t j, int steps) {
+    const tprop *p = &x->ring[RING(j)];
+    int64_t i = x->tbeg + x->seq[j].tok;
+    const int32_t *pr = x->pw + 2 * ((int64_t)x->row[i] - x->r0) * x->K;
     __builtin_prefetch(pr + 2 * z[i], 1);
     for (int st = 0; st < steps && st < CR_LDA_PEND; st++) {
         __builtin_prefetch(pr + 2 * resolve(p->w[st]));
@@ -351,28 +378,54 @@ static inline void look_fetch(sctx *x, const int32_t *z, const int32_t *row, int
     }
 }
 
-/* MH over the tokens of one document [t0, t1). Returns how many changed.
- * Token i's proposals were drawn and its memory fetched tokens ahead
- * (x->ring): the chain waits on memory much less. */
-static int64_t mh_doc(sctx *x, int32_t *z, const int32_t *row, int64_t t0, int64_t t1, int steps) {
-    int64_t changed = 0;
-    for (int64_t i = t0; i < t1; i++) {
-        int s0 = z[i], s = s0;
-        tprop cur = x->ring[RING(i)];
-        if (i + CR_LDA_AHEAD < x->tend) look_draw(x, row, i + CR_LDA_AHEAD, steps);
-        if (i + CR_LDA_AHEAD - 1 < x->tend) look_fetch(x, z, row, i + CR_LDA_AHEAD - 1, steps);
-        tok t;
-        tok_init(x, &t, row[i], s0);
-        move_mh(x, t.p, s, -1);
-        for (int st = 0; st < steps; st++) {
-            int pre = st < CR_LDA_PEND;
-            s = word_step(x, &t, s, pre ? cur.w[st] : wdraw(x, t.r));
-            z[i] = s;
-            z[i] = s = doc_step(x, z, t.p, s, pre ? cur.dpos[st] : ddraw(x, t0, t1 - t0));
-        }
-        move_mh(x, t.p, s, +1);
-        changed += s != s0;
+/* The MH steps of token i of the document [t0, t0 + L) with its proposals
+ * drawn ahead in cur; returns 1 if its topic changed. */
+static inline int mh_token(sctx *x, int32_t *z, int64_t i, int64_t t0, int64_t L, const tprop *cur, int steps) {
+    int s0 = z[i], s = s0;
+    tok t;
+    tok_init(x, &t, x->row[i], s0);
+    move_mh(x, t.p, s, -1);
+    for (int st = 0; st < steps; st++) {
+        int pre = st < CR_LDA_PEND;
+        s = word_step(x, &t, s, pre ? cur->w[st] : wdraw(x, t.r));
+        z[i] = s;
+        z[i] = s = doc_step(x, z, t.p, s, pre ? cur->dpos[st] : ddraw(x, t0, L));
     }
+    move_mh(x, t.p, s, +1);
+    return s != s0;
+}
+
+/* Fill / clear the document scratch from z[t0 .. t1). */
+static void doc_enter(sctx *x, const int32_t *z, int64_t t0, int64_t t1) {
+    for (int64_t i = t0; i < t1; i++) x->ndk[z[i]]++;
+}
+static void doc_leave(sctx *x, const int32_t *z, int64_t t0, int64_t t1) {
+    for (int64_t i = t0; i < t1; i++) x->ndk[z[i]] = 0;
+}
+
+/* MH over the visiting order x->seq. A document's counts are filled when
+ * the order enters it and cleared when it leaves. Each token's proposals
+ * were drawn and its memory fetched tokens ahead (x->ring): the chain
+ * waits on memory much less. Returns how many tokens changed. */
+static int64_t mh_seq(sctx *x, int32_t *z, int steps) {
+    int64_t changed = 0, d = -1, t0 = 0, L = 0;
+    for (int64_t j = 0; j < x->nseq && j < CR_LDA_AHEAD; j++) look_draw(x, j, steps);
+    for (int64_t j = 0; j < x->nseq && j < CR_LDA_AHEAD - 1; j++) look_fetch(x, z, j, steps);
+    for (int64_t j = 0; j < x->nseq; j++) {
+        int64_t dj = x->dbeg + x->seq[j].doc;
+        if (dj != d) {
+            if (d >= 0) doc_leave(x, z, t0, t0 + L);
+            d = dj;
+            t0 = x->doc_off[d];
+            L = x->doc_off[d + 1] - t0;
+            doc_enter(x, z, t0, t0 + L);
+        }
+        tprop cur = x->ring[RING(j)];
+        if (j + CR_LDA_AHEAD < x->nseq) look_draw(x, j + CR_LDA_AHEAD, steps);
+        if (j + CR_LDA_AHEAD - 1 < x->nseq) look_fetch(x, z, j + CR_LDA_AHEAD - 1, steps);
+        changed += mh_token(x, z, x->tbeg + x->seq[j].tok, t0, L, &cur, steps);
+    }
+    if (d >= 0) doc_leave(x, z, t0, t0 + L);
     return changed;
 }
 
@@ -445,19 +498,14 @@ static void ctx_init(sctx *x, cr_lda_corpus *c, int64_t ch, const int32_t *snap,
     if (!mh) return;
     x->inv1 = cr_xmalloc((size_t)K * sizeof *x->inv1);
     x->invm1 = cr_xmalloc((size_t)K * sizeof *x->invm1);
-    x->pw = workspace(&c->ws, &c->ws_cap, (size_t)(2 * nkeys * K) * sizeof(int32_t));
+    x->snap = snap;
     x->dense = cr_xmalloc((size_t)K * sizeof *x->dense);
     x->soff = cr_xmalloc((size_t)(nkeys + 1) * sizeof *x->soff);
     x->S = cr_xmalloc((size_t)(nkeys ? nkeys : 1) * sizeof *x->S);
-    bscratch b = {cr_xmalloc((size_t)K * sizeof(double)), cr_xmalloc((size_t)K * sizeof(double)),
-                  cr_xmalloc((size_t)K * sizeof(int32_t)), cr_xmalloc((size_t)K * sizeof(int32_t)),
-                  cr_xmalloc((size_t)K * sizeof(int32_t))};
-    build_tables(x, c, snap, nkeys, &b);
-    free(b.w);
-    free(b.p);
-    free(b.tp);
-    free(b.small);
-    free(b.large);
+    x->b = (bscratch){cr_xmalloc((size_t)K * sizeof(double)), cr_xmalloc((size_t)K * sizeof(double)),
+                      cr_xmalloc((size_t)K * sizeof(int32_t)), cr_xmalloc((size_t)K * sizeof(int32_t)),
+                      cr_xmalloc((size_t)K * sizeof(int32_t))};
+    build_dense(x, &x->b);
 }
 
 static void ctx_free(sctx *x) {
@@ -468,30 +516,75 @@ static void ctx_free(sctx *x) {
     free(x->dense);
     free(x->soff);
     free(x->S);
+    free(x->b.w);
+    free(x->b.p);
+    free(x->b.tp);
+    free(x->b.small);
+    free(x->b.large);
 }
 
-/* Fill / clear the document scratch from z[t0 .. t1). */
-static void doc_enter(sctx *x, const int32_t *z, int64_t t0, int64_t t1) {
-    for (int64_t i = t0; i < t1; i++) x->ndk[z[i]]++;
-}
-static void doc_leave(sctx *x, const int32_t *z, int64_t t0, int64_t t1) {
-    for (int64_t i = t0; i < t1; i++) x->ndk[z[i]] = 0;
+/* The MH visiting order of chunk ch: its rows cut into slices of srows
+ * rows, the slices one after the other, each in document order; *start
+ * (nslices + 1 entries, the caller's) where each slice's tokens begin. A
+ * slice's rows and tables are built just before its tokens and its changes
+ * written just after, so they stay in cache (LightLDA's model slices) and
+ * the workspace holds one slice; the price is filling a document's counts
+ * once per slice that has tokens of it. */
+static sent *visit_order(const cr_lda_corpus *c, int64_t ch, int64_t srows, int64_t nsl, int64_t **start) {
+    int64_t d0 = c->chunk_doc[ch], d1 = c->chunk_doc[ch + 1], tb = c->doc_off[d0], n = c->doc_off[d1] - tb;
+    sent *seq = cr_xmalloc((size_t)(n ? n : 1) * sizeof *seq);
+    int64_t *off = cr_xcalloc((size_t)(nsl + 1), sizeof *off), *at = cr_xmalloc((size_t)(nsl + 1) * sizeof *at);
+    for (int64_t i = tb; i < c->doc_off[d1]; i++) off[c->row[i] / srows + 1]++;
+    for (int64_t s = 0; s < nsl; s++) off[s + 1] += off[s];
+    memcpy(at, off, (size_t)(nsl + 1) * sizeof *at);
+    for (int64_t d = d0; d < d1; d++)
+        for (int64_t i = c->doc_off[d]; i < c->doc_off[d + 1]; i++)
+            seq[at[c->row[i] / srows]++] = (sent){(int32_t)(i - tb), (int32_t)(d - d0)};
+    free(at);
+    *start = off;
+    return seq;
 }
 
-/* The sweep over the chunk's documents; returns how many tokens changed. */
-static int64_t sweep_docs(sctx *x, cr_lda_corpus *c, int64_t ch, int mh, int steps) {
-    double *p = mh ? NULL : cr_xmalloc((size_t)x->K * sizeof *p);
-    for (int k = 0; !mh && k < x->K; k++) set_inv(x, x->inv, k);
-    int64_t changed = 0, tbeg = c->doc_off[c->chunk_doc[ch]];
-    x->tend = c->doc_off[c->chunk_doc[ch + 1]];
+/* Rows per model slice: about CR_LDA_SLICE_BYTES of counts and alias slots. */
+#define CR_LDA_SLICE_BYTES ((int64_t)4 << 20)
+static int64_t slice_rows(int K, int64_t want) {
+    if (want > 0) return want;
+    int64_t r = CR_LDA_SLICE_BYTES / ((int64_t)K * 8 + (int64_t)sizeof(aent) * (K < 64 ? K : 64));
+    return r < 1 ? 1 : r;
+}
+
+/* MH over chunk ch slice by slice; the changes go to dwk. Returns how many
+ * tokens changed. */
+static int64_t sweep_mh(sctx *x, cr_lda_corpus *c, int64_t ch, int32_t *dwk, const cr_lda_sample_opts *o) {
+    int64_t nkeys = cr_lda_chunk_nkeys(c, ch), srows = slice_rows(x->K, o->slice_rows);
+    int64_t nsl = (nkeys + srows - 1) / srows, *start, changed = 0;
     x->doc_off = c->doc_off;
-    x->dla = c->chunk_doc[ch];
-    for (int64_t i = tbeg; mh && i < tbeg + CR_LDA_AHEAD && i < x->tend; i++) look_draw(x, c->row, i, steps);
-    for (int64_t i = tbeg; mh && i < tbeg + CR_LDA_AHEAD - 1 && i < x->tend; i++) look_fetch(x, c->z, c->row, i, steps);
+    x->row = c->row;
+    x->dbeg = c->chunk_doc[ch];
+    x->tbeg = c->doc_off[x->dbeg];
+    sent *seq = visit_order(c, ch, srows, nsl, &start);
+    for (int64_t sl = 0; sl < nsl; sl++) {
+        int64_t r0 = sl * srows, r1 = r0 + srows < nkeys ? r0 + srows : nkeys;
+        build_slice(x, c, r0, r1, &x->b);
+        x->seq = seq + start[sl];
+        x->nseq = start[sl + 1] - start[sl];
+        changed += mh_seq(x, c->z, o->mh_steps);
+        flush_slice(x, dwk, r0, r1);
+    }
+    free(seq);
+    free(start);
+    return changed;
+}
+
+/* Plain Gibbs over chunk ch. Returns how many tokens changed. */
+static int64_t sweep_plain(sctx *x, cr_lda_corpus *c, int64_t ch) {
+    double *p = cr_xmalloc((size_t)x->K * sizeof *p);
+    for (int k = 0; k < x->K; k++) set_inv(x, x->inv, k);
+    int64_t changed = 0;
     for (int64_t d = c->chunk_doc[ch]; d < c->chunk_doc[ch + 1]; d++) {
         int64_t t0 = c->doc_off[d], t1 = c->doc_off[d + 1];
         doc_enter(x, c->z, t0, t1);
-        changed += mh ? mh_doc(x, c->z, c->row, t0, t1, steps) : plain_doc(x, c->z, c->row, t0, t1, x->inv, p);
+        changed += plain_doc(x, c->z, c->row, t0, t1, x->inv, p);
         doc_leave(x, c->z, t0, t1);
     }
     free(p);
@@ -510,10 +603,8 @@ int cr_lda_sample(cr_lda_corpus *c, int64_t ch, const int32_t *nwk, const int32_
         memcpy(dwk, nwk, (size_t)n * sizeof *dwk);
         x.cw = dwk;
     }
-    st->changed = sweep_docs(&x, c, ch, mh, o->mh_steps);
-    if (mh)
-        for (int64_t i = 0; i < n; i++) dwk[i] = x.pw[2 * i] - x.pw[2 * i + 1];
-    else
+    st->changed = mh ? sweep_mh(&x, c, ch, dwk, o) : sweep_plain(&x, c, ch);
+    if (!mh)
         for (int64_t i = 0; i < n; i++) dwk[i] -= nwk[i];
     for (int64_t k = 0; k < K; k++) dk[k] -= nk[k];
     ctx_free(&x);
@@ -582,6 +673,7 @@ int cr_lda_mh_chain(cr_lda_corpus *c, int64_t ch, const int32_t *nwk, const int3
     memcpy(ck, cur_k, (size_t)K * sizeof *ck);
     sctx x;
     ctx_init(&x, c, ch, nwk, nk, ck, o, 1);
+    build_slice(&x, c, 0, nkeys, &x.b);
     for (int64_t i = 0; i < nkeys * K; i++) x.pw[2 * i] = cur_wk[i]; /* the current counts, not the snapshot's */
     x.flags = flags | o->test_flags;
     int64_t t0 = c->doc_off[d], L = c->doc_off[d + 1] - t0;

@@ -54,6 +54,7 @@ typedef struct cr_lda_sample_opts {
     int mh_steps;  /* >= 1: word + doc proposal cycles per token (MH) */
     uint64_t seed; /* the call's draws depend on (seed, chunk) only */
     int test_flags; /* 0, or CR_LDA_TEST_* below: deliberately wrong samplers for tests */
+    int64_t slice_rows; /* MH: rows per model slice; 0: about 4 MiB of counts and tables */
 } cr_lda_sample_opts;
 
 typedef struct cr_lda_sample_stats {
@@ -67,9 +68,10 @@ typedef struct cr_lda_sample_stats {
  * (every move: -1 on the old topic, +1 on the new). z is updated. Errors:
  * "corpus has no topics (call init first)", "no chunk N (M chunks)",
  * "alpha must be > 0", "beta must be > 0", "mh_steps must be >= 1".
- * MH keeps a workspace in the corpus (2 x nkeys x K int32 and the alias
- * slots of the rows' nonzeros, grown to the largest chunk's needs, freed
- * with the corpus); O(K) scratch per call. */
+ * MH visits the rows in model slices (slice_rows) and keeps a workspace in
+ * the corpus for one slice (2 x slice rows x K int32 and the alias slots of
+ * their nonzeros, about 4 MiB by default, freed with the corpus); O(K +
+ * nkeys + the chunk's tokens) scratch per call. */
 int cr_lda_sample(cr_lda_corpus *c, int64_t ch, const int32_t *nwk, const int32_t *nk, int32_t *dwk, int32_t *dk,
                   const cr_lda_sample_opts *o, cr_lda_sample_stats *st, cr_err *e);
 

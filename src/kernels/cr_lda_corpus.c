@@ -177,7 +177,7 @@ static void chunk_keys(cr_lda_corpus *c, int64_t d0, int64_t d1, int32_t *map, c
             map[c->word[i]] = 0;
             cr_i64v_push(keys, c->word[i]);
         }
-    qsort(keys->a + k0, (size_t)(keys->n - k0), sizeof *keys->a, cmp_i64);
+    if (keys->n > k0) qsort(keys->a + k0, (size_t)(keys->n - k0), sizeof *keys->a, cmp_i64);
     for (int64_t k = k0; k < keys->n; k++) map[keys->a[k]] = (int32_t)(k - k0);
     for (int64_t i = t0; i < t1; i++) c->row[i] = map[c->word[i]];
     for (int64_t k = k0; k < keys->n; k++) map[keys->a[k]] = -1;

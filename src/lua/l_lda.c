@@ -259,7 +259,7 @@ static int corp_sample(lua_State *L) {
     static const cr_lopt_set set = {"sample", NULL, sample_rows};
     sample_opts so;
     cr_lopt_read(L, 7, &set, &so);
-    cr_lda_sample_opts o = {so.sampler, so.alpha, so.beta, (int)so.mh_steps, (uint64_t)so.seed, 0};
+    cr_lda_sample_opts o = {so.sampler, so.alpha, so.beta, (int)so.mh_steps, (uint64_t)so.seed, 0, 0};
     cr_lda_sample_stats st;
     cr_err e;
     if (cr_lda_sample(c, ch, nwk, ntk, dwk, dk, &o, &st, &e) != 0) luaL_error(L, "sample: %s", e.msg);

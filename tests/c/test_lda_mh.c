@@ -90,7 +90,7 @@ static void exact_by_hand(const tiny *t, int64_t i, double alpha, double beta, d
 static double chain_pvalue(tiny *t, int64_t i, int flags, double *exact) {
     enum { CHAINS = 40000 };
     static int32_t out[CHAINS];
-    cr_lda_sample_opts o = {CR_LDA_MH, 0.5, 0.1, 1, 99, 0};
+    cr_lda_sample_opts o = {CR_LDA_MH, 0.5, 0.1, 1, 99, 0, 0};
     cr_err e;
     if (cr_lda_mh_chain(t->c, 0, t->snap, t->snapk, t->cur, t->curk, i, &o, flags, CHAINS, 30, out, exact, &e))
         return -1;
@@ -137,7 +137,7 @@ static void test_plain_draws_exact_conditional(void) {
     int32_t nw[K] = {3, 0, 7, 1, 2}, nk[K] = {10, 4, 12, 6, 9}, dw[K], dk[K];
     nw[c->z[0]]++;
     nk[c->z[0]]++;
-    cr_lda_sample_opts o = {CR_LDA_PLAIN, 0.5, 0.1, 1, 0, 0};
+    cr_lda_sample_opts o = {CR_LDA_PLAIN, 0.5, 0.1, 1, 0, 0, 0};
     double p[K], tot = 0;
     long cnt[K] = {0};
     for (int k = 0; k < K; k++) tot += p[k] = (0 + 0.5) * (nw[k] - (k == c->z[0]) + 0.1) / (nk[k] - (k == c->z[0]) + V * 0.1);
@@ -201,7 +201,7 @@ static double joint_pvalue(const int *docs, int nd, int tpc, int sampler, int fl
     cr_lda_word_topic_counts(c, 0, 3, nwk);
     nk[0] = nk[1] = 0;
     for (int i = 0; i < 6; i++) nk[i % 2] += nwk[i];
-    cr_lda_sample_opts o = {sampler, alpha, beta, 1, 0, flags}; /* one MH step: the wrong variant shows most */
+    cr_lda_sample_opts o = {sampler, alpha, beta, 1, 0, flags, 0}; /* one MH step: the wrong variant shows most */
     long cnt[S] = {0};
     for (int sw = 0; sw < SWEEPS; sw++) {
         for (int64_t ch = 0; ch < c->nchunks; ch++) {

@@ -3,7 +3,8 @@
  * topic mixtures): the plain and the MH sampler, run over several chunks
  * with each chunk's deltas applied to the global counts, reach the same
  * training log-likelihood per token (within 1%), at least the planted
- * assignment's, and recover the planted topics. The log-likelihood from
+ * assignment's, and recover the planted topics (MH also when it visits the
+ * rows in model slices). The log-likelihood from
  * cr_lda_doc_loglik + cr_lda_word_loglik equals cr_lda_loglik's. */
 #include <stdlib.h>
 
@@ -13,7 +14,7 @@
 #include "eval/cr_lda_eval.h"
 #include "kernels/cr_lda.h"
 
-enum { K = 10, V = 200, D = 300, L = 100 };
+enum { K = 10, V = 200, D = 300, L = 100, MH_SLICED = 99 };
 static const double ALPHA = 0.1, BETA = 0.01;
 
 /* The corpus and the planted topic of every token. */
@@ -120,7 +121,9 @@ static double train(int sampler, int sweeps, uint64_t seed, double *share, int *
     cr_lda_corpus_chunks(c, 7000, &e);
     int32_t *nwk = cr_xmalloc(V * K * sizeof *nwk), nk[K];
     global_counts(c, nwk, nk);
-    cr_lda_sample_opts o = {sampler, ALPHA, BETA, 2, 0, 0};
+    /* MH_SLICED: MH visiting the chunk's rows in slices of 25 (the default
+     * slices hold thousands of rows: this corpus would have one) */
+    cr_lda_sample_opts o = {sampler == MH_SLICED ? CR_LDA_MH : sampler, ALPHA, BETA, 2, 0, 0, sampler == MH_SLICED ? 25 : 0};
     for (int s = 0; s < sweeps; s++) {
         o.seed = seed * 1000003u + (uint64_t)s;
         if (sweep(c, nwk, nk, &o)) return NAN;
@@ -171,6 +174,9 @@ static void test_planted_both_samplers(void) {
     int tp_p = 0, tp_m = 0;
     double lp = best_of_4(CR_LDA_PLAIN, 150, &sh_p, &tp_p, &ev_p);
     double lm = best_of_4(CR_LDA_MH, 150, &sh_m, &tp_m, &ev_m);
+    double sh_s = 0, ev_s = 0;
+    int tp_s = 0;
+    double ls = best_of_4(MH_SLICED, 150, &sh_s, &tp_s, &ev_s);
     double lt = truth_loglik();
     printf("  loglik per token: plain %.4f, mh %.4f, planted %.4f; topics %d / %d, share %.3f / %.3f\n", lp, lm, lt,
            tp_p, tp_m, sh_p, sh_m);
@@ -182,6 +188,10 @@ static void test_planted_both_samplers(void) {
     CR_CHECK(lm >= lt);
     CR_CHECK(tp_p == K && tp_m == K);
     CR_CHECK(sh_p > 0.9 && sh_m > 0.9);
+    printf("  MH in model slices: loglik per token %.6f (unsliced %.6f), topics %d, share %.3f\n", ls, lm, tp_s, sh_s);
+    CR_CHECK_NEAR(ev_s, ls, 1e-9 * fabs(ls));
+    CR_CHECK(fabs(lp - ls) <= 0.01 * fabs(lp));
+    CR_CHECK(tp_s == K && sh_s > 0.9);
 }
 
 /* From the random start the log-likelihood is far below the planted one:
