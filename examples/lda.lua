@@ -13,7 +13,8 @@
 --   exists; with format=text the vocabulary is counted from the corpus with
 --   min_count), V (vocabulary size when there is no vocab file), min_count
 --   (5, format=text), K (100), alpha (0.1), beta (0.01), sampler (mh | plain),
---   mh_steps (2), iterations (50), chunk (250000 tokens per pull/push),
+--   mh_steps (2), iterations (50), chunk (4000000 tokens of documents per
+--   pull and push: one chunk per worker per sweep on gcide),
 --   heldout_every (10: every 10th document is held out for the perplexity),
 --   perplexity_every (0: held-out perplexity only at the end; N: also every N
 --   iterations, its time not counted as training), clocks (1 per iteration,
@@ -28,7 +29,7 @@
 local cr = require "crescent"
 
 local opt = { data = "data/gcide.svm", format = "libsvm", K = 100, alpha = 0.1, beta = 0.01, sampler = "mh",
-              mh_steps = 2, iterations = 50, chunk = 250000, heldout_every = 10, perplexity_every = 0,
+              mh_steps = 2, iterations = 50, chunk = 4000000, heldout_every = 10, perplexity_every = 0,
               clocks = 1, min_count = 5, quiet = 0 }
 local numeric = { K = true, alpha = true, beta = true, mh_steps = true, iterations = true, chunk = true,
                   heldout_every = true, perplexity_every = true, clocks = true, min_count = true, quiet = true,

@@ -11,7 +11,7 @@
 --     when the sampler visits it (kernels.lda_load, src/kernels/cr_lda.c).
 --
 -- One epoch = one sweep over the worker's tokens, chunk by chunk (opts.chunk
--- tokens of whole documents, 250000 by default): the rows of the chunk's
+-- tokens of whole documents, 4000000 by default): the rows of the chunk's
 -- words and n_k are pulled (the pull for the next chunk is issued before the
 -- current chunk is sampled, so it travels while the kernel runs), the chunk
 -- is sampled against that snapshot plus its own changes, and the count
@@ -46,7 +46,7 @@
 --                           worker's assignments}
 -- Options (job:model("lda", opts)): data (path), format ("libsvm" | "text"),
 --   vocab (text format: the words, id = position - 1), V (vocabulary size),
---   K, alpha, beta, sampler, mh_steps (2), chunk (250000), heldout_every
+--   K, alpha, beta, sampler, mh_steps (2), chunk (4000000), heldout_every
 --   (0: every document trains), clocks (1), nwk / nk (table names, "n_wk"
 --   and "n_k").
 local K = cr.core.kernels
@@ -99,7 +99,7 @@ function M.init(ctx, opts)
                                          heldout_every = posint(opts, "heldout_every", 0, 0), split = "train" })
   if not C then error(err, 0) end
   C:init(S.K, ctx.seed * 7919 + ctx.worker)
-  S.nchunks = C:chunks(posint(opts, "chunk", 250000))
+  S.nchunks = C:chunks(posint(opts, "chunk", 4000000))
   S.C, S.seed, S.worker, S.workers = C, ctx.seed, ctx.worker, ctx.workers
   S.dk = cr.core.util.matrix(1, S.K, "i32")
   S.zero = cr.core.util.ints { 0 }
