@@ -91,10 +91,10 @@ local NWK = job:table { name = "n_wk", keys = opt.V, dim = opt.K, dtype = "i32",
                         optimizer = cr.optim.add {} }
 local NK = job:table { name = "n_k", keys = 1, dim = opt.K, dtype = "i32", init = cr.init.zeros(),
                        optimizer = cr.optim.add {} }
--- a worker's Lua state holds the rows of two chunks (the one sampling and
--- the next one's pull) and one chunk's changes: at most 3 x min(V, chunk)
--- rows of K int32 counts
-local mem = math.max(256, (3 * math.min(opt.V, opt.chunk) * opt.K * 4) // (1024 * 1024) + 128)
+-- a worker's Lua state holds the rows and the changes of two chunks (the
+-- one sampling and the next one's pull; kept from sweep to sweep when a
+-- worker has at most two): at most 4 x min(V, chunk) rows of K int32 counts
+local mem = math.max(256, (4 * math.min(opt.V, opt.chunk) * opt.K * 4) // (1024 * 1024) + 128)
 job:model("lda", { memory_mb = mem, data = opt.data, format = opt.format, vocab = opt.format == "text" and words or nil, V = opt.V,
                    K = opt.K, alpha = opt.alpha, beta = opt.beta, sampler = opt.sampler, mh_steps = opt.mh_steps,
                    chunk = opt.chunk, heldout_every = opt.heldout_every, clocks = opt.clocks })

@@ -82,11 +82,29 @@ static cr_mat *rows_of(lua_State *L, cr_shard *s, int64_t n) {
     return cr_lmat_new_typed(L, n, s->def.dim, cr_shard_i32(s) ? CR_LDT_I32 : CR_LDT_F32);
 }
 
+/* [-0, +1] The matrix the rows go into: argument `into` (a Matrix of
+ * n x dim of the table's value type, reused: a model that pulls large
+ * row sets every sweep need not allocate and fault in a new one each
+ * time) or, when it is absent, a new one. */
+static cr_mat *rows_into(lua_State *L, cr_shard *s, int64_t n, int into) {
+    if (lua_isnoneornil(L, into)) return rows_of(L, s, n);
+    cr_mat *m = cr_lmat_test(L, into);
+    if (!m) luaL_argerror(L, into, "crescent.Matrix expected (the rows go into it)");
+    int i32 = cr_shard_i32(s);
+    if (m->rows != n || m->cols != s->def.dim || (cr_lmat_dtype(L, into) == CR_LDT_I32) != i32)
+        luaL_error(L, "pull: %d keys of table '%s' need a %d x %d %s matrix to go into, got %d x %d %s", (int)n,
+                   s->def.name, (int)n, (int)s->def.dim, i32 ? "i32" : "f32", (int)m->rows, (int)m->cols,
+                   cr_lmat_dtype(L, into) == CR_LDT_I32 ? "i32" : "f32");
+    lua_pushvalue(L, into);
+    return m;
+}
+
 static int start_pull(lua_State *L, uint32_t *req) {
+    lua_settop(L, 3); /* keys (converted ones are pushed above) and into */
     cr_shard *s = check_wtable(L);
     lworker *w = get_worker(L);
     cr_ints *k = cr_lints_from_arg(L, 2);
-    cr_mat *m = rows_of(L, s, k->n);
+    cr_mat *m = rows_into(L, s, k->n, 3);
     cr_err e;
     if (cr_wclient_pull_copy(w->wc, s, k->data, k->n, m->data, req, &e) < 0) raise_err(L, &e);
     return lua_gettop(L); /* the matrix */
@@ -96,18 +114,19 @@ static int remember(lua_State *L, lworker *w, uint32_t creq, int result_idx) {
     return remember_keys(L, w, creq, result_idx, 0);
 }
 
-/* T:pull(keys) -> Matrix (rows in key order) */
+/* T:pull(keys [, into]) -> Matrix (rows in key order) */
 static int t_pull(lua_State *L) {
+    lua_settop(L, 3); /* keys (converted ones are pushed above) and into */
     cr_shard *s = check_wtable(L);
     lworker *w = get_worker(L);
     cr_ints *k = cr_lints_from_arg(L, 2);
-    cr_mat *m = rows_of(L, s, k->n);
+    cr_mat *m = rows_into(L, s, k->n, 3);
     cr_err e;
     if (cr_wclient_pull_borrow(w->wc, s, k->data, k->n, m->data, &e) < 0) raise_err(L, &e);
     return 1;
 }
 
-/* T:pull_async(keys) -> id */
+/* T:pull_async(keys [, into]) -> id */
 static int t_pull_async(lua_State *L) {
     uint32_t req;
     int m = start_pull(L, &req);
