@@ -21,20 +21,8 @@ void cr_rng_seed2(cr_rng *r, uint64_t seed, uint64_t stream) {
     cr_rng_seed(r, cr_mix64(seed) ^ cr_mix64(stream * 0x632be59bd9b4e019ULL + 1));
 }
 
-static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
-uint64_t cr_rng_u64(cr_rng *r) {
-    uint64_t *s = r->s;
-    uint64_t out = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return out;
-}
+uint64_t cr_rng_u64(cr_rng *r) { return cr_rng_next(r); }
 
 uint64_t cr_rng_below(cr_rng *r, uint64_t n) {
     /* Lemire's multiply-shift with rejection. */

@@ -14,6 +14,20 @@ void cr_rng_seed(cr_rng *r, uint64_t seed);
 /* A generator for sub-stream `stream` of `seed` (e.g. one per key block). */
 void cr_rng_seed2(cr_rng *r, uint64_t seed, uint64_t stream);
 uint64_t cr_rng_u64(cr_rng *r);
+/* The same step inline, for hot loops (the LDA sampler draws several
+ * numbers per token). */
+static inline uint64_t cr_rng_next(cr_rng *r) {
+    uint64_t *s = r->s;
+    uint64_t x = s[1] * 5, t = s[1] << 17;
+    uint64_t out = ((x << 7) | (x >> 57)) * 9;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = (s[3] << 45) | (s[3] >> 19);
+    return out;
+}
 /* Uniform in [0, n) without modulo bias; n > 0. */
 uint64_t cr_rng_below(cr_rng *r, uint64_t n);
 /* Uniform double in [0, 1). */

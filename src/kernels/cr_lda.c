@@ -84,20 +84,8 @@ typedef struct sctx {
     bscratch b;             /* MH: table builds */
 } sctx;
 
-static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-/* xoshiro256** inline (the same generator as cr_rng_u64, without a call). */
-static inline uint64_t nx(cr_rng *r) {
-    uint64_t *s = r->s;
-    uint64_t out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return out;
-}
+/* xoshiro256** inline (cr_rng_next: the generator of cr_rng_u64, without a call). */
+static inline uint64_t nx(cr_rng *r) { return cr_rng_next(r); }
 
 static inline double unif(cr_rng *r) { return (double)(nx(r) >> 11) * 0x1.0p-53; }
 
