@@ -30,9 +30,13 @@ typedef struct ld {
 
 /* Append word w (checked against V when V is known). */
 static int add_word(ld *s, int64_t w, int64_t count, cr_err *e) {
-    if (s->o->V > 0 && w >= s->o->V)
+    if (s->o->V > 0 && w >= s->o->V) {
+        if (s->o->format == CR_LDA_LIBSVM) /* say it in the file's terms: ids from 1 */
+            return cr_errf_at(e, s->path, s->line, "feature id %lld out of range [1, %lld] (a vocabulary of %lld words)",
+                              (long long)w + 1, (long long)s->o->V, (long long)s->o->V);
         return cr_errf_at(e, s->path, s->line, "word id %lld out of range [0, %lld)", (long long)w,
                           (long long)s->o->V);
+    }
     if (w > INT32_MAX - 1) return cr_errf_at(e, s->path, s->line, "word id %lld too large", (long long)w);
     if (w > s->maxw) s->maxw = w;
     for (int64_t k = 0; k < count; k++) i32v_push(&s->words, (int32_t)w);

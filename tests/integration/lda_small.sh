@@ -88,7 +88,7 @@ bad() { # what expected-pattern args...
 bad "empty document set" "no tokens" data="$tmp/empty.svm" K=5
 bad "K < 2" "K must be an integer >= 2" data="$tmp/c.svm" K=1
 { head -3 "$tmp/c.svm"; echo "+1 3:1 101:2"; } >"$tmp/oov.svm"; cp "$tmp/c.svm.vocab" "$tmp/oov.svm.vocab"
-bad "word id out of range" "oov.svm:4: .*out of range" data="$tmp/oov.svm" K=5
+bad "word id out of range" "oov.svm:4: feature id 101 out of range \\[1, 100\\]" data="$tmp/oov.svm" K=5
 { head -2 "$tmp/c.svm"; echo "+1 3:x"; } >"$tmp/mal.svm"; cp "$tmp/c.svm.vocab" "$tmp/mal.svm.vocab"
 bad "malformed line" "mal.svm:3: " data="$tmp/mal.svm" K=5
 echo "ok: lda_small"
