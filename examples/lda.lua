@@ -121,9 +121,10 @@ local function gather()
   return all, (NK:_rows(NK:owner(0), 0, 1))
 end
 
-local function perplexity()
+-- nwk, nk: the gathered tables (gather() when not given)
+local function perplexity(nwk, nk)
   if not test or test.n == 0 then return nil end
-  local nwk, nk = gather()
+  if not nwk then nwk, nk = gather() end
   return cr.eval.lda_perplexity { n_wk = nwk, n_k = nk, alpha = opt.alpha, beta = opt.beta,
                                   tokens = test.tokens, offsets = test.offsets, seed = 1 }
 end
@@ -144,21 +145,23 @@ for it = 1, opt.iterations do
   local line = ("iteration %d  loglik/token %.4f  %.2fs  %.0f tokens/s  %.1f%% moved"):format(it, ll, r.seconds, tps,
       100 * rec.changed)
   if opt.perplexity_every > 0 and it % opt.perplexity_every == 0 and it < opt.iterations then
-    local p = perplexity()
+    local final_nwk, final_nk = gather() -- for the perplexity and the top words
+local p = perplexity(final_nwk, final_nk)
     if p then rec.heldout_perplexity = p.perplexity; line = line .. ("  held-out perplexity %.1f"):format(p.perplexity) end
   end
   say(line)
   if it < opt.iterations then job:log(rec) end
 end
 
-local p = perplexity()
+local final_nwk, final_nk = gather() -- for the perplexity and the top words
+local p = perplexity(final_nwk, final_nk)
 rec.heldout_perplexity = p and p.perplexity
 rec.tokens_per_s_mean = N * opt.iterations / math.max(train_s, 1e-9)
 job:log(rec)
 if p then say(("held-out perplexity %.2f on %d documents (%d tokens scored)"):format(p.perplexity, test.docs, p.tokens)) end
 
 if opt.topwords then
-  local nwk = gather()
+  local nwk = final_nwk
   local f, e = io.open(opt.topwords, "w")
   if not f then error(me .. ": topwords: " .. e, 0) end
   -- the n most frequent words of each topic: one pass over the rows,

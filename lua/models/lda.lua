@@ -106,23 +106,6 @@ function M.init(ctx, opts)
   return { docs = C:docs(), tokens = C:tokens() }
 end
 
--- Push the counts of every chunk's current assignment (tables start at zero).
-function M.start(ctx)
-  local C, reqs = S.C, {}
-  local total = cr.core.util.matrix(1, S.K, "i32")
-  for c = 1, S.nchunks do
-    local keys = C:chunk_keys(c)
-    local dwk = cr.core.util.matrix(#keys, S.K, "i32")
-    C:counts(c, dwk, S.dk)
-    reqs[#reqs + 1] = S.NWK:push_async(keys, dwk)
-    for k = 1, S.K do total:set(1, k, total:get(1, k) + S.dk:get(1, k)) end
-    if #reqs >= 4 then S.NWK:wait(table.remove(reqs, 1)) end
-  end
-  for _, r in ipairs(reqs) do S.NWK:wait(r) end
-  S.NK:push(S.zero, total)
-  return { tokens = C:tokens() }
-end
-
 -- With at most two chunks per worker (the default on gcide: one), each
 -- chunk keeps its row and change matrices from sweep to sweep: at K = 1000
 -- they are 150 MB each, and a new one every sweep cost 7% of the sweep in
@@ -134,6 +117,19 @@ local function buffers(c, n)
   b = { rows = cr.core.util.matrix(n, S.K, "i32"), dwk = cr.core.util.matrix(n, S.K, "i32") }
   if S.nchunks <= 2 then S.bufs = S.bufs or {}; S.bufs[c] = b end
   return b
+end
+
+-- Push the counts of every chunk's current assignment (tables start at
+-- zero; n_k's add rule sums the chunks' topic totals).
+function M.start(ctx)
+  for c = 1, S.nchunks do
+    local keys = S.C:chunk_keys(c)
+    local dwk = buffers(c, #keys).dwk
+    S.C:counts(c, dwk, S.dk)
+    S.NWK:push(keys, dwk)
+    S.NK:push(S.zero, S.dk)
+  end
+  return { tokens = S.C:tokens() }
 end
 
 local function pull_chunk(c)
