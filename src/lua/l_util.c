@@ -72,22 +72,30 @@ static int check_dtype(lua_State *L, int arg) {
     return luaL_checkoption(L, arg, "f32", names) == 1 ? CR_LDT_I32 : CR_LDT_F32;
 }
 
-/* Store v at m[i] (0-based flat index) by the matrix's value type; raises on
- * a value an int32 matrix cannot hold. */
-static void store(lua_State *L, lmat *u, int64_t i, int arg, const char *where) {
+/* Store the value at arg into m[i] (0-based flat index) by the matrix's
+ * value type; raises on a value it cannot hold, naming the cell (row and
+ * col 1-based; 0: m:set). */
+static void store(lua_State *L, lmat *u, int64_t i, int arg, int row, int col) {
+    int ok;
     if (u->dtype == CR_LDT_I32) {
-        int ok;
         lua_Integer x = lua_tointegerx(L, arg, &ok);
-        if (!ok || x < INT32_MIN || x > INT32_MAX)
-            luaL_error(L, "%s: int32 value expected, got %s", where,
-                       lua_isnumber(L, arg) ? lua_tostring(L, arg) : luaL_typename(L, arg));
-        cr_lmat_ints(&u->m)[i] = (int32_t)x;
+        if (ok && x >= INT32_MIN && x <= INT32_MAX) {
+            cr_lmat_ints(&u->m)[i] = (int32_t)x;
+            return;
+        }
     } else {
-        int ok;
         lua_Number v = lua_tonumberx(L, arg, &ok);
-        if (!ok) luaL_error(L, "%s: number expected", where);
-        u->m.data[i] = (float)v;
+        if (ok) {
+            u->m.data[i] = (float)v;
+            return;
+        }
     }
+    char where[64] = "matrix set";
+    if (row) snprintf(where, sizeof where, "matrix row %d, column %d", row, col);
+    if (u->dtype == CR_LDT_I32)
+        luaL_error(L, "%s: int32 value expected, got %s", where,
+                   lua_isnumber(L, arg) ? lua_tostring(L, arg) : luaL_typename(L, arg));
+    luaL_error(L, "%s: number expected", where);
 }
 
 static void push_value(lua_State *L, const lmat *u, int64_t i) {
@@ -108,15 +116,13 @@ static int l_matrix(lua_State *L) {
         }
         cr_mat *m = cr_lmat_new_typed(L, rows, cols, dtype);
         lmat *u = (lmat *)m;
-        char where[64];
         for (lua_Integer i = 1; i <= rows; i++) {
             lua_geti(L, 1, i);
             if (!lua_istable(L, -1) || luaL_len(L, -1) != cols)
                 return luaL_error(L, "matrix row %d: expected a table of %d numbers", (int)i, (int)cols);
             for (lua_Integer j = 1; j <= cols; j++) {
                 lua_geti(L, -1, j);
-                snprintf(where, sizeof where, "matrix row %d, column %d", (int)i, (int)j);
-                store(L, u, (i - 1) * cols + (j - 1), -1, where);
+                store(L, u, (i - 1) * cols + (j - 1), -1, (int)i, (int)j);
                 lua_pop(L, 1);
             }
             lua_pop(L, 1);
@@ -146,7 +152,7 @@ static int m_set(lua_State *L) {
     cr_mat *m = cr_lmat_check(L, 1);
     int64_t i = check_index(L, 2, m->rows, "row"), j = check_index(L, 3, m->cols, "column");
     luaL_checkany(L, 4);
-    store(L, (lmat *)m, i * m->cols + j, 4, "matrix set");
+    store(L, (lmat *)m, i * m->cols + j, 4, 0, 0);
     return 0;
 }
 
