@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "ps/cr_node.h"
+#include "ps/cr_wclient.h"
 
 #define TEST_NODES_MAX 8
 
@@ -58,6 +59,29 @@ static inline void test_nodes_join(test_nodes *t) {
 static inline long long test_field(const char *s, const char *name) {
     const char *p = strstr(s, name);
     return p ? atoll(p + strlen(name)) : -1;
+}
+
+/* Local worker 0 of node n writes every key k of the node's part of table 0
+ * as a row of `dim` values k (the sampling tests then check each row they
+ * draw against its key). Returns "ok", or "fill" when the push failed. */
+static inline const char *test_fill_rows(cr_node *n, cr_wclient *w, int lw, int dim) {
+    cr_shard *s = cr_node_table_at(n, 0, NULL);
+    if (lw != 0 || s->hi <= s->lo) return "ok";
+    int64_t m = s->hi - s->lo;
+    int64_t *keys = malloc((size_t)m * sizeof *keys);
+    float *rows = malloc((size_t)(m * dim) * sizeof *rows);
+    const char *r = "fill";
+    if (keys && rows) {
+        for (int64_t i = 0; i < m; i++) {
+            keys[i] = s->lo + i;
+            for (int j = 0; j < dim; j++) rows[i * dim + j] = (float)(s->lo + i);
+        }
+        cr_err e;
+        if (cr_wclient_push_borrow(w, s, keys, m, rows, &e) == 0) r = "ok";
+    }
+    free(keys);
+    free(rows);
+    return r;
 }
 
 #endif

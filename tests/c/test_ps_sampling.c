@@ -28,19 +28,6 @@ typedef struct wstate {
     int has_kept;
 } wstate;
 
-static const char *fill(cr_node *n, cr_wclient *w, int lw) {
-    cr_shard *s = cr_node_table_at(n, 0, NULL);
-    if (lw != 0 || s->hi <= s->lo) return "ok";
-    int64_t m = s->hi - s->lo, keys[K];
-    float rows[K * DIM];
-    for (int64_t i = 0; i < m; i++) {
-        keys[i] = s->lo + i;
-        rows[i * DIM] = rows[i * DIM + 1] = (float)(s->lo + i);
-    }
-    cr_err e;
-    return cr_wclient_push_borrow(w, s, keys, m, rows, &e) < 0 ? "fill" : "ok";
-}
-
 /* Pull handle h to the end in portions of 7, alternating blocking and
  * asynchronous pulls; count remote keys; check every row. */
 static const char *drain(wstate *st, cr_shard *s, cr_shandle h, int64_t *remote) {
@@ -148,7 +135,7 @@ static const char *big(cr_node *n, wstate *st) {
 
 static const char *run(cr_node *n, cr_wclient *w, wstate *st, int lw, const cr_cmd *c) {
     if (!w || !st->ws) return "no client";
-    if (c->n1 == 4 && !memcmp(c->p1, "fill", 4)) return fill(n, w, lw);
+    if (c->n1 == 4 && !memcmp(c->p1, "fill", 4)) return test_fill_rows(n, w, lw, DIM);
     if (c->n1 == 4 && !memcmp(c->p1, "draw", 4)) return draw(n, st, c->n2 ? c->p2[0] - '0' : 1);
     if (c->n1 == 4 && !memcmp(c->p1, "keep", 4)) return keep(n, st);
     if (c->n1 == 6 && !memcmp(c->p1, "finish", 6)) return finish_kept(n, st);

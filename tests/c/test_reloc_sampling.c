@@ -26,19 +26,6 @@
 
 static double weight(int64_t k) { return 1 + k % 4; }
 
-static const char *fill(cr_node *n, cr_wclient *w, int lw) {
-    cr_shard *s = cr_node_table_at(n, 0, NULL);
-    if (lw != 0 || s->hi <= s->lo) return "ok";
-    int64_t m = s->hi - s->lo, keys[K];
-    float rows[K * DIM];
-    for (int64_t i = 0; i < m; i++) {
-        keys[i] = s->lo + i;
-        rows[i * DIM] = rows[i * DIM + 1] = (float)(s->lo + i);
-    }
-    cr_err e;
-    return cr_wclient_push_borrow(w, s, keys, m, rows, &e) < 0 ? "fill" : "ok";
-}
-
 /* Pull handle h to the end in portions of 7, alternating blocking and
  * asynchronous pulls; check every row, count keys into cnt. */
 static const char *drain(cr_wsample *ws, cr_shard *s, cr_shandle h, long *cnt, char *msg, size_t msgn) {
@@ -106,7 +93,7 @@ static void worker_main(cr_node *n, int lw) {
     cr_cmd c;
     while (cr_node_next_cmd(n, lw, &c) == 0) {
         const char *r = !st.ws                                 ? "no client"
-                        : c.n1 == 4 && !memcmp(c.p1, "fill", 4) ? fill(n, w, lw)
+                        : c.n1 == 4 && !memcmp(c.p1, "fill", 4) ? test_fill_rows(n, w, lw, DIM)
                                                                 : draw(n, st.ws, c.n2 ? c.p2[0] - '0' : 1, st.msg,
                                                                        sizeof st.msg);
         cr_node_reply(n, lw, !strcmp(r, "ok"), r, strlen(r));
