@@ -95,7 +95,7 @@ static double epoch(cr_kge_model m, cr_kgebatch *kb, const args *a, table *E, ta
     cr_mat Ep = buf(2 * B, d), En = buf(mneg, d), Rr = buf(B, dr), gEp = buf(2 * B, d), gEn = buf(mneg, d),
            gR = buf(B, dr);
     int64_t *negs = cr_xmalloc((size_t)(mneg + 1) * sizeof *negs);
-    cr_optim o = {CR_OPTIM_ADAGRAD, (float)a->lr, 1e-8f, 0};
+    cr_optim o = {.kind = CR_OPTIM_ADAGRAD, .lr = (float)a->lr, .eps = 1e-8f, .init = 0};
     cr_kge_stats st = {0, 0, 0};
     cr_kgebatch_out b;
     cr_err e;
