@@ -15,25 +15,52 @@ typedef enum {
     CR_OPTIM_ASSIGN,    /* w = g */
     CR_OPTIM_ADD_I32,   /* w += g on int32 bit patterns (wrapping): the rule "add" of an
                          * i32 table inside its shard (ps/cr_table.h); never parsed */
+    CR_OPTIM_FTRL,      /* FTRL-proximal per coordinate (McMahan et al. 2013), alpha = lr:
+                         * state z, n per value; sigma = (sqrt(n + g^2) - sqrt(n)) / alpha,
+                         * z += g - sigma w, n += g^2, w = 0 if |z| <= l1 else
+                         * -(z - sign(z) l1) / ((beta + sqrt(n)) / alpha + l2) */
+    CR_OPTIM_DBPG,      /* delayed block proximal gradient (thesis ch. 6), below */
 } cr_optim_kind;
 
+/* DBPG. A row is (w, skip) (dim 2; with dim 1 there is no skip flag); a
+ * push is (g, u): a worker's partial gradient of the loss in w and its
+ * partial curvature bound. The rule sums the pushes of one pass and applies
+ * the step when the row's registered pushers have all pushed (state: g sum,
+ * u sum, pushes, pushers, steps taken):
+ *   G = g sum + l2 w, U = u sum + l2,
+ *   KKT filter (delta >= 0): w = 0 and |G| <= l1 - delta: skip := 1 (the
+ *     coordinate stays 0; later pushes to it are dropped);
+ *   else eta = lr, or with AdaDelay (ada_c > 0) lr / (1 + ada_c sqrt(t + tau))
+ *     with t the row's steps so far; w = soft_threshold(w - eta G / U, eta l1 / U).
+ * A push with u < 0 registers one pusher (w unchanged): every worker that
+ * will push a key registers it once, so that the sum is the full gradient
+ * over all workers' examples. A row nobody registered applies every push. */
 typedef struct cr_optim {
     cr_optim_kind kind;
     float lr, eps, init;
+    float l1, l2, beta;   /* ftrl, dbpg */
+    float delta;          /* dbpg: KKT filter margin; < 0: off */
+    float ada_c, tau;     /* dbpg: AdaDelay's c (0: off) and delay */
 } cr_optim;
 
-/* Parse a rule name ("sgd", "adagrad", "add", "assign") into o->kind, keeping
+/* Parse a rule name ("sgd", "adagrad", "add", "assign", "ftrl", "dbpg") into o->kind, keeping
  * the other fields. Returns 0, or -1 with "unknown optimizer 'x'" in e. */
 int cr_optim_parse(cr_optim *o, const char *name, cr_err *e);
 
 /* Canonical name of o->kind ("sgd", ...). */
 const char *cr_optim_name(const cr_optim *o);
 
-/* Floats of state per row for a table of dimension dim (adagrad: dim; others 0). */
+/* Floats of state per row for a table of dimension dim (adagrad: dim; ftrl:
+ * 2 dim; dbpg: 5; others 0). */
 int32_t cr_optim_state_dim(const cr_optim *o, int32_t dim);
 
 /* Initial state of one row (state_dim floats). */
 void cr_optim_init_state(const cr_optim *o, float *state, int32_t dim);
+
+/* Check the rule's parameters for a table of dimension dim (ftrl: lr > 0,
+ * beta >= 0, l1 >= 0, l2 >= 0; dbpg: dim 1 or 2, lr > 0, l1 >= 0, l2 >= 0,
+ * ada_c >= 0, tau >= 0). Returns 0 or -1 with a message. */
+int cr_optim_check(const cr_optim *o, int32_t dim, cr_err *e);
 
 /* Apply update g (dim floats) to row w (dim floats) with its state. */
 void cr_optim_apply(const cr_optim *o, float *w, float *state, const float *g, int32_t dim);

@@ -1,5 +1,6 @@
 /* Server-side update rules: each against a hand computation. */
 #include <math.h>
+#include <string.h>
 
 #include "cr_test.h"
 #include "optim/cr_optim.h"
@@ -64,7 +65,127 @@ static void test_parse(void) {
     CR_CHECK(cr_optim_parse(&o, "adagrad", &e) == 0 && o.kind == CR_OPTIM_ADAGRAD && o.lr == 0.3f);
     CR_CHECK_STR(cr_optim_name(&o), "adagrad");
     CR_CHECK(cr_optim_parse(&o, "adam2", &e) == -1);
-    CR_CHECK_STR(e.msg, "unknown optimizer 'adam2' (expected sgd, adagrad, add or assign)");
+    CR_CHECK_STR(e.msg, "unknown optimizer 'adam2' (expected sgd, adagrad, add, assign, ftrl or dbpg)");
+    CR_CHECK(cr_optim_parse(&o, "ftrl", &e) == 0 && o.kind == CR_OPTIM_FTRL);
+    CR_CHECK_STR(cr_optim_name(&o), "ftrl");
+    CR_CHECK(cr_optim_parse(&o, "dbpg", &e) == 0 && o.kind == CR_OPTIM_DBPG);
+    CR_CHECK_STR(cr_optim_name(&o), "dbpg");
+    cr_optim i32 = {.kind = CR_OPTIM_ADD_I32};
+    CR_CHECK_STR(cr_optim_name(&i32), "add");
+}
+
+/* FTRL-proximal against McMahan et al. 2013 (Algorithm 1) worked by hand:
+ * alpha 0.5, beta 1, l1 0.2, l2 0.1, from z = n = w = 0. */
+static void test_ftrl(void) {
+    cr_optim o = {.kind = CR_OPTIM_FTRL, .lr = 0.5f, .beta = 1, .l1 = 0.2f, .l2 = 0.1f};
+    cr_err e;
+    CR_CHECK(cr_optim_check(&o, 2, &e) == 0);
+    CR_CHECK(cr_optim_state_dim(&o, 2) == 4);
+    float w[2] = {0, 0}, st[4] = {9, 9, 9, 9}, g[2] = {1, 0.1f};
+    cr_optim_init_state(&o, st, 2);
+    CR_CHECK(st[0] == 0 && st[3] == 0);
+    cr_optim_apply(&o, w, st, g, 2);
+    /* j=0: sigma = (1 - 0)/0.5 = 2, z = 1 - 2*0 = 1, n = 1,
+     * w = -(1 - 0.2) / ((1 + 1)/0.5 + 0.1) = -0.8 / 4.1 */
+    CR_CHECK_NEAR(st[0], 1, 1e-7);
+    CR_CHECK_NEAR(st[2], 1, 1e-7);
+    CR_CHECK_NEAR(w[0], -0.8 / 4.1, 1e-6);
+    /* j=1: |z| = 0.1 <= l1: w stays 0 */
+    CR_CHECK(w[1] == 0);
+    double w0 = -0.8 / 4.1;
+    float g2[2] = {-2, 0};
+    cr_optim_apply(&o, w, st, g2, 2);
+    /* sigma = (sqrt(5) - 1)/0.5, z = 1 - 2 - sigma w0, n = 5 */
+    double sigma = (sqrt(5.0) - 1) / 0.5, z = 1 - 2 - sigma * w0;
+    double want = fabs(z) <= 0.2 ? 0 : -(z - (z > 0 ? 0.2 : -0.2)) / ((1 + sqrt(5.0)) / 0.5 + 0.1);
+    CR_CHECK_NEAR(st[0], z, 1e-6);
+    CR_CHECK_NEAR(w[0], want, 1e-6);
+    cr_optim bad = o;
+    bad.l1 = -1;
+    CR_CHECK(cr_optim_check(&bad, 1, &e) == -1 && strstr(e.msg, "l1 must be >= 0"));
+}
+
+/* DBPG: two registered pushers; the step only when both pushed, then the
+ * soft threshold w = S(w - lr G/U, lr l1/U). */
+static void test_dbpg_step(void) {
+    cr_optim o = {.kind = CR_OPTIM_DBPG, .lr = 1, .l1 = 0.5f, .delta = -1};
+    cr_err e;
+    CR_CHECK(cr_optim_check(&o, 2, &e) == 0);
+    CR_CHECK(cr_optim_state_dim(&o, 2) == 5);
+    float w[2] = {0, 0}, st[5], reg[2] = {0, -1};
+    cr_optim_init_state(&o, st, 2);
+    cr_optim_apply(&o, w, st, reg, 2);
+    cr_optim_apply(&o, w, st, reg, 2);
+    CR_CHECK(st[3] == 2 && w[0] == 0);
+    float a[2] = {-1.5f, 1}, b[2] = {-0.5f, 1};
+    cr_optim_apply(&o, w, st, a, 2);
+    CR_CHECK(w[0] == 0 && st[2] == 1); /* waits for the second pusher */
+    cr_optim_apply(&o, w, st, b, 2);
+    /* G = -2, U = 2: z = 0 + 1 = 1, threshold 0.25: w = 0.75 */
+    CR_CHECK_NEAR(w[0], 0.75, 1e-7);
+    CR_CHECK(st[0] == 0 && st[1] == 0 && st[2] == 0 && st[4] == 1);
+    /* a small gradient on the other side: z = 0.75 - 0.2 = 0.55 -> 0.30 */
+    float c[2] = {0.2f, 0.5f}, d[2] = {0.2f, 1.5f};
+    cr_optim_apply(&o, w, st, c, 2);
+    cr_optim_apply(&o, w, st, d, 2);
+    CR_CHECK_NEAR(w[0], 0.75 - 0.4 / 2 - 0.25, 1e-6);
+    /* inside the threshold: exactly 0 */
+    float f[2] = {-0.1f, 0.5f};
+    w[0] = 0.1f;
+    cr_optim_apply(&o, w, st, f, 2);
+    cr_optim_apply(&o, w, st, f, 2);
+    CR_CHECK(w[0] == 0); /* z = 0.1 + 0.2 = 0.3 <= 0.5 */
+    /* l2: G += l2 w, U += l2 */
+    cr_optim o2 = {.kind = CR_OPTIM_DBPG, .lr = 0.5f, .l1 = 0, .l2 = 1, .delta = -1};
+    float w2[2] = {2, 0}, st2[5] = {0}, g2[2] = {1, 3};
+    cr_optim_apply(&o2, w2, st2, g2, 2); /* nobody registered: every push steps */
+    CR_CHECK_NEAR(w2[0], 2 - 0.5 * (1 + 2) / (3 + 1), 1e-6);
+    cr_optim bad = o;
+    CR_CHECK(cr_optim_check(&bad, 3, &e) == -1 && strstr(e.msg, "dim must be 2"));
+    bad.lr = 0;
+    CR_CHECK(cr_optim_check(&bad, 2, &e) == -1 && strstr(e.msg, "lr must be > 0"));
+}
+
+/* The KKT filter: w = 0 and |G| <= l1 - delta sets the skip flag, and a
+ * skipped row drops later pushes; |G| above the margin steps. */
+static void test_dbpg_kkt(void) {
+    cr_optim o = {.kind = CR_OPTIM_DBPG, .lr = 1, .l1 = 1, .delta = 0.25f};
+    float w[2] = {0, 0}, st[5] = {0}, g[2] = {0.7f, 1};
+    cr_optim_apply(&o, w, st, g, 2);
+    CR_CHECK(w[0] == 0 && w[1] == 1); /* 0.7 <= 0.75: skipped */
+    float big[2] = {-5, 1};
+    cr_optim_apply(&o, w, st, big, 2);
+    CR_CHECK(w[0] == 0 && st[2] == 0 && st[0] == 0); /* dropped, not summed */
+    float w2[2] = {0, 0}, st2[5] = {0}, g2[2] = {0.8f, 1};
+    cr_optim_apply(&o, w2, st2, g2, 2);
+    CR_CHECK(w2[1] == 0 && w2[0] == 0); /* 0.8 > 0.75: not skipped; |z| = 0.8 <= 1: w stays 0 */
+    float w3[2] = {0.5f, 0}, st3[5] = {0}, g3[2] = {0.1f, 1};
+    cr_optim_apply(&o, w3, st3, g3, 2);
+    CR_CHECK(w3[1] == 0); /* w != 0: never skipped */
+    CR_CHECK(w3[0] == 0); /* z = 0.4 <= 1 */
+    cr_optim off = o;
+    off.delta = -1;
+    float w4[2] = {0, 0}, st4[5] = {0}, g4[2] = {0.1f, 1};
+    cr_optim_apply(&off, w4, st4, g4, 2);
+    CR_CHECK(w4[1] == 0); /* filter off */
+}
+
+/* AdaDelay: eta = lr / (1 + c sqrt(t + tau)), t = the row's steps so far. */
+static void test_dbpg_adadelay(void) {
+    cr_optim o = {.kind = CR_OPTIM_DBPG, .lr = 2, .l1 = 0, .delta = -1, .ada_c = 0.5f, .tau = 3};
+    cr_err e;
+    CR_CHECK(cr_optim_check(&o, 2, &e) == 0);
+    float w[2] = {0, 0}, st[5] = {0}, g[2] = {-1, 1};
+    cr_optim_apply(&o, w, st, g, 2);
+    double eta0 = 2 / (1 + 0.5 * sqrt(0 + 3.0));
+    CR_CHECK_NEAR(w[0], eta0, 1e-6);
+    cr_optim_apply(&o, w, st, g, 2);
+    double eta1 = 2 / (1 + 0.5 * sqrt(1 + 3.0));
+    CR_CHECK_NEAR(w[0], eta0 + eta1, 1e-6);
+    CR_CHECK(st[4] == 2);
+    cr_optim bad = o;
+    bad.tau = -1;
+    CR_CHECK(cr_optim_check(&bad, 2, &e) == -1 && strstr(e.msg, "tau"));
 }
 
 int main(void) {
@@ -73,5 +194,9 @@ int main(void) {
     CR_RUN(test_add_assign);
     CR_RUN(test_blocks);
     CR_RUN(test_parse);
+    CR_RUN(test_ftrl);
+    CR_RUN(test_dbpg_step);
+    CR_RUN(test_dbpg_kkt);
+    CR_RUN(test_dbpg_adadelay);
     return cr_test_done();
 }
