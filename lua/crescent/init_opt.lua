@@ -28,7 +28,18 @@ local function optimizer(name, allowed)
         for k in pairs(o) do
             if not allowed[k] then error(("%s{}: unknown option '%s'"):format(name, tostring(k)), 2) end
         end
-        return { name = name, lr = o.lr, eps = o.eps, init = o.init }
+        local d = { name = name, lr = o.lr, eps = o.eps, init = o.init }
+        for k, v in pairs(o) do
+            if type(v) ~= "number" or v ~= v then error(("%s{}: option '%s' must be a number"):format(name, k), 2) end
+            if (name == "ftrl" or name == "dbpg") and k ~= "delta" and (v < 0 or ((k == "lr" or k == "alpha") and v == 0)) then
+                error(("%s{}: option '%s' must be %s 0, got %s"):format(name, k,
+                    (k == "lr" or k == "alpha") and ">" or ">=", tostring(v)), 2)
+            end
+            d[k] = v
+        end
+        -- ftrl's alpha is the rule's learning rate (W:set_lr changes it)
+        if o.alpha then d.lr, d.alpha = o.alpha, nil end
+        return d
     end
 end
 
@@ -37,6 +48,12 @@ M.optim = {
     adagrad = optimizer("adagrad", { lr = true, eps = true, init = true }),
     add = optimizer("add", {}),
     assign = optimizer("assign", {}),
+    -- FTRL-proximal per coordinate (McMahan et al. 2013)
+    ftrl = optimizer("ftrl", { alpha = true, beta = true, l1 = true, l2 = true }),
+    -- delayed block proximal gradient (thesis ch. 6; src/optim/cr_optim.h):
+    -- lr (gamma), l1, l2, delta (KKT filter margin, < 0 off), ada_c and tau
+    -- (AdaDelay: lr / (1 + ada_c sqrt(t + tau)); ada_c = 0 off)
+    dbpg = optimizer("dbpg", { lr = true, l1 = true, l2 = true, delta = true, ada_c = true, tau = true }),
 }
 
 return M

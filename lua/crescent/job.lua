@@ -203,7 +203,9 @@ function Job:table(o)
     end
     local def = {
         name = o.name, keys = o.keys, dim = o.dim, init = init.kind, a = init.a, b = init.b,
-        optimizer = opt.name, lr = opt.lr or 0.01, eps = opt.eps or 1e-8, init_acc = opt.init or 0,
+        optimizer = opt.name, lr = opt.lr or (opt.name == "ftrl" and 0.1 or opt.name == "dbpg" and 1) or 0.01,
+        eps = opt.eps or 1e-8, init_acc = opt.init or 0, l1 = opt.l1, l2 = opt.l2, beta = opt.beta or 1,
+        delta = opt.delta or -1, ada_c = opt.ada_c, tau = opt.tau,
         seed = self.seed, compress = o.compress and 1 or 0, dtype = o.dtype or "f32",
     }
     local id = self.ntables

@@ -197,7 +197,7 @@ static int opt_dtype(lua_State *L, int idx) {
 }
 
 /* J:table(id, {name=, keys=, dim=, init=kind, a=, b=, optimizer=, lr=, eps=, init_acc=, seed=, compress=,
- *              dtype="f32"|"i32"}) */
+ *              dtype="f32"|"i32", l1=, l2=, beta=, delta=, ada_c=, tau= (ftrl, dbpg: optim/cr_optim.h)}) */
 static int j_table(lua_State *L) {
     cr_job *j = check_job(L);
     int id = (int)luaL_checkinteger(L, 2);
@@ -224,6 +224,13 @@ static int j_table(lua_State *L) {
     d.optim.lr = (float)num_field(L, 3, "lr", 0.01);
     d.optim.eps = (float)num_field(L, 3, "eps", 1e-8);
     d.optim.init = (float)num_field(L, 3, "init_acc", 0);
+    d.optim.l1 = (float)num_field(L, 3, "l1", 0);
+    d.optim.l2 = (float)num_field(L, 3, "l2", 0);
+    d.optim.beta = (float)num_field(L, 3, "beta", 1);
+    d.optim.delta = (float)num_field(L, 3, "delta", -1);
+    d.optim.ada_c = (float)num_field(L, 3, "ada_c", 0);
+    d.optim.tau = (float)num_field(L, 3, "tau", 0);
+    if (cr_optim_check(&d.optim, d.dim, &e) < 0) return luaL_error(L, "table '%s': %s", d.name, e.msg);
     if (cr_table_def_check(&d, &e) < 0) return luaL_error(L, "%s", e.msg);
     if (cr_job_table(j, id, &d, &e) < 0) return raise_job(L, j);
     return 0;
