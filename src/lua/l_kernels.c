@@ -287,5 +287,6 @@ int cr_lopen_kernels(lua_State *L) {
     cr_lkernels_add_kge(L);
     cr_lkernels_add_w2v(L);
     cr_lkernels_add_lda(L);
+    cr_lkernels_add_logreg(L);
     return 1;
 }

@@ -14,6 +14,7 @@ int cr_lopen_kernels(lua_State *L);   /* l_kernels.c   -> core.kernels */
 void cr_lkernels_add_kge(lua_State *L);
 void cr_lkernels_add_w2v(lua_State *L);
 void cr_lkernels_add_lda(lua_State *L); /* l_lda.c: LDA corpus and samplers */
+void cr_lkernels_add_logreg(lua_State *L); /* l_logreg.c: logistic regression data and kernels */
 int cr_lopen_util(lua_State *L);      /* l_util.c      -> core.util (matrices, rng, time) */
 int cr_lopen_table(lua_State *L);     /* l_table.c     -> core.table (placement, init kinds) */
 

@@ -22,6 +22,7 @@ typedef struct allowed {
 } allowed;
 
 static const char *const triples_opts[] = {"entities", "relations", NULL};
+static const char *const logreg_opts[] = {"placement", NULL};
 
 static const allowed worker_fns[] = {
     {"util", "matrix", 0, NULL},          {"util", "ints", 0, NULL},
@@ -40,6 +41,7 @@ static const allowed worker_fns[] = {
     {"kernels", "w2v_subsample", 0, NULL}, {"kernels", "w2v_init", 0, NULL},
     {"kernels", "kge_batches", 0, NULL},  {"kernels", "w2v_reader", 1, NULL},
     {"kernels", "lda_load", 1, NULL},     {"kernels", "lda_word_loglik", 0, NULL},
+    {"kernels", "logreg_load", 1, logreg_opts},
     {NULL, NULL, 0, NULL},
 };
 
