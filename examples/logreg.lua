@@ -1,0 +1,145 @@
+-- Sparse logistic regression with L1 (and L2) regularization on a parameter
+-- server (thesis ch. 6; lua/models/logreg.lua): DBPG, FTRL-proximal or
+-- AdaGrad, on gcide-docs (label: the entry's headword is a noun).
+--
+--   make data          (builds data/gcide.svm)
+--   crescent run examples/logreg.lua [--nodes 2] [--workers 1] [--metrics logreg.jsonl] [-- optimizer=dbpg l1=1 ...]
+--
+-- Script options (after "--", as name=value or --name value):
+--   data (data/gcide.svm: LIBSVM, label > 0 positive), heldout (0.2: the
+--   fraction of examples held out for the test metrics, drawn by a hash of
+--   split_seed (1) and the example's number), optimizer (dbpg | ftrl |
+--   adagrad), l1 (1), l2 (0), epochs (20), placement (range | hash | a
+--   placement file of `crescent partition --out` for the same data file and
+--   as many nodes as the job: its v lines place the weights, its u lines the
+--   examples), tau (0: the bounded delay of dbpg, in blocks: the job's
+--   consistency policy becomes ssp with staleness tau, unless --policy is
+--   given), blocks (64, dbpg), bound (dbpg's curvature: diag | gershgorin,
+--   src/kernels/cr_logreg.h), lr (dbpg's step gamma (0.5 with diag, 1 with gershgorin); ftrl's alpha (0.1);
+--   adagrad's (0.1)), beta (ftrl, 1), delta (dbpg's KKT filter: skip a key with
+--   w = 0 and |g| <= l1 - delta; default l1 / 2; -1: off), ada_c (dbpg's
+--   AdaDelay c, 0: off), batch (1000, ftrl and adagrad), eval (1: test metrics
+--   every epoch; 0: only at the end), quiet (0).
+-- Every epoch prints and logs (JSONL) objective (training sum of losses +
+-- l1 |w|_1 + l2/2 |w|^2), test_logloss, test_accuracy, test_auc,
+-- bytes_remote (the epoch's remote bytes, job:stats()), nnz (non-zero
+-- weights), seconds (the epoch's time; train_seconds sums them: training
+-- only, evaluation excluded).
+local cr = require "crescent"
+
+local me = "examples/logreg.lua"
+local opt = { data = "data/gcide.svm", heldout = 0.2, split_seed = 1, optimizer = "dbpg", l1 = 1, l2 = 0, epochs = 20,
+              placement = "range", tau = 0, blocks = 64, rho = 0.25, beta = 1, ada_c = 0, batch = 1000, eval = 1, quiet = 0 }
+local numeric = { heldout = true, split_seed = true, l1 = true, l2 = true, epochs = true, tau = true, blocks = true, rho = true,
+                  lr = true, beta = true, delta = true, ada_c = true, batch = true, eval = true, quiet = true }
+local accept = { lr = "number", delta = "number" }
+for k in pairs(opt) do accept[k] = "string" end
+for k in pairs(numeric) do accept[k] = "number" end
+cr.script.options(me, arg or {}, opt, accept)
+local function int_opt(k, min)
+  if not math.tointeger(opt[k]) or opt[k] < min then
+    error(("%s: option %s must be an integer >= %d, got %s"):format(me, k, min, tostring(opt[k])), 0)
+  end
+  opt[k] = math.tointeger(opt[k])
+end
+int_opt("epochs", 1); int_opt("tau", 0); int_opt("blocks", 1); int_opt("batch", 1); int_opt("split_seed", 0)
+for _, k in ipairs { "l1", "l2", "beta", "ada_c" } do
+  if not (opt[k] >= 0) then error(("%s: option %s must be >= 0, got %s"):format(me, k, tostring(opt[k])), 0) end
+end
+if not (opt.heldout > 0 and opt.heldout < 1) then error(me .. ": option heldout must be in (0, 1)", 0) end
+if opt.optimizer ~= "dbpg" and opt.optimizer ~= "ftrl" and opt.optimizer ~= "adagrad" then
+  error(("%s: unknown optimizer '%s' (dbpg, ftrl or adagrad)"):format(me, opt.optimizer), 0)
+end
+if opt.optimizer == "adagrad" and opt.l1 > 0 then
+  error(me .. ": optimizer adagrad has no L1 term: give l1=0 (or use dbpg or ftrl)", 0)
+end
+if opt.lr ~= nil and not (opt.lr > 0) then error(me .. ": option lr must be > 0", 0) end
+
+local cwd = os.getenv("PWD")
+local function abs(p) return (p:sub(1, 1) == "/" or not cwd) and p or (cwd .. "/" .. p) end
+local say = opt.quiet == 0 and print or function() end
+local Kr = cr.core.kernels
+do
+  local f = io.open(opt.data, "r")
+  if not f then error(("%s: %s: cannot open the data%s"):format(me, opt.data, opt.data == "data/gcide.svm"
+    and " (make data builds it)" or ""), 0) end
+  f:close()
+end
+opt.data = abs(opt.data)
+local pfile = opt.placement ~= "range" and opt.placement ~= "hash" and abs(opt.placement) or nil
+
+local job = cr.job { nodes = 1, workers = 1, seed = 1, policy = "ssp:staleness=" .. opt.tau }
+
+-- The test split, read here; its scan also gives the table's keys: the
+-- largest feature id over every line of the file (`crescent partition`'s
+-- keys), and checks a placement file against the data and the nodes before
+-- anything is made (the workers read its u lines, the table its v lines).
+local test, err = Kr.logreg_load(opt.data, { heldout = opt.heldout, seed = opt.split_seed, split = "test",
+                                             placement = pfile, nodes = job.nodes })
+if not test then error(err, 0) end
+local F = test:features()
+if test:examples() == 0 then error(("%s: %s: no held-out examples"):format(me, opt.data), 0) end
+
+local o
+if opt.optimizer == "dbpg" then
+  if not (opt.rho >= 0 and opt.rho <= 1) then error(me .. ": option rho must be in [0, 1]", 0) end
+  o = cr.optim.dbpg { lr = opt.lr or 1, l1 = opt.l1, l2 = opt.l2, delta = opt.delta or opt.l1 / 2,
+                      ada_c = opt.ada_c, tau = opt.tau }
+elseif opt.optimizer == "ftrl" then
+  o = cr.optim.ftrl { alpha = opt.lr or 0.1, beta = opt.beta, l1 = opt.l1, l2 = opt.l2 }
+else
+  o = cr.optim.adagrad { lr = opt.lr or 0.1 }
+end
+local tdef = { name = "w", keys = F, dim = opt.optimizer == "dbpg" and 2 or 1, init = cr.init.zeros(), optimizer = o }
+if opt.placement ~= "range" then tdef.placement = pfile or opt.placement end
+local W = job:table(tdef)
+job:model("logreg", { data = opt.data, features = F, heldout = opt.heldout, split_seed = opt.split_seed,
+                      placement = pfile, optimizer = opt.optimizer, blocks = opt.blocks, rho = opt.rho, batch = opt.batch,
+                      l2 = opt.l2 })
+local info = job:call("start", {})
+local N = info.sum.examples
+if N == 0 then error(("%s: %s: no training examples"):format(me, opt.data), 0) end
+say(("logreg: %s: %d training examples (%d nnz), %d test, %d features, optimizer %s, l1 %g, l2 %g, %d worker(s), policy %s")
+    :format(opt.data, N, info.sum.nnz, test:examples(), F, opt.optimizer, opt.l1, opt.l2, job.nodes * job.workers,
+            job.policy_name or "?"))
+
+-- The weights gathered from the nodes (F x dim).
+local function gather()
+  local all = cr.core.util.matrix(F, W.dim)
+  W:each_run(16384, function(node, k, n) Kr.w2v_copy_rows(all, k, (W:_rows(node, k, n))) end)
+  return all
+end
+
+local function norms(w)
+  local a, b, nnz = 0.0, 0.0, 0
+  for k = 1, F do
+    local x = w:get(k, 1)
+    if x ~= 0 then a, b, nnz = a + math.abs(x), b + x * x, nnz + 1 end
+  end
+  return a, b, nnz
+end
+
+local train_s, rec = 0.0, nil
+for ep = 1, opt.epochs do
+  local r = job:epoch { total = N, epoch = ep }
+  train_s = train_s + r.seconds
+  rec = { epoch = ep, seconds = r.seconds, train_seconds = train_s, bytes_remote = r.bytes_remote,
+          optimizer = opt.optimizer, placement = opt.placement, tau = opt.tau }
+  if opt.eval ~= 0 or ep == opt.epochs then
+    local loss = opt.optimizer == "dbpg" and r.sum.loss or job:call("objective", {}).sum.loss
+    local w = gather()
+    local l1n, l2n, nnz = norms(w)
+    local ev = test:evaluate(w)
+    rec.objective = loss + opt.l1 * l1n + opt.l2 / 2 * l2n
+    rec.train_loss, rec.nnz, rec.skipped = loss, nnz, r.sum.skipped
+    rec.test_logloss, rec.test_accuracy, rec.test_auc = ev.logloss, ev.accuracy, ev.auc
+    say(("epoch %2d  objective %.6g  test logloss %.5f  accuracy %.4f  AUC %.4f  nnz %d  %.3fs  %.0f remote bytes")
+        :format(ep, rec.objective, ev.logloss, ev.accuracy, ev.auc or 0 / 0, nnz, r.seconds, r.bytes_remote))
+  else
+    say(("epoch %2d  %.3fs  %.0f remote bytes"):format(ep, r.seconds, r.bytes_remote))
+  end
+  job:log(rec)
+end
+print(("logreg result: objective=%.6f test_logloss=%.6f test_accuracy=%.5f test_auc=%.6f train_seconds=%.4f epochs=%d optimizer=%s nnz=%d examples=%d")
+  :format(rec.objective, rec.test_logloss, rec.test_accuracy, rec.test_auc or 0 / 0, train_s, opt.epochs, opt.optimizer,
+          rec.nnz, N))
