@@ -129,7 +129,7 @@ void cr_logreg_destroy(cr_logreg_data **dp) {
     if (!d) return;
     free(d->ptr), free(d->key), free(d->val), free(d->y), free(d->margin);
     free(d->bat_ex), free(d->bat_koff), free(d->bat_key), free(d->pos);
-    free(d->ukey), free(d->cptr), free(d->crow), free(d->cval), free(d->cs), free(d->wloc);
+    free(d->ukey), free(d->cptr), free(d->crow), free(d->cval), free(d->cs), free(d->wloc), free(d->trust);
     free(d->boff), free(d->act), free(d->nact);
     free(d);
     *dp = NULL;
@@ -283,7 +283,7 @@ void cr_logreg_blocks(cr_logreg_data *d, int64_t nblocks, int64_t features) {
     int64_t F = features > 0 ? features : d->features;
     if (F < 1) F = 1;
     if (nblocks < 1) nblocks = 1;
-    free(d->cptr), free(d->crow), free(d->cval), free(d->cs), free(d->wloc);
+    free(d->cptr), free(d->crow), free(d->cval), free(d->cs), free(d->wloc), free(d->trust);
     free(d->boff), free(d->act), free(d->nact);
     int64_t *idx = cr_xmalloc(((size_t)d->nnz + 1) * sizeof *idx);
     distinct_keys(d, idx);
@@ -291,6 +291,8 @@ void cr_logreg_blocks(cr_logreg_data *d, int64_t nblocks, int64_t features) {
     free(idx);
     d->nblocks = nblocks;
     d->wloc = cr_xcalloc((size_t)d->nu + 1, sizeof *d->wloc);
+    d->trust = cr_xmalloc(((size_t)d->nu + 1) * sizeof *d->trust);
+    for (int64_t j = 0; j < d->nu; j++) d->trust[j] = 1; /* the rule's initial radius */
     d->boff = cr_xcalloc((size_t)nblocks + 1, sizeof *d->boff);
     d->nact = cr_xcalloc((size_t)nblocks, sizeof *d->nact);
     d->act = cr_xmalloc(((size_t)d->nu + 1) * sizeof *d->act);
@@ -301,17 +303,25 @@ void cr_logreg_blocks(cr_logreg_data *d, int64_t nblocks, int64_t features) {
     }
 }
 
+/* The largest sigma'(m) over margins within delta of |m|: sigma'(|m| - delta), or 1/4. */
+static inline double curv(double m, double delta) {
+    double a = fabs(m) - delta;
+    if (a <= 0) return 0.25;
+    double t = exp(-a);
+    return t / ((1 + t) * (1 + t));
+}
+
 void cr_logreg_block_grad(const cr_logreg_data *d, int64_t b, double rho, float *out) {
     const int64_t *a = cr_logreg_block_act(d, b);
     for (int64_t q = 0; q < d->nact[b]; q++) {
         int64_t j = a[q];
-        double g = 0, u = 0;
+        double g = 0, u = 0, r = d->trust[j];
         for (int64_t k = d->cptr[j]; k < d->cptr[j + 1]; k++) {
             int64_t i = d->crow[k];
-            double y = d->y[i], p = sigm(d->margin[i]), c = p * (1 - p);
-            g += -y * sigm(-y * d->margin[i]) * d->cval[k];
-            double x = fabs((double)d->cval[k]);
-            u += (c > 1e-6 ? c : 1e-6) * x * ((1 - rho) * x + rho * d->cs[k]);
+            double y = d->y[i], m = d->margin[i], x = fabs((double)d->cval[k]);
+            g += -y * sigm(-y * m) * d->cval[k];
+            double c = curv(m, r * x);
+            u += (c > 1e-12 ? c : 1e-12) * x * ((1 - rho) * x + rho * d->cs[k]);
         }
         out[2 * q] = (float)g;
         out[2 * q + 1] = (float)u;
@@ -327,7 +337,9 @@ int64_t cr_logreg_block_update(cr_logreg_data *d, int64_t b, const float *w, int
         if (dw != 0)
             for (int64_t k = d->cptr[j]; k < d->cptr[j + 1]; k++) d->margin[d->crow[k]] += dw * d->cval[k];
         d->wloc[j] = wj;
-        if (!(stride >= 2 && w[q * stride + 1] != 0)) a[kept++] = j;
+        double r = stride >= 2 ? w[q * stride + 1] : 0;
+        if (r > 0) d->trust[j] = r;
+        if (!(r < 0)) a[kept++] = j;
     }
     d->nact[b] = kept;
     return n - kept;

@@ -65,6 +65,7 @@ typedef struct cr_logreg_data {
     float *cval;             /* nnz values, by key */
     float *cs;               /* nnz: sum_{k in the key's block} |x_ik| of the entry's example */
     float *wloc;             /* nu: the weight the margins hold for each key */
+    float *trust;            /* nu: each key's trust radius, as last pulled (1 at first) */
     int64_t nblocks;
     int64_t *boff;           /* nblocks + 1 offsets into ukey */
     int64_t *act;            /* indices into ukey of the active keys, block by block from boff[b] */
@@ -121,20 +122,22 @@ static inline const int64_t *cr_logreg_block_act(const cr_logreg_data *d, int64_
 }
 
 /* DBPG's push of block b: for each active key j (in order), out[2q] = g_j =
- * sum_i d_i x_ij and out[2q + 1] = u_j, a curvature of the loss in w_j at
- * the current margins: with c_i = max(p_i (1 - p_i), 1e-6) and s_i the
- * example's sum of |x| over the block,
+ * sum_i d_i x_ij and out[2q + 1] = u_j, a curvature of the loss in w_j that
+ * holds within the key's trust radius r_j (Genkin et al.'s BBR, 2007): with
+ * c_i = max sigma'(m) over |m - m_i| <= r_j |x_ij| and s_i the example's sum
+ * of |x| over the block,
  *   u_j = sum_i c_i |x_ij| ((1 - rho) |x_ij| + rho s_i),  rho in [0, 1].
- * rho = 0: the Hessian's diagonal (a Jacobi step: the keys of one block move
- * together and may overshoot); rho = 1: by Gershgorin's theorem diag(u)
- * bounds the block's Hessian from above (a safe step, and a slow one). */
+ * rho = 0: a bound of the loss along w_j alone (the keys of one block move
+ * together, a Jacobi step, and may overshoot where they share examples);
+ * rho = 1: by Gershgorin's theorem diag(u) bounds the block's Hessian. */
 void cr_logreg_block_grad(const cr_logreg_data *d, int64_t b, double rho, float *out);
 
 /* After the pull of block b's active keys (rows of `stride` floats: weight,
- * then, with stride >= 2, the server's skip flag): margins += x_j (w_j -
- * wloc_j), wloc_j = w_j; keys whose flag is set (non-zero) leave the active
- * list (their weight is 0 and stays so: the server drops their pushes).
- * Returns the keys dropped. */
+ * then, with stride >= 2, the rule's r: optim/cr_optim.h): margins += x_j
+ * (w_j - wloc_j), wloc_j = w_j; r > 0 is the key's new trust radius; keys
+ * with r < 0 (skipped by the KKT filter) leave the active list (their weight
+ * is 0 and stays so: the server drops their pushes). Returns the keys
+ * dropped. */
 int64_t cr_logreg_block_update(cr_logreg_data *d, int64_t b, const float *w, int64_t stride);
 
 /* Keys left out of the active lists (skipped by the KKT filter). */

@@ -44,7 +44,7 @@ int cr_optim_check(const cr_optim *o, int32_t dim, cr_err *e) {
     if (!(o->l2 >= 0) || !isfinite(o->l2)) return cr_errf(e, "optimizer %s: l2 must be >= 0, got %g", n, o->l2);
     if (o->kind == CR_OPTIM_FTRL)
         return o->beta >= 0 && isfinite(o->beta) ? 0 : cr_errf(e, "optimizer ftrl: beta must be >= 0");
-    if (dim != 1 && dim != 2) return cr_errf(e, "optimizer dbpg: dim must be 2 (weight, skip flag) or 1, got %d", dim);
+    if (dim != 1 && dim != 2) return cr_errf(e, "optimizer dbpg: dim must be 2 (weight, trust radius) or 1, got %d", dim);
     if (!(o->ada_c >= 0) || !isfinite(o->ada_c)) return cr_errf(e, "optimizer dbpg: ada_c must be >= 0");
     if (!(o->tau >= 0) || !isfinite(o->tau)) return cr_errf(e, "optimizer dbpg: tau must be >= 0");
     if (isnan(o->delta)) return cr_errf(e, "optimizer dbpg: delta must be a number");
@@ -65,28 +65,35 @@ static void ftrl(const cr_optim *o, float *w, float *st, const float *g, int32_t
     }
 }
 
+/* The row's trust radius: its second value, 1 until the first step. */
+static inline double trust(const float *w, int32_t dim) { return dim >= 2 && w[1] > 0 ? w[1] : dim >= 2 ? 1.0 : INFINITY; }
+
 static void dbpg(const cr_optim *o, float *w, float *st, const float *g, int32_t dim) {
     if (dim >= 2 && g[1] < 0) { /* a pusher registers */
         st[3] += 1;
         return;
     }
-    if (dim >= 2 && w[1] != 0) return; /* skipped by the KKT filter: dropped */
+    if (dim >= 2 && w[1] < 0) return; /* skipped by the KKT filter: dropped */
     st[0] += g[0];
     st[1] += dim >= 2 ? g[1] : 0;
     st[2] += 1;
     if (st[2] < st[3]) return; /* the pass is not complete */
-    double w0 = w[0], G = st[0] + o->l2 * w0, U = st[1] + o->l2;
+    double w0 = w[0], G = st[0] + o->l2 * w0, U = st[1] + o->l2, r = trust(w, dim);
     st[0] = st[1] = st[2] = 0;
     if (!(U > 1e-12)) U = 1e-12;
     if (o->delta >= 0 && w0 == 0 && fabs(G) <= o->l1 - o->delta) {
-        if (dim >= 2) w[1] = 1;
+        if (dim >= 2) w[1] = -1;
         return;
     }
     double eta = o->lr;
     if (o->ada_c > 0) eta = o->lr / (1 + o->ada_c * sqrt((double)st[4] + o->tau));
     st[4] += 1;
     double z = w0 - eta * G / U, thr = eta * o->l1 / U;
-    w[0] = (float)(z > thr ? z - thr : z < -thr ? z + thr : 0.0);
+    double nw = z > thr ? z - thr : z < -thr ? z + thr : 0.0, dw = nw - w0;
+    if (dw > r) dw = r;
+    if (dw < -r) dw = -r;
+    w[0] = (float)(w0 + dw);
+    if (dim >= 2) w[1] = (float)fmax(2 * fabs(dw), r / 2);
 }
 
 /* lr/eps are copied into locals (w may alias *o as far as the compiler

@@ -22,19 +22,22 @@ typedef enum {
     CR_OPTIM_DBPG,      /* delayed block proximal gradient (thesis ch. 6), below */
 } cr_optim_kind;
 
-/* DBPG. A row is (w, skip) (dim 2; with dim 1 there is no skip flag); a
+/* DBPG. A row is (w, r) (dim 2; with dim 1 there is no r): r > 0 is the
+ * coordinate's trust radius (0 in a new row: 1), r < 0 marks it skipped. A
  * push is (g, u): a worker's partial gradient of the loss in w and its
- * partial curvature bound. The rule sums the pushes of one pass and applies
- * the step when the row's registered pushers have all pushed (state: g sum,
- * u sum, pushes, pushers, steps taken):
+ * partial curvature (kernels/cr_logreg.h: within the trust radius). The rule
+ * sums the pushes of one pass and steps when the row's registered pushers
+ * have all pushed (state: g sum, u sum, pushes, pushers, steps taken):
  *   G = g sum + l2 w, U = u sum + l2,
- *   KKT filter (delta >= 0): w = 0 and |G| <= l1 - delta: skip := 1 (the
+ *   KKT filter (delta >= 0): w = 0 and |G| <= l1 - delta: r := -1 (the
  *     coordinate stays 0; later pushes to it are dropped);
  *   else eta = lr, or with AdaDelay (ada_c > 0) lr / (1 + ada_c sqrt(t + tau))
- *     with t the row's steps so far; w = soft_threshold(w - eta G / U, eta l1 / U).
+ *     with t the row's steps so far; w' = soft_threshold(w - eta G / U,
+ *     eta l1 / U), the change clipped to [-r, r], and r := max(2 |w' - w|,
+ *     r / 2) (the trust region of Genkin et al.'s BBR, 2007).
  * A push with u < 0 registers one pusher (w unchanged): every worker that
  * will push a key registers it once, so that the sum is the full gradient
- * over all workers' examples. A row nobody registered applies every push. */
+ * over all workers' examples. A row nobody registered steps at every push. */
 typedef struct cr_optim {
     cr_optim_kind kind;
     float lr, eps, init;

@@ -78,6 +78,7 @@ static void test_gradients(void) {
     cr_logreg_blocks(d, 3, NF);
     CR_CHECK(d->nblocks == 3 && d->nu == NF);
     cr_logreg_margins(d, w, NF, 1);
+    for (int64_t j = 0; j < d->nu; j++) d->trust[j] = 0; /* radius 0: the curvature at the margins */
     for (int64_t b = 0, at = 0; b < 3; b++) {
         cr_logreg_block_grad(d, b, 0, gb + 2 * at);
         at += d->nact[b];
@@ -193,8 +194,19 @@ static double sigm(double z) { return 1 / (1 + exp(-z)); }
 /* Plain block proximal gradient on the dense data: for each block, the full
  * gradient and curvature of every feature of the block (the same formula
  * as the kernel, over all examples), then the soft-threshold step. */
+/* sigma' at |m| - delta, or 1/4 (the kernel's curvature within a radius). */
+static double curv(double m, double delta) {
+    double a = fabs(m) - delta;
+    return a <= 0 ? 0.25 : sigm(a) * (1 - sigm(a));
+}
+
+/* Plain block proximal gradient on the dense data: for each block, the full
+ * gradient and curvature of every feature of the block (the same formulas
+ * as the kernel and the rule, over all examples), then the soft-threshold
+ * step within each feature's trust radius. */
 static void dense_reference(const double X[NEX][NF], const double *y, double lr, double l1, double rho, double *w) {
-    double m[NEX] = {0};
+    double m[NEX] = {0}, r[NF];
+    for (int j = 0; j < NF; j++) r[j] = 1;
     for (int ep = 0; ep < EPOCHS; ep++) {
         for (int b = 0; b < NB; b++) {
             int lo = b * NF / NB, hi = (b + 1) * NF / NB;
@@ -204,16 +216,19 @@ static void dense_reference(const double X[NEX][NF], const double *y, double lr,
                 int seen = 0;
                 for (int i = 0; i < NEX; i++) {
                     if (X[i][j] == 0) continue;
-                    double s = 0, p = sigm(m[i]), c = p * (1 - p);
+                    double s = 0, x = fabs(X[i][j]), c = curv(m[i], r[j] * x);
                     for (int k = lo; k < hi; k++) s += fabs(X[i][k]);
                     g += -y[i] * sigm(-y[i] * m[i]) * X[i][j];
-                    u += (c > 1e-6 ? c : 1e-6) * fabs(X[i][j]) * ((1 - rho) * fabs(X[i][j]) + rho * s);
+                    u += c * x * ((1 - rho) * x + rho * s);
                     seen = 1;
                 }
                 nw[j] = w[j];
                 if (!seen) continue;
                 double z = w[j] - lr * g / u, t = lr * l1 / u;
-                nw[j] = z > t ? z - t : z < -t ? z + t : 0;
+                double dw = (z > t ? z - t : z < -t ? z + t : 0) - w[j];
+                dw = dw > r[j] ? r[j] : dw < -r[j] ? -r[j] : dw;
+                nw[j] = w[j] + dw;
+                r[j] = fmax(2 * fabs(dw), r[j] / 2);
             }
             for (int j = lo; j < hi; j++) {
                 for (int i = 0; i < NEX; i++) m[i] += X[i][j] * (nw[j] - w[j]);
@@ -256,7 +271,8 @@ static void test_dbpg_reference(void) {
             for (int w = 0; w < 2; w++) {
                 cr_logreg_data *d = wk[w];
                 const int64_t *a = cr_logreg_block_act(d, b);
-                for (int64_t q = 0; q < d->nact[b]; q++) rows[2 * q] = tab[d->ukey[a[q]]][0], rows[2 * q + 1] = 0;
+                for (int64_t q = 0; q < d->nact[b]; q++)
+                    rows[2 * q] = tab[d->ukey[a[q]]][0], rows[2 * q + 1] = tab[d->ukey[a[q]]][1];
                 cr_logreg_block_update(d, b, rows, 2);
             }
         }
@@ -285,9 +301,11 @@ static void test_block_drop(void) {
     cr_logreg_blocks(d, 2, NF);
     int64_t n0 = d->nact[0];
     float rows[2 * NF] = {0};
-    rows[1] = 1; /* the first active key is skipped */
+    rows[1] = -1; /* the first active key is skipped */
+    rows[3] = 0.25f; /* the second gets a trust radius */
     CR_CHECK(cr_logreg_block_update(d, 0, rows, 2) == 1);
     CR_CHECK(d->nact[0] == n0 - 1 && cr_logreg_skipped(d) == 1);
+    CR_CHECK(d->trust[1] == 0.25f && d->trust[2] == 1);
     cr_logreg_destroy(&d);
     remove(path);
 }

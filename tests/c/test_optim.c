@@ -152,22 +152,38 @@ static void test_dbpg_kkt(void) {
     cr_optim o = {.kind = CR_OPTIM_DBPG, .lr = 1, .l1 = 1, .delta = 0.25f};
     float w[2] = {0, 0}, st[5] = {0}, g[2] = {0.7f, 1};
     cr_optim_apply(&o, w, st, g, 2);
-    CR_CHECK(w[0] == 0 && w[1] == 1); /* 0.7 <= 0.75: skipped */
+    CR_CHECK(w[0] == 0 && w[1] == -1); /* 0.7 <= 0.75: skipped */
     float big[2] = {-5, 1};
     cr_optim_apply(&o, w, st, big, 2);
     CR_CHECK(w[0] == 0 && st[2] == 0 && st[0] == 0); /* dropped, not summed */
     float w2[2] = {0, 0}, st2[5] = {0}, g2[2] = {0.8f, 1};
     cr_optim_apply(&o, w2, st2, g2, 2);
-    CR_CHECK(w2[1] == 0 && w2[0] == 0); /* 0.8 > 0.75: not skipped; |z| = 0.8 <= 1: w stays 0 */
+    CR_CHECK(w2[1] > 0 && w2[0] == 0); /* 0.8 > 0.75: not skipped; |z| = 0.8 <= 1: w stays 0 */
     float w3[2] = {0.5f, 0}, st3[5] = {0}, g3[2] = {0.1f, 1};
     cr_optim_apply(&o, w3, st3, g3, 2);
-    CR_CHECK(w3[1] == 0); /* w != 0: never skipped */
+    CR_CHECK(w3[1] > 0); /* w != 0: never skipped */
     CR_CHECK(w3[0] == 0); /* z = 0.4 <= 1 */
     cr_optim off = o;
     off.delta = -1;
     float w4[2] = {0, 0}, st4[5] = {0}, g4[2] = {0.1f, 1};
     cr_optim_apply(&off, w4, st4, g4, 2);
-    CR_CHECK(w4[1] == 0); /* filter off */
+    CR_CHECK(w4[1] >= 0); /* filter off */
+}
+
+/* The trust region: a step is clipped to the radius r (1 in a new row),
+ * then r = max(2 |change|, r / 2). */
+static void test_dbpg_trust(void) {
+    cr_optim o = {.kind = CR_OPTIM_DBPG, .lr = 1, .l1 = 0, .delta = -1};
+    float w[2] = {0, 0}, st[5] = {0}, g[2] = {-10, 1};
+    cr_optim_apply(&o, w, st, g, 2);
+    CR_CHECK(w[0] == 1 && w[1] == 2); /* wanted 10, clipped to 1; r = max(2, 0.5) */
+    float small[2] = {-0.1f, 1};
+    cr_optim_apply(&o, w, st, small, 2);
+    CR_CHECK_NEAR(w[0], 1.1, 1e-6);
+    CR_CHECK_NEAR(w[1], 1.0, 1e-6); /* max(0.2, 2 / 2) */
+    float w1[1] = {0}, st1[5] = {0}, g1[1] = {-10};
+    cr_optim_apply(&o, w1, st1, g1, 1); /* dim 1: no trust region, no curvature: U = 1e-12 */
+    CR_CHECK(w1[0] > 1e6);
 }
 
 /* AdaDelay: eta = lr / (1 + c sqrt(t + tau)), t = the row's steps so far. */
@@ -175,13 +191,13 @@ static void test_dbpg_adadelay(void) {
     cr_optim o = {.kind = CR_OPTIM_DBPG, .lr = 2, .l1 = 0, .delta = -1, .ada_c = 0.5f, .tau = 3};
     cr_err e;
     CR_CHECK(cr_optim_check(&o, 2, &e) == 0);
-    float w[2] = {0, 0}, st[5] = {0}, g[2] = {-1, 1};
+    float w[2] = {0, 0}, st[5] = {0}, g[2] = {-0.5f, 1};
     cr_optim_apply(&o, w, st, g, 2);
     double eta0 = 2 / (1 + 0.5 * sqrt(0 + 3.0));
-    CR_CHECK_NEAR(w[0], eta0, 1e-6);
+    CR_CHECK_NEAR(w[0], 0.5 * eta0, 1e-6);
     cr_optim_apply(&o, w, st, g, 2);
     double eta1 = 2 / (1 + 0.5 * sqrt(1 + 3.0));
-    CR_CHECK_NEAR(w[0], eta0 + eta1, 1e-6);
+    CR_CHECK_NEAR(w[0], 0.5 * eta0 + 0.5 * eta1, 1e-6);
     CR_CHECK(st[4] == 2);
     cr_optim bad = o;
     bad.tau = -1;
@@ -197,6 +213,7 @@ int main(void) {
     CR_RUN(test_ftrl);
     CR_RUN(test_dbpg_step);
     CR_RUN(test_dbpg_kkt);
+    CR_RUN(test_dbpg_trust);
     CR_RUN(test_dbpg_adadelay);
     return cr_test_done();
 }
