@@ -14,8 +14,11 @@
 --   as many nodes as the job: its v lines place the weights, its u lines the
 --   examples), tau (0: the bounded delay of dbpg, in blocks: the job's
 --   consistency policy becomes ssp with staleness tau, unless --policy is
---   given), blocks (64, dbpg), bound (dbpg's curvature: diag | gershgorin,
---   src/kernels/cr_logreg.h), lr (dbpg's step gamma (0.5 with diag, 1 with gershgorin); ftrl's alpha (0.1);
+--   given), blocks (64, dbpg), split (balanced: dbpg's blocks are key ranges
+--   holding equal shares of the file's entries, so frequent features get
+--   small blocks; equal: equal key ranges), rho (0.1: dbpg's curvature, from
+--   each key's own (0) to a bound of its whole block (1),
+--   src/kernels/cr_logreg.h), lr (dbpg's step gamma (1); ftrl's alpha (0.1);
 --   adagrad's (0.1)), beta (ftrl, 1), delta (dbpg's KKT filter: skip a key with
 --   w = 0 and |g| <= l1 - delta; default l1 / 2; -1: off), ada_c (dbpg's
 --   AdaDelay c, 0: off), batch (1000, ftrl and adagrad), eval (1: test metrics
@@ -29,7 +32,7 @@ local cr = require "crescent"
 
 local me = "examples/logreg.lua"
 local opt = { data = "data/gcide.svm", heldout = 0.2, split_seed = 1, optimizer = "dbpg", l1 = 1, l2 = 0, epochs = 20,
-              placement = "range", tau = 0, blocks = 64, rho = 0.25, beta = 1, ada_c = 0, batch = 1000, eval = 1, quiet = 0 }
+              placement = "range", tau = 0, blocks = 64, split = "balanced", rho = 0.1, beta = 1, ada_c = 0, batch = 1000, eval = 1, quiet = 0 }
 local numeric = { heldout = true, split_seed = true, l1 = true, l2 = true, epochs = true, tau = true, blocks = true, rho = true,
                   lr = true, beta = true, delta = true, ada_c = true, batch = true, eval = true, quiet = true }
 local accept = { lr = "number", delta = "number" }
@@ -93,8 +96,15 @@ end
 local tdef = { name = "w", keys = F, dim = opt.optimizer == "dbpg" and 2 or 1, init = cr.init.zeros(), optimizer = o }
 if opt.placement ~= "range" then tdef.placement = pfile or opt.placement end
 local W = job:table(tdef)
+-- dbpg's blocks: key ranges holding equal shares of the file's entries
+-- (blocks=equal: equal key ranges); the same bounds go to every worker.
+local bounds
+if opt.optimizer == "dbpg" and opt.split ~= "equal" then
+  bounds = test:balanced(opt.blocks):totable()
+  opt.blocks = #bounds - 1
+end
 job:model("logreg", { data = opt.data, features = F, heldout = opt.heldout, split_seed = opt.split_seed,
-                      placement = pfile, optimizer = opt.optimizer, blocks = opt.blocks, rho = opt.rho, batch = opt.batch,
+                      placement = pfile, optimizer = opt.optimizer, blocks = opt.blocks, bounds = bounds, rho = opt.rho, batch = opt.batch,
                       l2 = opt.l2 })
 local info = job:call("start", {})
 local N = info.sum.examples

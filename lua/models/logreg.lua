@@ -54,7 +54,8 @@
 --                  which at tau = 0 are those weights')
 -- Options (job:model("logreg", opts)): data (path, required), features
 -- (the table's keys), heldout (0.2), split_seed (1), placement (a file, or
--- nil), optimizer ("dbpg"), blocks (64), bound ("diag"), batch (1000),
+-- nil), optimizer ("dbpg"), blocks (64), bounds (blocks + 1 increasing keys
+-- from 0: the blocks' key ranges; default equal ranges), rho (0.1), batch (1000),
 -- clocks (1), l2 (0:
 -- adagrad's worker-side L2), table ("w").
 local K = cr.core.kernels
@@ -63,7 +64,7 @@ local M = {}
 local S = {}
 
 local known = { data = true, features = true, heldout = true, split_seed = true, placement = true, optimizer = true,
-                blocks = true, rho = true, batch = true, clocks = true, l2 = true, table = true, memory_mb = true }
+                blocks = true, bounds = true, rho = true, batch = true, clocks = true, l2 = true, table = true, memory_mb = true }
 
 local function posint(opts, k, default, min)
   local v = opts[k]
@@ -100,10 +101,16 @@ function M.init(ctx, opts)
   local D, err = K.logreg_load(opts.data, lo)
   if not D then error(err, 0) end
   S.D = D
-  S.rho = opts.rho or 0.25
+  S.rho = opts.rho or 0.1
   if type(S.rho) ~= "number" or not (S.rho >= 0 and S.rho <= 1) then error("logreg: option 'rho' must be in [0, 1]", 0) end
   if S.opt == "dbpg" then
-    S.nb = D:blocks(posint(opts, "blocks", 64), S.T.keys)
+    local nb = posint(opts, "blocks", 64)
+    if opts.bounds ~= nil then
+      if type(opts.bounds) ~= "table" or #opts.bounds ~= nb + 1 then
+        error("logreg: option 'bounds' must hold blocks + 1 keys", 0)
+      end
+    end
+    S.nb = D:blocks(nb, S.T.keys, opts.bounds)
   else
     S.nb = D:batches(posint(opts, "batch", 1000))
     S.bkeys = {}

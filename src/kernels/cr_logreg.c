@@ -18,6 +18,7 @@ typedef struct loader {
     cr_logreg_data *d;
     int64_t kept, cap_n, cap_nnz;
     int64_t rows, maxkey; /* samples seen, largest feature id seen */
+    int64_t cap_f;        /* of d->fcount */
 } loader;
 
 /* Example `row` is held out (the test split) by a hash of (seed, row). */
@@ -41,6 +42,19 @@ static void grow(loader *ld, int64_t n) {
     }
 }
 
+/* Entries per feature over every line of the file (for balanced blocks). */
+static void count_features(loader *ld, const int64_t *idx, int64_t n) {
+    cr_logreg_data *d = ld->d;
+    if (ld->maxkey > ld->cap_f) {
+        int64_t c = ld->cap_f ? ld->cap_f : 1024;
+        while (c < ld->maxkey) c *= 2;
+        d->fcount = cr_xrealloc(d->fcount, (size_t)c * sizeof *d->fcount);
+        memset(d->fcount + ld->cap_f, 0, (size_t)(c - ld->cap_f) * sizeof *d->fcount);
+        ld->cap_f = c;
+    }
+    for (int64_t k = 0; k < n; k++) d->fcount[idx[k]]++;
+}
+
 static int keep_row(void *ud, int64_t row, float label, const int64_t *idx, const float *val, int64_t n,
                     cr_err *e) {
     loader *ld = ud;
@@ -50,6 +64,7 @@ static int keep_row(void *ud, int64_t row, float label, const int64_t *idx, cons
                        ld->pl->nu);
     ld->rows = row + 1;
     if (n > 0 && idx[n - 1] + 1 > ld->maxkey) ld->maxkey = idx[n - 1] + 1; /* ids increase along a line */
+    count_features(ld, idx, n);
     int test = held_out(o, row);
     if (o->split == CR_LOGREG_TRAIN) {
         if (test) return 0;
@@ -127,7 +142,7 @@ int cr_logreg_save(const cr_logreg_data *d, const char *path, cr_err *e) {
 void cr_logreg_destroy(cr_logreg_data **dp) {
     cr_logreg_data *d = *dp;
     if (!d) return;
-    free(d->ptr), free(d->key), free(d->val), free(d->y), free(d->margin);
+    free(d->ptr), free(d->key), free(d->val), free(d->y), free(d->margin), free(d->fcount), free(d->bkey);
     free(d->bat_ex), free(d->bat_koff), free(d->bat_key), free(d->pos);
     free(d->ukey), free(d->cptr), free(d->crow), free(d->cval), free(d->cs), free(d->wloc), free(d->trust);
     free(d->boff), free(d->act), free(d->nact);
@@ -225,7 +240,30 @@ double cr_logreg_batch_grad(cr_logreg_data *d, int64_t b, const float *w, int64_
 /* ---------- blocks ---------- */
 
 /* Block of key k among nb blocks of [0, F). */
-static inline int64_t block_of(int64_t k, int64_t nb, int64_t F) { return (int64_t)(((__int128)k * nb) / F); }
+/* Block of key k: the last b with bkey[b] <= k. */
+static inline int64_t block_of(const cr_logreg_data *d, int64_t k) {
+    int64_t lo = 0, hi = d->nblocks;
+    while (hi - lo > 1) {
+        int64_t mid = (lo + hi) / 2;
+        if (d->bkey[mid] <= k) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+int64_t cr_logreg_balanced(const cr_logreg_data *d, int64_t nblocks, int64_t *bounds) {
+    int64_t F = d->features, total = 0, nb = 0;
+    for (int64_t k = 0; k < F && d->fcount; k++) total += d->fcount[k];
+    bounds[nb++] = 0;
+    int64_t cum = 0;
+    for (int64_t k = 0; k < F; k++) {
+        cum += d->fcount ? d->fcount[k] : 1;
+        /* a new block after k once the blocks so far hold their share */
+        if (nb < nblocks && k + 1 < F && (__int128)cum * nblocks >= (__int128)nb * (total ? total : F)) bounds[nb++] = k + 1;
+    }
+    bounds[nb] = F;
+    return nb;
+}
 
 void cr_logreg_keys(cr_logreg_data *d) {
     if (d->ukey) return;
@@ -254,7 +292,7 @@ static void distinct_keys(cr_logreg_data *d, int64_t *idx) {
 }
 
 /* CSC of the entries by distinct key, with the examples' per-block sums. */
-static void transpose(cr_logreg_data *d, const int64_t *idx, int64_t nb, int64_t F) {
+static void transpose(cr_logreg_data *d, const int64_t *idx) {
     int64_t nu = d->nu;
     d->cptr = cr_xcalloc((size_t)nu + 1, sizeof *d->cptr);
     d->crow = cr_xmalloc(((size_t)d->nnz + 1) * sizeof *d->crow);
@@ -267,9 +305,9 @@ static void transpose(cr_logreg_data *d, const int64_t *idx, int64_t nb, int64_t
     for (int64_t i = 0; i < d->n; i++) {
         /* keys increase along a row, so a block's entries are consecutive */
         for (int64_t k = d->ptr[i], k1; k < d->ptr[i + 1]; k = k1) {
-            int64_t b = block_of(d->key[k], nb, F);
+            int64_t b = block_of(d, d->key[k]);
             double s = 0;
-            for (k1 = k; k1 < d->ptr[i + 1] && block_of(d->key[k1], nb, F) == b; k1++) s += fabsf(d->val[k1]);
+            for (k1 = k; k1 < d->ptr[i + 1] && block_of(d, d->key[k1]) == b; k1++) s += fabsf(d->val[k1]);
             for (int64_t q = k; q < k1; q++) {
                 int64_t slot = cur[idx[q]]++;
                 d->crow[slot] = i, d->cval[slot] = d->val[q], d->cs[slot] = (float)s;
@@ -279,48 +317,52 @@ static void transpose(cr_logreg_data *d, const int64_t *idx, int64_t nb, int64_t
     free(cur);
 }
 
-void cr_logreg_blocks(cr_logreg_data *d, int64_t nblocks, int64_t features) {
+void cr_logreg_blocks(cr_logreg_data *d, int64_t nblocks, int64_t features, const int64_t *bounds) {
     int64_t F = features > 0 ? features : d->features;
     if (F < 1) F = 1;
     if (nblocks < 1) nblocks = 1;
     free(d->cptr), free(d->crow), free(d->cval), free(d->cs), free(d->wloc), free(d->trust);
-    free(d->boff), free(d->act), free(d->nact);
+    free(d->boff), free(d->act), free(d->nact), free(d->bkey);
+    d->nblocks = nblocks;
+    d->bkey = cr_xmalloc(((size_t)nblocks + 1) * sizeof *d->bkey);
+    for (int64_t b = 0; b <= nblocks; b++)
+        d->bkey[b] = bounds ? bounds[b] : (int64_t)(((__int128)b * F + nblocks - 1) / nblocks);
     int64_t *idx = cr_xmalloc(((size_t)d->nnz + 1) * sizeof *idx);
     distinct_keys(d, idx);
-    transpose(d, idx, nblocks, F);
+    transpose(d, idx);
     free(idx);
-    d->nblocks = nblocks;
     d->wloc = cr_xcalloc((size_t)d->nu + 1, sizeof *d->wloc);
     d->trust = cr_xmalloc(((size_t)d->nu + 1) * sizeof *d->trust);
     for (int64_t j = 0; j < d->nu; j++) d->trust[j] = 1; /* the rule's initial radius */
     d->boff = cr_xcalloc((size_t)nblocks + 1, sizeof *d->boff);
     d->nact = cr_xcalloc((size_t)nblocks, sizeof *d->nact);
     d->act = cr_xmalloc(((size_t)d->nu + 1) * sizeof *d->act);
-    for (int64_t j = 0; j < d->nu; j++) d->boff[block_of(d->ukey[j], nblocks, F) + 1]++, d->act[j] = j;
+    for (int64_t j = 0; j < d->nu; j++) d->boff[block_of(d, d->ukey[j]) + 1]++, d->act[j] = j;
     for (int64_t b = 0; b < nblocks; b++) {
         d->nact[b] = d->boff[b + 1];
         d->boff[b + 1] += d->boff[b];
     }
 }
 
-/* The largest sigma'(m) over margins within delta of |m|: sigma'(|m| - delta), or 1/4. */
-static inline double curv(double m, double delta) {
-    double a = fabs(m) - delta;
-    if (a <= 0) return 0.25;
-    double t = exp(-a);
-    return t / ((1 + t) * (1 + t));
-}
-
+/* One exp per entry: t = exp(-|m|) gives the loss derivative's sigma(-y m)
+ * and, with e = exp(delta) (delta = r |x|: the radius in margin units), the
+ * largest sigma' within delta of m: sigma'(|m| - delta) = u / (1 + u)^2
+ * with u = t e, or 1/4 when |m| <= delta. */
 void cr_logreg_block_grad(const cr_logreg_data *d, int64_t b, double rho, float *out) {
     const int64_t *a = cr_logreg_block_act(d, b);
     for (int64_t q = 0; q < d->nact[b]; q++) {
         int64_t j = a[q];
-        double g = 0, u = 0, r = d->trust[j];
+        double g = 0, u = 0, r = d->trust[j], er = exp(r);
         for (int64_t k = d->cptr[j]; k < d->cptr[j + 1]; k++) {
             int64_t i = d->crow[k];
-            double y = d->y[i], m = d->margin[i], x = fabs((double)d->cval[k]);
-            g += -y * sigm(-y * m) * d->cval[k];
-            double c = curv(m, r * x);
+            double y = d->y[i], m = d->margin[i], x = fabs((double)d->cval[k]), am = fabs(m), t = exp(-am);
+            /* sigma(-y m): y m >= 0: t / (1 + t); else 1 / (1 + t) */
+            g += -y * (y * m >= 0 ? t : 1.0) / (1 + t) * d->cval[k];
+            double c = 0.25, delta = r * x;
+            if (am > delta) {
+                double v = t * (x == 1 ? er : exp(delta));
+                c = v / ((1 + v) * (1 + v));
+            }
             u += (c > 1e-12 ? c : 1e-12) * x * ((1 - rho) * x + rho * d->cs[k]);
         }
         out[2 * q] = (float)g;

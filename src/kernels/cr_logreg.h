@@ -51,6 +51,7 @@ typedef struct cr_logreg_data {
     float *val;              /* nnz values */
     float *y;                /* n labels, +1 / -1 */
     double *margin;          /* n margins <x_i, w> (zero after loading) */
+    int64_t *fcount;         /* entries of each feature over every line of the file (features) */
     /* batches (cr_logreg_batches) */
     int64_t nbatches;
     int64_t *bat_ex;         /* nbatches + 1 example offsets */
@@ -67,6 +68,7 @@ typedef struct cr_logreg_data {
     float *wloc;             /* nu: the weight the margins hold for each key */
     float *trust;            /* nu: each key's trust radius, as last pulled (1 at first) */
     int64_t nblocks;
+    int64_t *bkey;           /* nblocks + 1: block b holds keys [bkey[b], bkey[b+1]) */
     int64_t *boff;           /* nblocks + 1 offsets into ukey */
     int64_t *act;            /* indices into ukey of the active keys, block by block from boff[b] */
     int64_t *nact;           /* nblocks: active keys of each block */
@@ -111,10 +113,20 @@ void cr_logreg_batches(cr_logreg_data *d, int64_t size);
  * returns the batch's loss sum (without the regularizer). */
 double cr_logreg_batch_grad(cr_logreg_data *d, int64_t b, const float *w, int64_t stride, double l2, float *g);
 
-/* Build the blocks: nblocks ranges of the key space [0, features) (features
- * >= every key; d->features by default when 0). Every key starts active,
- * local weights 0 (margins are left as they are: call after loading). */
-void cr_logreg_blocks(cr_logreg_data *d, int64_t nblocks, int64_t features);
+/* Build the blocks: nblocks ranges of the key space, block b = keys
+ * [bounds[b], bounds[b+1]) with bounds[0] = 0 and bounds[nblocks] >= every
+ * key (increasing); bounds NULL: equal ranges of [0, features) (features 0:
+ * d->features). Every key starts active, local weights 0, trust radius 1
+ * (margins are left as they are: call after loading). */
+void cr_logreg_blocks(cr_logreg_data *d, int64_t nblocks, int64_t features, const int64_t *bounds);
+
+/* At most nblocks + 1 block bounds into bounds (nblocks + 1 slots) such that
+ * the blocks hold about equal shares of the file's entries (every line's,
+ * from the load: the same on every process that read the file): frequent
+ * features get small blocks, so that fewer keys that share examples move
+ * together. Returns the number of blocks (fewer when a feature alone holds
+ * more than a share). */
+int64_t cr_logreg_balanced(const cr_logreg_data *d, int64_t nblocks, int64_t *bounds);
 
 /* Block b's active keys: *keys points at nact[b] indices into ukey. */
 static inline const int64_t *cr_logreg_block_act(const cr_logreg_data *d, int64_t b) {

@@ -15,7 +15,9 @@
  *   data:batches(size) -> n; :batch_keys(b) -> Ints;
  *   data:batch_grad(b, w, g [, l2]) -> loss (w: rows of the batch's keys,
  *       g: #keys x 1, written)
- *   data:blocks(n [, features]) -> n; :block_keys(b) -> Ints (active keys);
+ *   data:blocks(n [, features [, bounds]]) -> n; :block_keys(b) -> Ints
+ *       (active keys); data:balanced(n) -> bounds (Ints) of at most n blocks
+ *       holding equal shares of the file's entries (cr_logreg_balanced);
  *   data:block_grad(b, out [, rho]) (out: #block_keys x 2, (g, u) rows;
  *       rho in [0, 1], 0 by default: the curvature, cr_logreg.h);
  *   data:block_update(b, w) -> keys dropped (w: #block_keys x dim, pulled);
@@ -211,13 +213,37 @@ static int d_batch_grad(lua_State *L) {
     return 1;
 }
 
+/* data:blocks(n [, features [, bounds]]) -> n (bounds: n + 1 increasing keys) */
 static int d_blocks(lua_State *L) {
     cr_logreg_data *d = check_data(L, 1);
     lua_Integer n = luaL_checkinteger(L, 2), f = luaL_optinteger(L, 3, 0);
     if (n < 1) luaL_error(L, "blocks: n must be >= 1");
     if (f < 0) luaL_error(L, "blocks: features must be >= 0");
-    cr_logreg_blocks(d, n, f);
+    const int64_t *bounds = NULL;
+    if (!lua_isnoneornil(L, 4)) {
+        cr_ints *b = cr_lints_from_arg(L, 4);
+        if (b->n != n + 1) luaL_error(L, "blocks: %d bounds for %d blocks (n + 1 expected)", (int)b->n, (int)n);
+        for (int64_t i = 0; i < b->n; i++)
+            if ((i == 0 && b->data[0] != 0) || (i > 0 && b->data[i] <= b->data[i - 1]))
+                luaL_error(L, "blocks: bounds must start at 0 and increase");
+        for (int64_t i = 0; i < d->nnz; i++)
+            if (d->key[i] >= b->data[n]) luaL_error(L, "blocks: key %d past the last bound", (int)d->key[i]);
+        bounds = b->data;
+    }
+    cr_logreg_blocks(d, n, f, bounds);
     lua_pushinteger(L, d->nblocks);
+    return 1;
+}
+
+/* data:balanced(n) -> Ints of bounds (#bounds - 1 blocks, at most n) */
+static int d_balanced(lua_State *L) {
+    cr_logreg_data *d = check_data(L, 1);
+    lua_Integer n = luaL_checkinteger(L, 2);
+    if (n < 1) luaL_error(L, "balanced: n must be >= 1");
+    int64_t *b = cr_xmalloc(((size_t)n + 1) * sizeof *b);
+    int64_t nb = cr_logreg_balanced(d, n, b);
+    push_keys(L, b, nb + 1);
+    free(b);
     return 1;
 }
 
@@ -266,7 +292,7 @@ static const luaL_Reg data_methods[] = {
     {"margins_keys", d_margins_keys}, {"loss", d_loss},
     {"evaluate", d_evaluate},         {"batches", d_batches},
     {"batch_keys", d_batch_keys},     {"batch_grad", d_batch_grad},
-    {"blocks", d_blocks},             {"block_keys", d_block_keys},
+    {"blocks", d_blocks},             {"balanced", d_balanced},             {"block_keys", d_block_keys},
     {"block_grad", d_block_grad},     {"block_update", d_block_update},
     {"skipped", d_skipped},           {"close", data_gc},
     {NULL, NULL},

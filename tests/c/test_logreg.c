@@ -75,7 +75,7 @@ static void test_gradients(void) {
     double norm = 0, worst = fd_worst(w, g, NF, 1e-3f, loss_at, &c, &norm);
     CR_CHECK(norm > 1 && worst < 2e-3);
     /* blocks over the same weights: margins must hold w */
-    cr_logreg_blocks(d, 3, NF);
+    cr_logreg_blocks(d, 3, NF, NULL);
     CR_CHECK(d->nblocks == 3 && d->nu == NF);
     cr_logreg_margins(d, w, NF, 1);
     for (int64_t j = 0; j < d->nu; j++) d->trust[j] = 0; /* radius 0: the curvature at the margins */
@@ -257,7 +257,7 @@ static void test_dbpg_reference(void) {
     cr_optim o = {.kind = CR_OPTIM_DBPG, .lr = (float)lr, .l1 = (float)l1, .delta = -1};
     float tab[NF][2] = {{0}}, st[NF][5] = {{0}}, reg[2] = {0, -1}, buf[2 * NF], rows[2 * NF];
     for (int w = 0; w < 2; w++) {
-        cr_logreg_blocks(wk[w], NB, NF);
+        cr_logreg_blocks(wk[w], NB, NF, NULL);
         for (int64_t q = 0; q < wk[w]->nu; q++) cr_optim_apply(&o, tab[wk[w]->ukey[q]], st[wk[w]->ukey[q]], reg, 2);
     }
     for (int ep = 0; ep < EPOCHS; ep++)
@@ -298,7 +298,7 @@ static void test_block_drop(void) {
     write_data(path, 4);
     cr_logreg_data *d = load(path, CR_LOGREG_ALL, 0, 0, 1);
     CR_CHECK(d);
-    cr_logreg_blocks(d, 2, NF);
+    cr_logreg_blocks(d, 2, NF, NULL);
     int64_t n0 = d->nact[0];
     float rows[2 * NF] = {0};
     rows[1] = -1; /* the first active key is skipped */
@@ -310,6 +310,27 @@ static void test_block_drop(void) {
     remove(path);
 }
 
+/* Balanced bounds: equal shares of the entries, every bound a new key. */
+static void test_balanced(void) {
+    const char *path = "/tmp/test_logreg_bal.svm";
+    FILE *f = fopen(path, "w");
+    /* feature 1 in every line (6 entries), 2..7 once each */
+    fputs("+1 1:1 2:1\n-1 1:1 3:1\n+1 1:1 4:1\n-1 1:1 5:1\n+1 1:1 6:1\n-1 1:1 7:1\n", f);
+    fclose(f);
+    cr_logreg_data *d = load(path, CR_LOGREG_TEST, 0.5, 0, 1); /* counts cover every line, kept or not */
+    CR_CHECK(d && d->features == 7);
+    int64_t b[5];
+    CR_CHECK(cr_logreg_balanced(d, 4, b) == 4);
+    /* 12 entries, 3 a block; feature 1 alone holds 6: a block of its own */
+    CR_CHECK(b[0] == 0 && b[1] == 1 && b[4] == 7);
+    for (int i = 0; i < 4; i++) CR_CHECK(b[i] < b[i + 1]);
+    CR_CHECK(b[2] == 2 && b[3] == 4); /* cum after key 1: 7 >= 6 (2 shares); after key 3: 9 >= 9 */
+    cr_logreg_blocks(d, 4, 7, b);
+    CR_CHECK(d->nblocks == 4 && d->bkey[1] == 1);
+    cr_logreg_destroy(&d);
+    remove(path);
+}
+
 int main(void) {
     CR_RUN(test_gradients);
     CR_RUN(test_splits);
@@ -317,5 +338,6 @@ int main(void) {
     CR_RUN(test_bad_input);
     CR_RUN(test_dbpg_reference);
     CR_RUN(test_block_drop);
+    CR_RUN(test_balanced);
     return cr_test_done();
 }
