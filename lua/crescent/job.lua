@@ -163,7 +163,9 @@ local table_keys = { name = true, keys = true, dim = true, init = true, optimize
 local function check_table(self, o)
     if type(o) ~= "table" then error("job:table{...}: table expected", 3) end
     for k in pairs(o) do
-        if not table_keys[k] then error(("job:table{}: unknown option '%s'"):format(tostring(k)), 3) end
+        if not table_keys[k] and not (type(o.optimizer) == "string" and tables.optim_keys[k]) then
+            error(("job:table{}: unknown option '%s'"):format(tostring(k)), 3)
+        end
     end
     if type(o.name) ~= "string" or o.name == "" then error("job:table{}: name (string) required", 3) end
     if self.tables[o.name] then error(("job:table{}: table '%s' already exists"):format(o.name), 3) end
@@ -171,7 +173,14 @@ local function check_table(self, o)
     if math.type(o.dim) ~= "integer" or o.dim <= 0 then error("job:table{}: dim must be a positive integer", 3) end
     local init = o.init or init_opt.init.zeros()
     local opt = o.optimizer or (o.dtype == "i32" and "add") or init_opt.optim.sgd { lr = 0.01 }
-    if type(opt) == "string" and init_opt.optim[opt] then opt = init_opt.optim[opt]() end
+    if type(opt) == "string" and init_opt.optim[opt] then
+        local ok, r = pcall(tables.optim_from_fields, o, init_opt.optim[opt])
+        if not ok then error(r, 3) end
+        opt = r
+    elseif type(opt) == "string" then
+        error(("job:table{}: table '%s': unknown optimizer '%s' (expected sgd, adagrad, add, assign, ftrl or dbpg)")
+            :format(tostring(o.name), opt), 3)
+    end
     if type(init) ~= "table" or not init.kind then error("job:table{}: init must come from cr.init", 3) end
     if type(opt) ~= "table" or not opt.name then error("job:table{}: optimizer must come from cr.optim", 3) end
     local ok, err = pcall(tables.check_dtype, o, init, opt)

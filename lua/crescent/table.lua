@@ -33,6 +33,32 @@ function M.check_dtype(o, init, opt)
     end
 end
 
+-- Optimizer options given as fields of job:table{} (the issue 11 contract:
+-- job:table{optimizer = "ftrl", alpha = 0.1, l1 = 1, ...}), by rule name.
+M.optim_fields = {
+    sgd = { "lr" }, adagrad = { "lr", "eps", "init" },
+    ftrl = { "alpha", "beta", "l1", "l2" }, dbpg = { "lr", "l1", "l2", "delta", "ada_c", "tau" },
+}
+M.optim_keys = {}
+for _, ks in pairs(M.optim_fields) do for _, k in ipairs(ks) do M.optim_keys[k] = true end end
+
+-- job:table{}'s optimizer from a rule name and the declaration's fields o
+-- (make: init_opt.optim[name]). A field the rule does not take is an error.
+function M.optim_from_fields(o, make)
+    local name, args = o.optimizer, {}
+    local allowed = {}
+    for _, k in ipairs(M.optim_fields[name] or {}) do allowed[k] = true end
+    for k in pairs(M.optim_keys) do
+        if o[k] ~= nil then
+            if not allowed[k] then
+                error(("job:table{}: table '%s': option '%s' is not an option of optimizer %s"):format(o.name, k, name), 0)
+            end
+            args[k] = o[k]
+        end
+    end
+    return make(args)
+end
+
 -- A table object for job (created by job:table once the nodes have it).
 function M.new(job, id, o, opt, lr)
     return setmetatable({
