@@ -352,15 +352,16 @@ void cr_logreg_block_grad(const cr_logreg_data *d, int64_t b, double rho, float 
     const int64_t *a = cr_logreg_block_act(d, b);
     for (int64_t q = 0; q < d->nact[b]; q++) {
         int64_t j = a[q];
-        double g = 0, u = 0, r = d->trust[j], er = exp(r);
+        double g = 0, u = 0, r = d->trust[j], er = expf((float)r);
         for (int64_t k = d->cptr[j]; k < d->cptr[j + 1]; k++) {
             int64_t i = d->crow[k];
-            double y = d->y[i], m = d->margin[i], x = fabs((double)d->cval[k]), am = fabs(m), t = exp(-am);
+            double y = d->y[i], m = d->margin[i], x = fabs((double)d->cval[k]), am = fabs(m);
+            double t = expf((float)-am); /* float precision: the pushes are floats */
             /* sigma(-y m): y m >= 0: t / (1 + t); else 1 / (1 + t) */
             g += -y * (y * m >= 0 ? t : 1.0) / (1 + t) * d->cval[k];
             double c = 0.25, delta = r * x;
             if (am > delta) {
-                double v = t * (x == 1 ? er : exp(delta));
+                double v = t * (x == 1 ? er : expf((float)delta));
                 c = v / ((1 + v) * (1 + v));
             }
             u += (c > 1e-12 ? c : 1e-12) * x * ((1 - rho) * x + rho * d->cs[k]);
