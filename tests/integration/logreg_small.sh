@@ -11,7 +11,8 @@
 #   * every JSONL record holds test_logloss, test_accuracy, test_auc,
 #     bytes_remote and objective;
 #   * bad input: a malformed LIBSVM line (file:line), an unknown optimizer,
-#     a negative l1, adagrad with l1 > 0, a placement file for other data:
+#     a negative l1, adagrad with l1 > 0, a placement file for other data or
+#     for another node count:
 #     one clear line, non-zero exit.
 set -u
 BIN=${CRESCENT_BIN:?} ROOT=${CRESCENT_ROOT:?}
@@ -85,4 +86,6 @@ bad negative_l1 "l1 must be >= 0" -- data="$tmp/d.svm" l1=-1
 bad adagrad_l1 "adagrad has no L1" -- data="$tmp/d.svm" optimizer=adagrad l1=1
 printf '# crescent placement 1\nk 1\nexamples 2\nkeys 3\nu 0 0\nu 1 0\nv 0 0\nv 1 0\nv 2 0\n' >"$tmp/other.place"
 bad placement "other.place" -- data="$tmp/d.svm" placement="$tmp/other.place"
+"$BIN" partition "$tmp/d.svm" -k 2 --method parsa --seeds 1 --out "$tmp/d.place" >/dev/null 2>&1 || fail "crescent partition"
+bad placement_nodes "placement for 2 machines, the job has 1 nodes" --nodes 1 -- data="$tmp/d.svm" placement="$tmp/d.place"
 echo "logreg_small: all ok"
