@@ -26,7 +26,8 @@
 -- Every epoch prints and logs (JSONL) objective (training sum of losses +
 -- l1 |w|_1 + l2/2 |w|^2), test_logloss, test_accuracy, test_auc,
 -- bytes_remote (the epoch's remote bytes, job:stats()), nnz (non-zero
--- weights), seconds (the epoch's time; train_seconds sums them: training
+-- weights), skipped (dbpg: the (worker, key) pairs its KKT filter dropped so
+-- far: neither pushed nor pulled any more), seconds (the epoch's time; train_seconds sums them: training
 -- only, evaluation excluded).
 local cr = require "crescent"
 
@@ -147,8 +148,9 @@ for ep = 1, opt.epochs do
     rec.objective = loss + opt.l1 * l1n + opt.l2 / 2 * l2n
     rec.train_loss, rec.nnz, rec.skipped = loss, nnz, r.sum.skipped
     rec.test_logloss, rec.test_accuracy, rec.test_auc = ev.logloss, ev.accuracy, ev.auc
-    say(("epoch %2d  objective %.6g  test logloss %.5f  accuracy %.4f  AUC %.4f  nnz %d  %.3fs  %.0f remote bytes")
-        :format(ep, rec.objective, ev.logloss, ev.accuracy, ev.auc or 0 / 0, nnz, r.seconds, r.bytes_remote))
+    say(("epoch %2d  objective %.6g  test logloss %.5f  accuracy %.4f  AUC %.4f  nnz %d%s  %.3fs  %.0f remote bytes")
+        :format(ep, rec.objective, ev.logloss, ev.accuracy, ev.auc or 0 / 0, nnz,
+                r.sum.skipped and ("  skipped %d"):format(r.sum.skipped) or "", r.seconds, r.bytes_remote))
   else
     say(("epoch %2d  %.3fs  %.0f remote bytes"):format(ep, r.seconds, r.bytes_remote))
   end

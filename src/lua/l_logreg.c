@@ -22,7 +22,8 @@
  *       rho in [0, 1], 0 by default: the curvature, cr_logreg.h);
  *   data:block_update(b, w) -> keys dropped (w: #block_keys x dim, pulled);
  *   data:skipped() -> keys dropped by the KKT filter so far; :close()
- *   data:save(path) -> true | nil, msg: the examples as LIBSVM (benchmarks)
+ *   kernels.logreg_save(data, path) -> true | nil, msg: the examples as
+ *       LIBSVM (benchmarks; not in the model sandbox: it writes)
  * Blocks and batches are 1-based here. Misuse raises naming the method;
  * file problems return nil, msg. */
 #include <lauxlib.h>
@@ -275,8 +276,10 @@ static int d_block_update(lua_State *L) {
     return 1;
 }
 
-/* data:save(path) -> true | nil, msg (not for model scripts: they cannot write) */
-static int d_save(lua_State *L) {
+/* logreg_save(data, path) -> true | nil, msg. A module function, not a
+ * method: model scripts get only the functions the sandbox lists
+ * (l_sandbox_core.c), and they must not write files. */
+static int l_logreg_save(lua_State *L) {
     cr_logreg_data *d = check_data(L, 1);
     cr_err e;
     if (cr_logreg_save(d, luaL_checkstring(L, 2), &e) != 0) return cr_lfail(L, e.msg);
@@ -285,7 +288,6 @@ static int d_save(lua_State *L) {
 }
 
 static const luaL_Reg data_methods[] = {
-    {"save", d_save},
     {"examples", d_examples},         {"nnz", d_nnz},
     {"features", d_features},         {"file_examples", d_file_examples},
     {"positives", d_positives},       {"keys", d_keys},
@@ -300,6 +302,7 @@ static const luaL_Reg data_methods[] = {
 
 static const luaL_Reg funcs[] = {
     {"logreg_load", l_logreg_load},
+    {"logreg_save", l_logreg_save},
     {NULL, NULL},
 };
 

@@ -6,7 +6,7 @@
 # 1. LIBLINEAR (liblinear-tools, installed here if missing):
 #    `liblinear-train -s 6 -c C` (L1-regularized logistic regression, no
 #    bias term, its default stopping tolerance) on the same training split,
-#    written out by crescent's loader (kernels.logreg_load + :save), against
+#    written out by crescent's loader (kernels.logreg_load, logreg_save), against
 #    crescent with l1 = 1/C (LIBLINEAR minimizes |w|_1 + C sum(loss), i.e.
 #    C x crescent's sum(loss) + l1 |w|_1). Compared:
 #      objective   crescent's final objective x C / LIBLINEAR's "Objective
@@ -63,7 +63,7 @@ lua5.4 - "$DATA" "$tmp" <<'EOF' || { echo "logreg bench: cannot write the split"
 local K = require("crescent.core").kernels
 for _, sp in ipairs { "train", "test" } do
   local d = assert(K.logreg_load(arg[1], { heldout = 0.2, seed = 1, split = sp }))
-  assert(d:save(arg[2] .. "/" .. sp .. ".svm"))
+  assert(K.logreg_save(d, arg[2] .. "/" .. sp .. ".svm"))
 end
 EOF
 now() { date +%s.%N; }
