@@ -174,7 +174,7 @@ local function check_table(self, o)
     local init = o.init or init_opt.init.zeros()
     local opt = o.optimizer or (o.dtype == "i32" and "add") or init_opt.optim.sgd { lr = 0.01 }
     if type(opt) == "string" and init_opt.optim[opt] then
-        local ok, r = pcall(tables.optim_from_fields, o, init_opt.optim[opt])
+        local ok, r = pcall(tables.optim_from_fields, o, opt, init_opt.optim[opt])
         if not ok then error(r, 3) end
         opt = r
     elseif type(opt) == "string" then

@@ -35,8 +35,10 @@ end
 
 -- Optimizer options given as fields of job:table{} (the issue 11 contract:
 -- job:table{optimizer = "ftrl", alpha = 0.1, l1 = 1, ...}), by rule name.
+-- (adagrad's initial accumulator only through cr.optim.adagrad{init=}: a
+-- table's `init` is its initializer.)
 M.optim_fields = {
-    sgd = { "lr" }, adagrad = { "lr", "eps", "init" },
+    sgd = { "lr" }, adagrad = { "lr", "eps" },
     ftrl = { "alpha", "beta", "l1", "l2" }, dbpg = { "lr", "l1", "l2", "delta", "ada_c", "tau" },
 }
 M.optim_keys = {}
@@ -44,8 +46,8 @@ for _, ks in pairs(M.optim_fields) do for _, k in ipairs(ks) do M.optim_keys[k] 
 
 -- job:table{}'s optimizer from a rule name and the declaration's fields o
 -- (make: init_opt.optim[name]). A field the rule does not take is an error.
-function M.optim_from_fields(o, make)
-    local name, args = o.optimizer, {}
+function M.optim_from_fields(o, name, make)
+    local args = {}
     local allowed = {}
     for _, k in ipairs(M.optim_fields[name] or {}) do allowed[k] = true end
     for k in pairs(M.optim_keys) do

@@ -16,6 +16,9 @@ describe("job:table with the ftrl and dbpg rules", function()
     local b = job:table { name = "b", keys = 4, dim = 2, optimizer = cr.optim.dbpg { lr = 1, l1 = 1, delta = 0.1 } }
     assert.are.equal("dbpg", b.optimizer)
     assert.are.equal(5, b.sdim)
+    -- a table's init is its initializer, whatever the rule
+    local c = job:table { name = "c0", keys = 4, dim = 1, optimizer = "adagrad", lr = 0.2, init = cr.init.zeros() }
+    assert.are.equal(0.2, c.lr)
   end)
 
   it("refuses a bad rule, option or value in one line", function()
