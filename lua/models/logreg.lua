@@ -111,6 +111,7 @@ function M.init(ctx, opts)
       end
     end
     S.nb = D:blocks(nb, S.T.keys, opts.bounds)
+    S.bufs = {}
   else
     S.nb = D:batches(posint(opts, "batch", 1000))
     S.bkeys = {}
@@ -134,19 +135,31 @@ function M.start(ctx)
   return r
 end
 
+-- Block b's active keys and its push and pull matrices, kept from epoch to
+-- epoch until the KKT filter drops keys of the block.
+local function block_bufs(b)
+  local c = S.bufs[b]
+  local n = S.D:block_active(b)
+  if c and c.n == n then return c end
+  c = { n = n }
+  if n > 0 then
+    c.keys, c.out, c.rows = S.D:block_keys(b), cr.core.util.matrix(n, 2), cr.core.util.matrix(n, 2)
+  end
+  S.bufs[b] = c
+  return c
+end
+
 local function epoch_dbpg(ctx)
   local D, T = S.D, S.T
   local dropped = 0
   for b = 1, S.nb do
-    local keys = D:block_keys(b)
-    local n = #keys
-    if n > 0 then
-      local out = cr.core.util.matrix(n, 2)
-      D:block_grad(b, out, S.rho)
-      T:push(keys, out)
+    local c = block_bufs(b)
+    if c.n > 0 then
+      D:block_grad(b, c.out, S.rho)
+      T:push(c.keys, c.out)
     end
     ctx:clock()
-    if n > 0 then dropped = dropped + D:block_update(b, T:pull(keys)) end
+    if c.n > 0 then dropped = dropped + D:block_update(b, T:pull(c.keys, c.rows)) end
   end
   ctx:progress(D:examples())
   return { loss = D:loss(), examples = D:examples(), skipped = D:skipped(), dropped = dropped }

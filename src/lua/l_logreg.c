@@ -16,7 +16,7 @@
  *   data:batch_grad(b, w, g [, l2]) -> loss (w: rows of the batch's keys,
  *       g: #keys x 1, written)
  *   data:blocks(n [, features [, bounds]]) -> n; :block_keys(b) -> Ints
- *       (active keys); data:balanced(n) -> bounds (Ints) of at most n blocks
+ *       (active keys); :block_active(b) -> their number; data:balanced(n) -> bounds (Ints) of at most n blocks
  *       holding equal shares of the file's entries (cr_logreg_balanced);
  *   data:block_grad(b, out [, rho]) (out: #block_keys x 2, (g, u) rows;
  *       rho in [0, 1], 0 by default: the curvature, cr_logreg.h);
@@ -257,6 +257,12 @@ static int d_block_keys(lua_State *L) {
     return 1;
 }
 
+static int d_block_active(lua_State *L) {
+    cr_logreg_data *d = check_data(L, 1);
+    lua_pushinteger(L, d->nact[index_arg(L, 2, d->nblocks, "block_active", "block")]);
+    return 1;
+}
+
 static int d_block_grad(lua_State *L) {
     cr_logreg_data *d = check_data(L, 1);
     int64_t b = index_arg(L, 2, d->nblocks, "block_grad", "block");
@@ -294,7 +300,8 @@ static const luaL_Reg data_methods[] = {
     {"margins_keys", d_margins_keys}, {"loss", d_loss},
     {"evaluate", d_evaluate},         {"batches", d_batches},
     {"batch_keys", d_batch_keys},     {"batch_grad", d_batch_grad},
-    {"blocks", d_blocks},             {"balanced", d_balanced},             {"block_keys", d_block_keys},
+    {"blocks", d_blocks},             {"balanced", d_balanced},
+    {"block_active", d_block_active},             {"block_keys", d_block_keys},
     {"block_grad", d_block_grad},     {"block_update", d_block_update},
     {"skipped", d_skipped},           {"close", data_gc},
     {NULL, NULL},
