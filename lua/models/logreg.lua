@@ -16,19 +16,18 @@
 --
 -- Optimizers (opts.optimizer, the table's rule must match):
 --   dbpg      delayed block proximal gradient. The key space is cut into
---             opts.blocks ranges; an epoch visits them in order. For block b
---             a worker computes, over its examples, the loss gradient g_j and
---             the curvature u_j of every active key of the block it touches
---             (opts.bound: "diag", the Hessian's diagonal sum_i p_i (1 - p_i)
---             x_ij^2, with a step gamma < 1; or "gershgorin", an upper bound
---             of the block's Hessian, safe at gamma = 1 and slower:
+--             opts.blocks ranges (opts.bounds); an epoch visits them in
+--             order. For block b a worker computes, over its examples, the
+--             loss gradient g_j and a curvature u_j of every active key of
+--             the block it touches (the largest within the key's trust
+--             radius, plus opts.rho x a Gershgorin bound of the block:
 --             src/kernels/cr_logreg.h), pushes (g_j, u_j) (table dim 2),
---             ticks its clock,
---             pulls the block's keys back and moves its margins by the change
---             of each weight. The server rule (optim/cr_optim.h) sums the
---             pushes of all the workers that registered the key (M.start)
---             and then takes the proximal step; its KKT filter marks a key
---             that stays at 0 (pulled row's second value), and the worker
+--             ticks its clock, pulls the block's keys back (w_j, r_j) and
+--             moves its margins by the change of each weight. The server
+--             rule (optim/cr_optim.h) sums the pushes of all the workers
+--             that registered the key (M.start) and then takes the proximal
+--             step within the trust radius r_j; its KKT filter marks a key
+--             that stays at 0 (r_j = -1 in the pulled row), and the worker
 --             drops it from the block: it is neither pushed nor pulled again.
 --             One clock per block: under ssp with staleness tau a worker is
 --             at most tau blocks ahead of the slowest; tau = 0 (bsp) is the
@@ -37,7 +36,8 @@
 --             of the block is in; the pull sees the step).
 --             Traffic: every key a worker's examples touch is pushed once
 --             and pulled once per epoch (less once the filter drops it):
---             per remote key and epoch, one key and two floats each way.
+--             per remote key and epoch, the key and two floats each way
+--             (32 bytes), plus each message's overhead.
 --   ftrl, adagrad  minibatches of opts.batch examples: pull the batch's
 --             keys, one kernel call for the loss gradient summed over the
 --             batch (adagrad: plus l2 w; ftrl's l1, l2 are the rule's), push.
@@ -55,9 +55,9 @@
 -- Options (job:model("logreg", opts)): data (path, required), features
 -- (the table's keys), heldout (0.2), split_seed (1), placement (a file, or
 -- nil), optimizer ("dbpg"), blocks (64), bounds (blocks + 1 increasing keys
--- from 0: the blocks' key ranges; default equal ranges), rho (0.1), batch (1000),
--- clocks (1), l2 (0:
--- adagrad's worker-side L2), table ("w").
+-- from 0: the blocks' key ranges; default equal ranges), rho (0.1), batch
+-- (1000), clocks (1, ftrl and adagrad), l2 (0: adagrad's worker-side L2),
+-- table ("w").
 local K = cr.core.kernels
 
 local M = {}
