@@ -124,7 +124,9 @@ end
 function M.start(ctx)
   local D = S.D
   local r = { examples = D:examples(), nnz = D:nnz(), positives = D:positives(), keys = #D:keys() }
-  if S.opt ~= "dbpg" then return r end
+  -- once: a second registration would make the rule wait for pushes that never come
+  if S.opt ~= "dbpg" or S.started then return r end
+  S.started = true
   local keys = D:keys()
   local n = #keys
   if n > 0 then
