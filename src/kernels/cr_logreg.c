@@ -265,9 +265,28 @@ int64_t cr_logreg_balanced(const cr_logreg_data *d, int64_t nblocks, int64_t *bo
     return nb;
 }
 
+/* Up to this many features the distinct keys come from a dense map (O(nnz +
+ * features)); past it, from sorting the entries' keys. */
+#define DENSE_KEYS (1 << 26)
+
 void cr_logreg_keys(cr_logreg_data *d) {
     if (d->ukey) return;
-    int64_t *ks = cr_xmalloc(((size_t)d->nnz + 1) * sizeof *ks), u = 0;
+    int64_t F = d->features, u = 0;
+    for (int64_t k = 0; F <= DENSE_KEYS && k < d->nnz; k++)
+        if (d->key[k] >= F) F = DENSE_KEYS + 1; /* cannot happen after a load; be safe */
+    if (F <= DENSE_KEYS) {
+        uint8_t *seen = cr_xcalloc((size_t)F + 1, 1);
+        for (int64_t k = 0; k < d->nnz; k++) seen[d->key[k]] = 1;
+        for (int64_t f = 0; f < F; f++) u += seen[f];
+        d->ukey = cr_xmalloc(((size_t)u + 1) * sizeof *d->ukey);
+        u = 0;
+        for (int64_t f = 0; f < F; f++)
+            if (seen[f]) d->ukey[u++] = f;
+        free(seen);
+        d->nu = u;
+        return;
+    }
+    int64_t *ks = cr_xmalloc(((size_t)d->nnz + 1) * sizeof *ks);
     memcpy(ks, d->key, (size_t)d->nnz * sizeof *ks);
     qsort(ks, (size_t)d->nnz, sizeof *ks, cmp_i64);
     for (int64_t k = 0; k < d->nnz; k++)
@@ -288,6 +307,14 @@ void cr_logreg_margins_keys(cr_logreg_data *d, const float *w, int64_t stride) {
 /* The distinct keys, sorted, and each entry's index among them. */
 static void distinct_keys(cr_logreg_data *d, int64_t *idx) {
     cr_logreg_keys(d);
+    int64_t F = d->nu ? d->ukey[d->nu - 1] + 1 : 0;
+    if (F <= DENSE_KEYS) {
+        int32_t *at = cr_xmalloc(((size_t)F + 1) * sizeof *at);
+        for (int64_t j = 0; j < d->nu; j++) at[d->ukey[j]] = (int32_t)j;
+        for (int64_t k = 0; k < d->nnz; k++) idx[k] = at[d->key[k]];
+        free(at);
+        return;
+    }
     for (int64_t k = 0; k < d->nnz; k++) idx[k] = find_key(d->ukey, d->nu, d->key[k]);
 }
 
