@@ -22,7 +22,10 @@
 --   adagrad's (0.1)), beta (ftrl, 1), delta (dbpg's KKT filter: skip a key with
 --   w = 0 and |g| <= l1 - delta; default l1 / 2; -1: off), ada_c (dbpg's
 --   AdaDelay c, 0: off), batch (1000, ftrl and adagrad), eval (1: test metrics
---   every epoch; 0: only at the end), quiet (0).
+--   every epoch; 0: only at the end), tol (0: run every epoch; > 0: stop
+--   once an epoch lowers the objective by at most tol x the objective; the
+--   test gathers the weights after each epoch and its time counts as
+--   training), quiet (0).
 -- Every epoch prints and logs (JSONL) objective (training sum of losses +
 -- l1 |w|_1 + l2/2 |w|^2), test_logloss, test_accuracy, test_auc,
 -- bytes_remote (the epoch's remote bytes, job:stats()), nnz (non-zero
@@ -33,9 +36,9 @@ local cr = require "crescent"
 
 local me = "examples/logreg.lua"
 local opt = { data = "data/gcide.svm", heldout = 0.2, split_seed = 1, optimizer = "dbpg", l1 = 1, l2 = 0, epochs = 20,
-              placement = "range", tau = 0, blocks = 64, split = "balanced", rho = 0.1, beta = 1, ada_c = 0, batch = 1000, eval = 1, quiet = 0 }
+              placement = "range", tau = 0, blocks = 64, split = "balanced", rho = 0.1, beta = 1, ada_c = 0, batch = 1000, eval = 1, tol = 0, quiet = 0 }
 local numeric = { heldout = true, split_seed = true, l1 = true, l2 = true, epochs = true, tau = true, blocks = true, rho = true,
-                  lr = true, beta = true, delta = true, ada_c = true, batch = true, eval = true, quiet = true }
+                  lr = true, beta = true, delta = true, ada_c = true, batch = true, eval = true, tol = true, quiet = true }
 local accept = { lr = "number", delta = "number" }
 for k in pairs(opt) do accept[k] = "string" end
 for k in pairs(numeric) do accept[k] = "number" end
@@ -47,7 +50,7 @@ local function int_opt(k, min)
   opt[k] = math.tointeger(opt[k])
 end
 int_opt("epochs", 1); int_opt("tau", 0); int_opt("blocks", 1); int_opt("batch", 1); int_opt("split_seed", 0)
-for _, k in ipairs { "l1", "l2", "beta", "ada_c" } do
+for _, k in ipairs { "l1", "l2", "beta", "ada_c", "tol" } do
   if not (opt[k] >= 0) then error(("%s: option %s must be >= 0, got %s"):format(me, k, tostring(opt[k])), 0) end
 end
 if not (opt.heldout > 0 and opt.heldout < 1) then error(me .. ": option heldout must be in (0, 1)", 0) end
@@ -135,18 +138,37 @@ local function norms(w)
 end
 
 local train_s, rec = 0.0, nil
+-- The training objective at the table's weights w (gathered) and the
+-- epoch's result r; also the weights' L1 norm and non-zeros.
+local function objective(r, w)
+  local loss = opt.optimizer == "dbpg" and r.sum.loss or job:call("objective", {}).sum.loss
+  local l1n, l2n, nnz = norms(w)
+  return loss + opt.l1 * l1n + opt.l2 / 2 * l2n, loss, nnz
+end
+
+local prev, ran = nil, 0
 for ep = 1, opt.epochs do
   local r = job:epoch { total = N, epoch = ep }
-  train_s = train_s + r.seconds
+  train_s, ran = train_s + r.seconds, ep
+  -- tol > 0: the stopping test is part of training (its time counts)
+  local stop, w, obj, loss, nnz = false, nil, nil, nil, nil
+  if opt.tol > 0 then
+    local t0 = cr.core.util.now()
+    w = gather()
+    obj, loss, nnz = objective(r, w)
+    stop = prev ~= nil and (prev - obj) <= opt.tol * math.abs(obj)
+    prev = obj
+    train_s = train_s + (cr.core.util.now() - t0)
+  end
   rec = { epoch = ep, seconds = r.seconds, train_seconds = train_s, bytes_remote = r.bytes_remote,
           optimizer = opt.optimizer, placement = opt.placement, tau = opt.tau }
-  if opt.eval ~= 0 or ep == opt.epochs then
-    local loss = opt.optimizer == "dbpg" and r.sum.loss or job:call("objective", {}).sum.loss
-    local w = gather()
-    local l1n, l2n, nnz = norms(w)
+  if opt.eval ~= 0 or ep == opt.epochs or stop then
+    if not w then
+      w = gather()
+      obj, loss, nnz = objective(r, w)
+    end
     local ev = test:evaluate(w)
-    rec.objective = loss + opt.l1 * l1n + opt.l2 / 2 * l2n
-    rec.train_loss, rec.nnz, rec.skipped = loss, nnz, r.sum.skipped
+    rec.objective, rec.train_loss, rec.nnz, rec.skipped = obj, loss, nnz, r.sum.skipped
     rec.test_logloss, rec.test_accuracy, rec.test_auc = ev.logloss, ev.accuracy, ev.auc
     say(("epoch %2d  objective %.6g  test logloss %.5f  accuracy %.4f  AUC %.4f  nnz %d%s  %.3fs  %.0f remote bytes")
         :format(ep, rec.objective, ev.logloss, ev.accuracy, ev.auc or 0 / 0, nnz,
@@ -155,7 +177,11 @@ for ep = 1, opt.epochs do
     say(("epoch %2d  %.3fs  %.0f remote bytes"):format(ep, r.seconds, r.bytes_remote))
   end
   job:log(rec)
+  if stop then
+    say(("logreg: the objective fell by at most tol = %g of itself: stopped after %d epochs"):format(opt.tol, ep))
+    break
+  end
 end
 print(("logreg result: objective=%.6f test_logloss=%.6f test_accuracy=%.5f test_auc=%.6f train_seconds=%.4f epochs=%d optimizer=%s nnz=%d examples=%d")
-  :format(rec.objective, rec.test_logloss, rec.test_accuracy, rec.test_auc or 0 / 0, train_s, opt.epochs, opt.optimizer,
+  :format(rec.objective, rec.test_logloss, rec.test_accuracy, rec.test_auc or 0 / 0, train_s, ran, opt.optimizer,
           rec.nnz, N))
