@@ -14,7 +14,7 @@
 --   as many nodes as the job: its v lines place the weights, its u lines the
 --   examples), tau (0: the bounded delay of dbpg, in blocks: the job's
 --   consistency policy becomes ssp with staleness tau, unless --policy is
---   given), blocks (64, dbpg), split (balanced: dbpg's blocks are key ranges
+--   given; AdaDelay's tau is the policy's staleness), blocks (64, dbpg), split (balanced: dbpg's blocks are key ranges
 --   holding equal shares of the file's entries, so frequent features get
 --   small blocks; equal: equal key ranges), rho (0.1: dbpg's curvature, from
 --   each key's own (0) to a bound of its whole block (1),
@@ -76,6 +76,12 @@ opt.data = abs(opt.data)
 local pfile = opt.placement ~= "range" and opt.placement ~= "hash" and abs(opt.placement) or nil
 
 local job = cr.job { nodes = 1, workers = 1, seed = 1, policy = "ssp:staleness=" .. opt.tau }
+-- the delay the job runs with (--policy may differ from tau=): AdaDelay's tau
+if job.policy_name == "bsp" then
+  opt.tau = 0
+elseif job.policy_name == "ssp" and job.policy_opts and math.tointeger(job.policy_opts.staleness) then
+  opt.tau = job.policy_opts.staleness
+end
 
 -- The test split, read here; its scan also gives the table's keys: the
 -- largest feature id over every line of the file (`crescent partition`'s
