@@ -50,7 +50,11 @@ function M.save(self, path)
         for _, kv in ipairs(meta) do w:meta(kv[1], kv[2]) end
         for _, t in ipairs(self.tables) do
             w:table(t.name, t.keys, t.dim, t.optimizer, t.sdim, t.dtype)
-            t:each_run(CHUNK, function(node, k, n) w:rows(t:_rows(node, k, n)) end)
+            if t.pl then -- rows by key, whatever the placement
+                t:each_chunk(CHUNK, function(k, n) w:rows(t:_chunk_rows(k, n)) end)
+            else
+                t:each_run(CHUNK, function(node, k, n) w:rows(t:_rows(node, k, n)) end)
+            end
         end
         w:commit()
     end)
@@ -81,10 +85,17 @@ local function each_table(path, r, tables, rows_of)
             error(("%s: table '%s' was saved with optimizer %s, the job uses %s"):format(
                 path, info.name, info.optimizer, t.optimizer), 0)
         end
-        t:each_run(CHUNK, function(node, k, n)
-            local v, st = r:rows(n, t.dim, t.sdim, t.dtype)
-            rows_of(t, node, k, v, st)
-        end)
+        if t.pl then
+            t:each_chunk(CHUNK, function(k, n)
+                local v, st = r:rows(n, t.dim, t.sdim, t.dtype)
+                t:_each_part(k, n, v, st, function(node, id, pv, pst) rows_of(t, node, id, pv, pst) end)
+            end)
+        else
+            t:each_run(CHUNK, function(node, k, n)
+                local v, st = r:rows(n, t.dim, t.sdim, t.dtype)
+                rows_of(t, node, k, v, st)
+            end)
+        end
     end
 end
 

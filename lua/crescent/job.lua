@@ -158,7 +158,7 @@ function Job:policy(name, opts)
 end
 
 local table_keys = { name = true, keys = true, dim = true, init = true, optimizer = true, compress = true,
-                     manage = true, frequencies = true, dtype = true }
+                     manage = true, frequencies = true, dtype = true, placement = true }
 
 local function check_table(self, o)
     if type(o) ~= "table" then error("job:table{...}: table expected", 3) end
@@ -176,19 +176,26 @@ local function check_table(self, o)
     if type(opt) ~= "table" or not opt.name then error("job:table{}: optimizer must come from cr.optim", 3) end
     local ok, err = pcall(tables.check_dtype, o, init, opt)
     if not ok then error(err, 3) end
-    return init, opt
+    local okp, pl = pcall(tables.placement, o, self.nodes)
+    if not okp then error(pl, 3) end
+    return init, opt, pl
 end
 
 -- job:table{name=, keys=, dim=, init=cr.init.normal(0, 0.1), optimizer=cr.optim.sgd{lr=} (or its name),
 --            dtype="f32"|"i32" (int32 counts: optimizer add (default) or assign, init zeros or constant),
+--            placement="range"|"hash"|a placement file's path (docs/placement.md),
 --            manage="classic"|"relocate"|"replicate"|{replicate=keys, relocate=keys|"rest", classic="rest"}
 --                   |"auto"|"nups"|a decision script (docs/management.md),
 --            frequencies={expected accesses of key k at [k + 1]} (for decision scripts)}
 function Job:table(o)
     self:_check()
-    local init, opt = check_table(self, o)
+    local init, opt, pl = check_table(self, o)
     local probe = { keys = o.keys, name = o.name, nodes = self.nodes }
     local decider
+    if pl and o.manage ~= nil and o.manage ~= "classic" then
+        error(("job:table{}: table '%s' has placement %s: manage needs placement range (only classic "
+            .. "management works on other placements)"):format(o.name, pl:kind()), 2)
+    end
     if o.manage ~= nil then
         local what = "job:table{}: manage"
         local ok, r = pcall(tables.parse_manage, probe, o.manage, what)
@@ -204,7 +211,7 @@ function Job:table(o)
     local def = {
         name = o.name, keys = o.keys, dim = o.dim, init = init.kind, a = init.a, b = init.b,
         optimizer = opt.name, lr = opt.lr or 0.01, eps = opt.eps or 1e-8, init_acc = opt.init or 0,
-        seed = self.seed, compress = o.compress and 1 or 0, dtype = o.dtype or "f32",
+        seed = self.seed, compress = o.compress and 1 or 0, dtype = o.dtype or "f32", placement = pl,
     }
     local id = self.ntables
     -- a node that cannot make its shard (memory) leaves the tables out of
@@ -215,7 +222,7 @@ function Job:table(o)
         error(err, 2)
     end
     self.ntables = id + 1
-    local t = tables.new(self, id, o, opt, def.lr)
+    local t = tables.new(self, id, o, opt, def.lr, pl)
     t.manage_label, t.choice, t.expected = "classic", "classic", freq
     if o.manage ~= nil then
         local ok2, err2 = pcall(t._manage, t, o.manage, "job:table{}: manage", decider)

@@ -33,17 +33,75 @@ function M.check_dtype(o, init, opt)
     end
 end
 
--- A table object for job (created by job:table once the nodes have it).
-function M.new(job, id, o, opt, lr)
+-- job:table{}'s placement option (o: its options): nil for "range" (the
+-- default: keys are their own ids), else a core Placement (checked against
+-- the table's keys and the job's nodes; a file is read here, before anything
+-- of the job changes). Raises a one-line message naming the table (and the
+-- file and line).
+function M.placement(o, nodes)
+    local p = o.placement
+    if p == nil or p == "range" then return nil end
+    if type(p) ~= "string" or p == "" then
+        error(("job:table{}: table '%s': placement must be \"range\", \"hash\" or a placement file's path, got %s")
+            :format(o.name, tostring(p)), 0)
+    end
+    local ok, pl = pcall(place.placement, o.keys, nodes, p, o.name)
+    if not ok then error("job:table{}: " .. tostring(pl):gsub("^bad argument.-%((.*)%)$", "%1"), 0) end
+    return pl
+end
+
+-- A table object for job (created by job:table once the nodes have it);
+-- pl: its Placement (nil: range).
+function M.new(job, id, o, opt, lr, pl)
     return setmetatable({
         job = job, id = id, name = o.name, keys = o.keys, dim = o.dim, optimizer = opt.name,
         lr = lr, sdim = cps.state_dim(opt.name, o.dim), nodes = job.nodes, dtype = o.dtype or "f32",
+        pl = pl, placement = pl and pl:kind() or "range",
     }, Table)
 end
 
 -- Owner node of key k.
 function Table:owner(k)
+    if self.pl then return self.pl:owner(k) end
     return place.owner(self.keys, self.nodes, k)
+end
+
+-- Internal id of key k (the key itself under range placement).
+function Table:_id(k)
+    return self.pl and self.pl:id(k) or k
+end
+
+-- Rows of keys [k, k + n) in key order: values, state (any placement).
+function Table:_chunk_rows(k, n)
+    if not self.pl then return self:_rows(self:owner(k), k, n) end
+    local vs, sts = {}, {}
+    for node = 0, self.nodes - 1 do
+        local id, c = self.pl:span(k, n, node)
+        if c > 0 then vs[node + 1], sts[node + 1] = self:_rows(node, id, c) end
+    end
+    return self.pl:gather(k, n, vs), self.pl:gather(k, n, sts)
+end
+
+-- Visit the keys of a placed table in key order, in chunks of at most
+-- `chunk`: f(first_key, count); rows through _chunk_rows / _each_part.
+function Table:each_chunk(chunk, f)
+    local k = 0
+    while k < self.keys do
+        local n = math.min(chunk, self.keys - k)
+        f(k, n)
+        k = k + n
+    end
+end
+
+-- Rows v, st of keys [k, k + n) (key order) split per node: f(node, first
+-- id, values, state) for each node holding some of them.
+function Table:_each_part(k, n, v, st, f)
+    if not self.pl then return f(self:owner(k), k, v, st) end
+    local vs = self.pl:scatter(k, n, v)
+    local sts = st and self.pl:scatter(k, n, st) or {}
+    for node = 0, self.nodes - 1 do
+        if vs[node + 1] then f(node, (self.pl:span(k, n, node)), vs[node + 1], sts[node + 1]) end
+    end
 end
 
 -- Visit the table's keys in order, in runs of at most `chunk` keys that
@@ -77,7 +135,7 @@ end
 function Table:get(k)
     self.job:_check()
     local node = self:_key(k, "get")
-    return self:_rows(node, k, 1):row(1)
+    return self:_rows(node, self:_id(k), 1):row(1)
 end
 
 -- W:set(k, {numbers}): replaces the row (optimizer state kept); an i32
@@ -98,9 +156,10 @@ function Table:set(k, row)
         end
     end
     self:_without_replicas(function()
-        local v, st = self:_rows(node, k, 1)
+        local id = self:_id(k)
+        local v, st = self:_rows(node, id, 1)
         for j = 1, self.dim do v:set(1, j, row[j]) end
-        self.job:_guard(self.job.rt.set_rows, self.id, node, k, v, st, self.dtype)
+        self.job:_guard(self.job.rt.set_rows, self.id, node, id, v, st, self.dtype)
     end)
 end
 

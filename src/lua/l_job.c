@@ -33,12 +33,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/cr_alloc.h"
 #include "lua/l_ps_impl.h"
 #include "lua/l_util.h"
 #include "lua/l_worker.h"
 #include "lua/l_worker_serial.h"
 #include "optim/cr_optim.h"
 #include "ps/cr_job.h"
+#include "ps/cr_place.h"
 
 #define JOB_MT "crescent.Job"
 
@@ -197,7 +199,7 @@ static int opt_dtype(lua_State *L, int idx) {
 }
 
 /* J:table(id, {name=, keys=, dim=, init=kind, a=, b=, optimizer=, lr=, eps=, init_acc=, seed=, compress=,
- *              dtype="f32"|"i32"}) */
+ *              dtype="f32"|"i32", placement=Placement (core.table.placement; absent: range)}) */
 static int j_table(lua_State *L) {
     cr_job *j = check_job(L);
     int id = (int)luaL_checkinteger(L, 2);
@@ -224,8 +226,21 @@ static int j_table(lua_State *L) {
     d.optim.lr = (float)num_field(L, 3, "lr", 0.01);
     d.optim.eps = (float)num_field(L, 3, "eps", 1e-8);
     d.optim.init = (float)num_field(L, 3, "init_acc", 0);
+    const cr_place *pl = NULL;
+    if (lua_getfield(L, 3, "placement") != LUA_TNIL) pl = cr_lplace_check(L, -1);
+    lua_pop(L, 1);
+    if (pl && (pl->keys != d.keys || pl->nodes != cr_job_nodes(j)))
+        return luaL_error(L, "table '%s': its placement is for %d keys on %d nodes", d.name, (int)pl->keys, pl->nodes);
+    d.placement = pl ? pl->kind : CR_PLACE_RANGE;
     if (cr_table_def_check(&d, &e) < 0) return luaL_error(L, "%s", e.msg);
-    if (cr_job_table(j, id, &d, &e) < 0) return raise_job(L, j);
+    uint32_t *owner = NULL;
+    if (d.placement == CR_PLACE_FILE) {
+        owner = cr_xmalloc((size_t)d.keys * sizeof *owner);
+        for (int64_t k = 0; k < d.keys; k++) owner[k] = (uint32_t)cr_place_owner(pl, k);
+    }
+    int rc = cr_job_table_placed(j, id, &d, owner, &e);
+    free(owner);
+    if (rc < 0) return raise_job(L, j);
     return 0;
 }
 

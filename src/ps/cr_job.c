@@ -271,9 +271,13 @@ static int has_workers(cr_job *j, const char *what, cr_err *e) {
 }
 
 int cr_job_table(cr_job *j, int id, const cr_table_def *d, cr_err *e) {
+    return cr_job_table_placed(j, id, d, NULL, e);
+}
+
+int cr_job_table_placed(cr_job *j, int id, const cr_table_def *d, const uint32_t *owner, cr_err *e) {
     begin(j);
     cr_proto_msg m;
-    cr_msg_table t = {.id = id, .def = *d};
+    cr_msg_table t = {.id = id, .def = *d, .owner = owner};
     if (cr_proto_encode_table(&t, &m, e) < 0) return done(j, -1, e);
     return done(j, request(j, -1, &m, cr_job_nodes(j), NULL, NULL, NULL, e), e);
 }

@@ -93,6 +93,9 @@ typedef struct cr_job_cb {
 
 /* Create table `id` (the next id: 0, 1, ...) on every node. */
 int cr_job_table(cr_job *j, int id, const cr_table_def *d, cr_err *e);
+/* The same for any placement: owner (d->keys entries) is the node of each
+ * key for a file placement (d->placement CR_PLACE_FILE), else NULL. */
+int cr_job_table_placed(cr_job *j, int id, const cr_table_def *d, const uint32_t *owner, cr_err *e);
 /* Load a model script on every worker (chunk: its name in messages; opts: a
  * serialized Lua value). */
 int cr_job_model(cr_job *j, const char *src, size_t srcn, const char *chunk, size_t chunkn, const char *opts,

@@ -70,7 +70,14 @@ static int on_table(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     if (cr_proto_decode_table(m, &t, e) < 0) return -1;
     if (t.id != atomic_load(&n->ntables)) return cr_errf(e, "table id %d out of sequence", t.id);
     if (t.id >= CR_NODE_MAX_TABLES) return cr_errf(e, "too many tables (at most %d)", CR_NODE_MAX_TABLES);
-    cr_shard *s = cr_shard_new(&t.def, n->id, n->nodes, e);
+    uint32_t *owner = NULL;
+    if (t.owner) {
+        owner = malloc((size_t)t.def.keys * sizeof *owner); /* checked: the user's table size */
+        if (!owner) return cr_errf(e, "table '%s': out of memory for its placement", t.def.name);
+        memcpy(owner, t.owner, (size_t)t.def.keys * sizeof *owner);
+    }
+    cr_shard *s = cr_shard_new_placed(&t.def, n->id, n->nodes, owner, e);
+    free(owner);
     if (!s) return -1;
     n->tables[t.id] = s;
     atomic_fetch_add(&n->ntables, 1);
@@ -334,7 +341,7 @@ static int on_dist(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_dist d;
     if (cr_proto_decode_dist(m, &d, e) < 0) return -1;
     cr_shard *s = table_of(n, d.table, e);
-    if (!s) return -1;
+    if (!s || cr_shard_need_range(s, "a sampling distribution", e) < 0) return -1;
     if (d.kind == CR_DIST_WEIGHTS) {
         int r = dpend_take(n, &d, s, e);
         if (r < 0) return -1;
@@ -445,6 +452,9 @@ static int on_manage(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_manage g;
     if (cr_proto_decode_manage(m, &g, e) < 0) return -1;
     cr_shard *s = table_of(n, g.table, e);
+    if (s && (g.mode != 0 || g.nrepl > 0 || g.nreloc > 0) &&
+        cr_shard_need_range(s, "management other than classic", e) < 0)
+        return -1;
     int64_t *keys = s ? manage_keys(&g, s, e) : NULL;
     if (!keys) return -1;
     uint8_t *rb = NULL;
@@ -531,7 +541,7 @@ static int on_counts(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     if (cr_proto_decode_counts(m, &c, e) < 0) return -1;
     if (c.op == CR_COUNTS_DATA) return cr_errf(e, "COUNTS: a node does not take counts");
     cr_shard *s = table_of(n, c.table, e);
-    if (!s) return -1;
+    if (!s || (c.op == CR_COUNTS_ON && cr_shard_need_range(s, "counting accesses", e) < 0)) return -1;
     if (c.op == CR_COUNTS_READ) return counts_read(n, c.table, s, e);
     if (c.op == CR_COUNTS_ON && counts_on(n, c.table, s, e) < 0) return -1;
     if (c.op == CR_COUNTS_OFF) cr_shard_counts_free(s);

@@ -168,17 +168,30 @@ int cr_proto_encode_table(const cr_msg_table *t, cr_proto_msg *m, cr_err *e) {
     if (cr_table_def_check(&t->def, e) < 0) return -1;
     m->h.table = t->id;
     payload(m, &t->def, sizeof t->def);
+    if (t->def.placement == CR_PLACE_FILE) {
+        if (!t->owner) return cr_errf(e, "TABLE: table '%s' placed by a file needs its key-to-node map", t->def.name);
+        payload(m, t->owner, (size_t)t->def.keys * sizeof(uint32_t));
+    }
     return 0;
 }
 
 int cr_proto_decode_table(const cr_proto_msg *m, cr_msg_table *t, cr_err *e) {
-    if (shape(m, CR_M_TABLE, 0, 1, e) < 0) return -1;
+    if (shape(m, CR_M_TABLE, 0, m->np == 2 ? 2 : 1, e) < 0) return -1;
+    t->owner = NULL;
     if (m->n[0] != sizeof t->def) return cr_errf(e, "TABLE: definition of %zu bytes (expected %zu)", m->n[0], sizeof t->def);
     if (m->h.table < 0) return cr_errf(e, "TABLE: negative table id");
     memcpy(&t->def, m->p[0], sizeof t->def);
     if (!memchr(t->def.name, '\0', sizeof t->def.name)) return cr_errf(e, "TABLE: name not terminated");
     t->id = m->h.table;
-    return cr_table_def_check(&t->def, e);
+    if (cr_table_def_check(&t->def, e) < 0) return -1;
+    if ((t->def.placement == CR_PLACE_FILE) != (m->np == 2))
+        return cr_errf(e, "TABLE: a key-to-node map goes with a file placement only");
+    if (m->np == 2) {
+        if (m->n[1] != (size_t)t->def.keys * sizeof(uint32_t))
+            return cr_errf(e, "TABLE: key-to-node map of %zu bytes for %lld keys", m->n[1], (long long)t->def.keys);
+        t->owner = m->p[1]; /* a frame: maybe not aligned, copy before use (memcpy) */
+    }
+    return 0;
 }
 
 /* ---------- MODEL, POLICY, CALL ---------- */

@@ -94,6 +94,10 @@ typedef struct cr_msg_welcome {
 typedef struct cr_msg_table {
     int id;
     cr_table_def def;
+    /* def.placement CR_PLACE_FILE: the node of each of the def.keys keys
+     * (a second frame; decoded: pointing into the frame, perhaps not
+     * aligned: memcpy it out); else NULL */
+    const void *owner;
 } cr_msg_table;
 
 /* MODEL or POLICY, scheduler -> node: a script to load (a model on every

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,8 @@ int cr_table_def_check(const cr_table_def *d, cr_err *e) {
         return cr_errf(e, "table '%s': normal(mean, std) needs std >= 0", d->name);
     if (d->init < CR_INIT_ZEROS || d->init > CR_INIT_NORMAL)
         return cr_errf(e, "table '%s': unknown initializer", d->name);
+    if (d->placement < CR_PLACE_RANGE || d->placement > CR_PLACE_FILE)
+        return cr_errf(e, "table '%s': unknown placement %d", d->name, (int)d->placement);
     if (d->dtype != CR_DTYPE_F32 && d->dtype != CR_DTYPE_I32)
         return cr_errf(e, "table '%s': unknown dtype %d (expected f32 or i32)", d->name, (int)d->dtype);
     return d->dtype == CR_DTYPE_I32 ? check_i32(d, e) : 0;
@@ -73,19 +76,51 @@ void cr_table_init_row(const cr_table_def *d, int64_t k, float *out) {
                      : (float)(d->init_a + d->init_b * cr_rng_normal(&r));
 }
 
+int cr_shard_need_range(const cr_shard *s, const char *what, cr_err *e) {
+    if (!s->pl) return 0;
+    return cr_errf(e, "table '%s' has placement %s: %s needs placement range", s->def.name,
+                   cr_place_kind_name(s->pl->kind), what);
+}
+
 cr_shard *cr_shard_new(const cr_table_def *d, int node, int nodes, cr_err *e) {
+    return cr_shard_new_placed(d, node, nodes, NULL, e);
+}
+
+/* This node's ids [lo, hi) and the ids' block; a placement other than range
+ * is kept in s->pl. */
+static int place_shard(cr_shard *s, const uint32_t *owner, cr_err *e) {
+    const cr_table_def *d = &s->def;
+    if (d->placement == CR_PLACE_RANGE) {
+        s->block = cr_table_block(d->keys, s->nodes);
+        s->lo = (int64_t)s->node * s->block;
+        if (s->lo > d->keys) s->lo = d->keys;
+        s->hi = s->lo + s->block < d->keys ? s->lo + s->block : d->keys;
+        return 0;
+    }
+    char what[CR_TABLE_NAME_MAX + 16];
+    snprintf(what, sizeof what, "table '%s'", d->name);
+    s->pl = cr_place_new(d->keys, s->nodes, d->placement, owner, what, e);
+    if (!s->pl) return -1;
+    s->block = s->pl->block;
+    s->lo = cr_place_lo(s->pl, s->node);
+    s->hi = s->lo + s->pl->cnt[s->node];
+    return 0;
+}
+
+cr_shard *cr_shard_new_placed(const cr_table_def *d, int node, int nodes, const uint32_t *owner, cr_err *e) {
     cr_shard *s = cr_xcalloc(1, sizeof *s);
     s->def = *d;
     if (d->dtype == CR_DTYPE_I32 && d->optim.kind == CR_OPTIM_ADD) s->def.optim.kind = CR_OPTIM_ADD_I32;
     s->node = node;
     s->nodes = nodes;
-    s->block = cr_table_block(d->keys, nodes);
-    s->lo = (int64_t)node * s->block;
-    if (s->lo > d->keys) s->lo = d->keys;
-    s->hi = s->lo + s->block < d->keys ? s->lo + s->block : d->keys;
+    if (place_shard(s, owner, e) < 0) {
+        free(s);
+        return NULL;
+    }
     s->sdim = cr_optim_state_dim(&d->optim, d->dim);
     size_t rows = (size_t)(s->hi - s->lo), row_bytes = ((size_t)d->dim + (size_t)s->sdim) * sizeof(float);
     if (rows > (SIZE_MAX - 2) / row_bytes) { /* the byte counts below would wrap */
+        cr_place_destroy(&s->pl);
         free(s);
         cr_errf(e, "table '%s': %zu rows of dim %d do not fit in memory", d->name, rows, (int)d->dim);
         return NULL;
@@ -97,12 +132,13 @@ cr_shard *cr_shard_new(const cr_table_def *d, int node, int nodes, cr_err *e) {
     if (!s->w || !s->state) {
         free(s->w);
         free(s->state);
+        cr_place_destroy(&s->pl);
         free(s);
         cr_errf(e, "table '%s': out of memory for %zu rows of dim %d", d->name, rows, (int)d->dim);
         return NULL;
     }
     for (int64_t k = s->lo; k < s->hi; k++) {
-        cr_table_init_row(d, k, s->w + (size_t)(k - s->lo) * d->dim);
+        cr_table_init_row(d, cr_shard_user_key(s, k), s->w + (size_t)(k - s->lo) * d->dim);
         cr_optim_init_state(&d->optim, s->state + (size_t)(k - s->lo) * s->sdim, d->dim);
     }
     for (int i = 0; i < CR_SHARD_STRIPES; i++) pthread_mutex_init(&s->locks[i], NULL);
@@ -120,6 +156,7 @@ void cr_shard_destroy(cr_shard **sp) {
     cr_dir_free(s);
     cr_shard_counts_free(s);
     free(s->reloc);
+    cr_place_destroy(&s->pl);
     free(s->w);
     free(s->state);
     free(s);

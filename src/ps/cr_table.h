@@ -3,8 +3,10 @@
 /* Parameter tables and their shards.
  *
  * A table is a dense key range [0, keys) of float32 rows of `dim` values plus
- * optimizer state. Placement is by contiguous ranges: node i owns
- * [i*block, min((i+1)*block, keys)) with block = ceil(keys / nodes).
+ * optimizer state. Placement is by contiguous ranges by default: node i owns
+ * [i*block, min((i+1)*block, keys)) with block = ceil(keys / nodes); a hash
+ * or file placement renumbers the keys so that each node's are contiguous
+ * ids again (ps/cr_place.h), and everything below works on those ids.
  * Initial values depend only on (seed, table name, key), never on the node
  * count. A shard holds one node's range; rows are guarded by striped locks so
  * that worker threads (local access through shared memory) and the node's
@@ -16,6 +18,7 @@
 
 #include "base/cr_err.h"
 #include "optim/cr_optim.h"
+#include "ps/cr_place.h"
 #include "ps/cr_sketch.h"
 
 #define CR_TABLE_NAME_MAX 64
@@ -45,6 +48,8 @@ typedef struct cr_table_def {
     double init_a, init_b; /* uniform(a, b) or normal(mean a, std b) */
     cr_optim optim;
     uint64_t seed;
+    int32_t placement;    /* CR_PLACE_* (ps/cr_place.h): range (0, the default), hash, file */
+    int32_t pad_;
 } cr_table_def;
 
 /* Check a definition (name non-empty and short, keys > 0, dim > 0, sane init;
@@ -86,6 +91,9 @@ typedef struct cr_shard {
      * commands; read by workers in cr_wclient_localize only. */
     uint8_t *reloc;
     int64_t nreloc;
+    /* Placement other than range (ps/cr_place.h): keys here are internal
+     * ids, [lo, hi) this node's; NULL under range placement (ids are keys). */
+    cr_place *pl;
 } cr_shard;
 
 /* 1 if the shard holds int32 counts (dtype "i32"). */
@@ -101,6 +109,18 @@ static inline int cr_bit(const uint8_t *b, int64_t k) { return b[k >> 3] >> (k &
 /* New shard of table d for `node` of `nodes`, initialised. Caller owns it
  * (cr_shard_destroy). Returns NULL with a message if memory is short. */
 cr_shard *cr_shard_new(const cr_table_def *d, int node, int nodes, cr_err *e);
+/* The same for any placement: owner (d->keys entries, the node of each key)
+ * for a file placement (d->placement CR_PLACE_FILE), else NULL. */
+cr_shard *cr_shard_new_placed(const cr_table_def *d, int node, int nodes, const uint32_t *owner, cr_err *e);
+/* 1 if internal id k is a key of the table (ps/cr_place.h). */
+static inline int cr_shard_key_ok(const cr_shard *s, int64_t k) {
+    return s->pl ? cr_place_valid(s->pl, k) : k >= 0 && k < s->def.keys;
+}
+/* User key of internal id k. */
+static inline int64_t cr_shard_user_key(const cr_shard *s, int64_t k) { return s->pl ? cr_place_user(s->pl, k) : k; }
+/* Refuse what a table placed other than by range does not support: -1 with
+ * a message "table 'NAME' has placement KIND: WHAT needs placement range". */
+int cr_shard_need_range(const cr_shard *s, const char *what, cr_err *e);
 void cr_shard_destroy(cr_shard **s);
 
 /* Owner node of key k (k < keys). */

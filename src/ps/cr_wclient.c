@@ -175,7 +175,7 @@ static int check_keys(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n
         w->own = cr_xmalloc((size_t)w->owncap * sizeof *w->own);
     }
     for (int64_t i = 0; i < n; i++) {
-        if (keys[i] < 0 || keys[i] >= s->def.keys)
+        if (!cr_shard_key_ok(s, keys[i]))
             return cr_errf(e, "%s: key %lld (position %lld) out of range [0, %lld) of table '%s'", op,
                            (long long)keys[i], (long long)i + 1, (long long)s->def.keys, s->def.name);
         int o = cr_shard_owner(s, keys[i]);
