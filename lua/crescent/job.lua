@@ -124,12 +124,12 @@ end
 -- (every worker has answered: at a REPL the user can go on); a dead node
 -- ends it.
 function Job:_guard(f, ...)
-    local ok, a, b = pcall(f, self.rt, ...)
-    if not ok then
+    local r = table.pack(pcall(f, self.rt, ...))
+    if not r[1] then
         if self.rt:failed() then self:close() end
-        error(a, 0)
+        error(r[2], 0)
     end
-    return a, b
+    return table.unpack(r, 2, r.n)
 end
 
 -- A job with workers = 0 holds tables only: running a model on it is the
@@ -167,7 +167,9 @@ local function check_table(self, o)
     end
     if type(o.name) ~= "string" or o.name == "" then error("job:table{}: name (string) required", 3) end
     if self.tables[o.name] then error(("job:table{}: table '%s' already exists"):format(o.name), 3) end
-    if math.type(o.keys) ~= "integer" or o.keys <= 0 then error("job:table{}: keys must be a positive integer", 3) end
+    if o.keys ~= "sparse" and (math.type(o.keys) ~= "integer" or o.keys <= 0) then
+        error("job:table{}: keys must be a positive integer or \"sparse\"", 3)
+    end
     if math.type(o.dim) ~= "integer" or o.dim <= 0 then error("job:table{}: dim must be a positive integer", 3) end
     local init = o.init or init_opt.init.zeros()
     local opt = o.optimizer or (o.dtype == "i32" and "add") or init_opt.optim.sgd { lr = 0.01 }
@@ -190,6 +192,10 @@ end
 function Job:table(o)
     self:_check()
     local init, opt, pl = check_table(self, o)
+    if o.keys == "sparse" and ((o.manage ~= nil and o.manage ~= "classic") or o.frequencies ~= nil) then
+        error(("job:table{}: table '%s' is sparse: manage and frequencies need a dense table (keys = N)")
+            :format(o.name), 2)
+    end
     local probe = { keys = o.keys, name = o.name, nodes = self.nodes }
     local decider
     if pl and o.manage ~= nil and o.manage ~= "classic" then
@@ -213,6 +219,9 @@ function Job:table(o)
         optimizer = opt.name, lr = opt.lr or 0.01, eps = opt.eps or 1e-8, init_acc = opt.init or 0,
         seed = self.seed, compress = o.compress and 1 or 0, dtype = o.dtype or "f32", placement = pl,
     }
+    if o.keys == "sparse" then
+        def.keys, def.sparse, def.sparse_placement = 0, true, o.placement or "hash"
+    end
     local id = self.ntables
     -- a node that cannot make its shard (memory) leaves the tables out of
     -- step across nodes: the job cannot go on

@@ -4,6 +4,7 @@
 -- recomputed here.
 local core = require "crescent.core"
 local cps, place, kinds = core.ps, core.table, core.table.init
+local cr_ints = core.util.ints
 
 local Table = {}
 Table.__index = Table
@@ -40,6 +41,13 @@ end
 -- file and line).
 function M.placement(o, nodes)
     local p = o.placement
+    if o.keys == "sparse" then
+        if p ~= nil and p ~= "hash" and p ~= "range" then
+            error(("job:table{}: table '%s' is sparse: placement must be \"hash\" (the default) or \"range\", got %s")
+                :format(o.name, tostring(p)), 0)
+        end
+        return nil
+    end
     if p == nil or p == "range" then return nil end
     if type(p) ~= "string" or p == "" then
         error(("job:table{}: table '%s': placement must be \"range\", \"hash\" or a placement file's path, got %s")
@@ -57,11 +65,24 @@ function M.new(job, id, o, opt, lr, pl)
         job = job, id = id, name = o.name, keys = o.keys, dim = o.dim, optimizer = opt.name,
         lr = lr, sdim = cps.state_dim(opt.name, o.dim), nodes = job.nodes, dtype = o.dtype or "f32",
         pl = pl, placement = pl and pl:kind() or "range",
-    }, Table)
+        sparse = o.keys == "sparse" or nil,
+    }, Table):_sparse_init(o)
+end
+
+function Table:_sparse_init(o)
+    if self.sparse then self.keys, self.placement = 0, o.placement or "hash" end
+    return self
+end
+
+-- tostring(job.W): a summary (the REPL prints it)
+function Table.__tostring(t)
+    return ("table '%s' (%s, dim %d, %s, placement %s, optimizer %s)"):format(t.name,
+        t.sparse and "sparse keys" or (t.keys .. " keys"), t.dim, t.dtype, t.placement, t.optimizer)
 end
 
 -- Owner node of key k.
 function Table:owner(k)
+    if self.sparse then return place.sparse_owner(self.placement, self.nodes, k) end
     if self.pl then return self.pl:owner(k) end
     return place.owner(self.keys, self.nodes, k)
 end
@@ -119,6 +140,13 @@ function Table:each_run(chunk, f)
 end
 
 function Table:_key(k, what)
+    if self.sparse then
+        if math.type(k) ~= "integer" then
+            error(("%s:%s: key %s is not an integer (table '%s' is sparse: any 64-bit integer)")
+                :format(self.name, what, tostring(k), self.name), 3)
+        end
+        return self:owner(k)
+    end
     if math.type(k) ~= "integer" or k < 0 or k >= self.keys then
         error(("%s:%s: key %s out of range [0, %d)"):format(self.name, what, tostring(k), self.keys), 3)
     end
@@ -135,7 +163,14 @@ end
 function Table:get(k)
     self.job:_check()
     local node = self:_key(k, "get")
+    if self.sparse then return self:_keyed(node, { k }):row(1) end
     return self:_rows(node, self:_id(k), 1):row(1)
+end
+
+-- A sparse table's rows of keys (a list or Ints, all on node): values, state.
+function Table:_keyed(node, keys)
+    local ks = type(keys) == "table" and cr_ints(keys) or keys
+    return self.job:_guard(self.job.rt.get_keys, self.id, node, ks, self.dim, self.sdim, self.dtype)
 end
 
 -- W:set(k, {numbers}): replaces the row (optimizer state kept); an i32
@@ -156,6 +191,12 @@ function Table:set(k, row)
         end
     end
     self:_without_replicas(function()
+        if self.sparse then
+            local ks = cr_ints{ k }
+            local v, st = self:_keyed(node, ks)
+            for j = 1, self.dim do v:set(1, j, row[j]) end
+            return self.job:_guard(self.job.rt.set_keys, self.id, node, ks, v, st, self.dtype)
+        end
         local id = self:_id(k)
         local v, st = self:_rows(node, id, 1)
         for j = 1, self.dim do v:set(1, j, row[j]) end

@@ -11,6 +11,11 @@
  *       what a file written at path would replace (lstat: a symlink is
  *       "link", not its target); nil, msg if path cannot be examined.
  *
+ *   table.sparse_owner(kind, nodes, key) -> node of a sparse table's key
+ *       (kind "hash" or "range", ps/cr_place.h)
+ *   table.keyed_state(keys, state), table.sparse_parts(kind, nodes, values, keyed)
+ *       a sparse table's rows in a checkpoint (keys in the state's first
+ *       two columns) and back, split by node
  *   table.placement(keys, nodes, spec, name) -> Placement of table `name`:
  *       spec "range", "hash" or a placement file's path (crescent partition
  *       --out); raises a one-line message naming the file (and line) and
@@ -83,6 +88,80 @@ static uint32_t *file_owners(const char *path, int64_t keys, int nodes, const ch
     }
     cr_placement_destroy(&f);
     return owner;
+}
+
+/* sparse_owner(kind, nodes, key) -> node of key of a sparse table */
+static int l_sparse_owner(lua_State *L) {
+    const char *kind = luaL_checkstring(L, 1);
+    lua_Integer n = luaL_checkinteger(L, 2), k = luaL_checkinteger(L, 3);
+    luaL_argcheck(L, n >= 1 && n <= 1 << 20, 2, "nodes must be in 1..2^20");
+    lua_pushinteger(L, cr_place_sparse_owner(strcmp(kind, "range") ? CR_PLACE_HASH : CR_PLACE_RANGE, (int)n, k));
+    return 1;
+}
+
+/* keyed_state(keys, state) -> Matrix n x (2 + sdim): each row's key (two
+ * floats' bit patterns, low half first) then its state: a sparse table's
+ * rows as a checkpoint keeps them (ps/cr_ckpt.h, CR_CKPT_SPARSE) */
+static int l_keyed_state(lua_State *L) {
+    cr_ints *k = cr_lints_check(L, 1);
+    cr_mat *st = cr_lmat_check(L, 2);
+    luaL_argcheck(L, st->rows == k->n, 2, "one state row per key expected");
+    cr_mat *out = cr_lmat_new(L, k->n, st->cols + 2);
+    for (int64_t i = 0; i < k->n; i++) {
+        float *o = out->data + (size_t)i * (size_t)out->cols;
+        uint64_t u = (uint64_t)k->data[i];
+        uint32_t lo = (uint32_t)u, hi = (uint32_t)(u >> 32);
+        memcpy(o, &lo, 4);
+        memcpy(o + 1, &hi, 4);
+        if (st->cols) memcpy(o + 2, st->data + (size_t)i * (size_t)st->cols, (size_t)st->cols * sizeof(float));
+    }
+    return 1;
+}
+
+/* sparse_parts(kind, nodes, values, keyed_state) -> {[node+1] = {keys, values, state}}: rows read from a
+ * checkpoint split by the node of their key (nodes without rows left out) */
+static int l_sparse_parts(lua_State *L) {
+    int kind = strcmp(luaL_checkstring(L, 1), "range") ? CR_PLACE_HASH : CR_PLACE_RANGE;
+    lua_Integer nodes = luaL_checkinteger(L, 2);
+    luaL_argcheck(L, nodes >= 1 && nodes <= 1 << 20, 2, "nodes must be in 1..2^20");
+    cr_mat *v = cr_lmat_check(L, 3), *ks = cr_lmat_check(L, 4);
+    luaL_argcheck(L, ks->rows == v->rows && ks->cols >= 2, 4, "keyed state rows expected");
+    int dt = cr_lmat_dtype(L, 3);
+    int64_t n = v->rows, sd = ks->cols - 2;
+    int64_t *cnt = cr_xcalloc((size_t)nodes, sizeof *cnt), *key = cr_xmalloc((size_t)n * sizeof *key + 1);
+    int *own = cr_xmalloc((size_t)n * sizeof *own + 1);
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t lo, hi;
+        memcpy(&lo, ks->data + (size_t)i * (size_t)ks->cols, 4);
+        memcpy(&hi, ks->data + (size_t)i * (size_t)ks->cols + 1, 4);
+        key[i] = (int64_t)((uint64_t)hi << 32 | lo);
+        own[i] = cr_place_sparse_owner(kind, (int)nodes, key[i]);
+        cnt[own[i]]++;
+    }
+    lua_createtable(L, (int)nodes, 0);
+    for (int o = 0; o < nodes; o++) {
+        if (!cnt[o]) continue;
+        lua_createtable(L, 3, 0);
+        cr_ints *pk = cr_lints_new(L, cnt[o]);
+        lua_rawseti(L, -2, 1);
+        cr_mat *pv = cr_lmat_new_typed(L, cnt[o], v->cols, dt);
+        lua_rawseti(L, -2, 2);
+        cr_mat *ps = cr_lmat_new(L, cnt[o], sd);
+        lua_rawseti(L, -2, 3);
+        int64_t j = 0;
+        for (int64_t i = 0; i < n; i++) {
+            if (own[i] != o) continue;
+            pk->data[j] = key[i];
+            memcpy(pv->data + (size_t)j * (size_t)v->cols, v->data + (size_t)i * (size_t)v->cols, (size_t)v->cols * 4);
+            if (sd) memcpy(ps->data + (size_t)j * (size_t)sd, ks->data + (size_t)i * (size_t)ks->cols + 2, (size_t)sd * 4);
+            j++;
+        }
+        lua_rawseti(L, -2, o + 1);
+    }
+    free(cnt);
+    free(key);
+    free(own);
+    return 1;
 }
 
 /* placement(keys, nodes, spec, name) -> Placement */
@@ -311,6 +390,9 @@ int cr_lopen_table(lua_State *L) {
                                    {"range", l_range},
                                    {"target_kind", l_target_kind},
                                    {"placement", l_placement},
+                                   {"sparse_owner", l_sparse_owner},
+                                   {"keyed_state", l_keyed_state},
+                                   {"sparse_parts", l_sparse_parts},
                                    {NULL, NULL}};
     static const luaL_Reg pmethods[] = {{"kind", p_kind},       {"owner", p_owner},   {"id", p_id},
                                         {"count", p_count},     {"lo", p_lo},         {"span", p_span},

@@ -295,6 +295,10 @@ static int t_localize(lua_State *L) {
 static int t_owner(lua_State *L) {
     cr_shard *s = check_wtable(L);
     lua_Integer k = luaL_checkinteger(L, 2);
+    if (s->sp) {
+        lua_pushinteger(L, cr_shard_owner(s, k));
+        return 1;
+    }
     if (k < 0 || k >= s->def.keys)
         return luaL_error(L, "owner: key %d out of range [0, %d) of table '%s'", (int)k, (int)s->def.keys, s->def.name);
     lua_pushinteger(L, s->pl ? cr_place_owner(s->pl, k) : cr_shard_owner(s, k));
@@ -314,6 +318,7 @@ static int t_local_range(lua_State *L) {
 /* T:local_keys() -> Ints: this node's keys, increasing */
 static int t_local_keys(lua_State *L) {
     cr_shard *s = check_wtable(L);
+    if (s->sp) return luaL_error(L, "local_keys: table '%s' is sparse (its keys are any 64-bit integers)", s->def.name);
     cr_ints *k = cr_lints_new(L, s->hi - s->lo);
     for (int64_t i = s->lo; i < s->hi; i++) k->data[i - s->lo] = cr_shard_user_key(s, i);
     return 1;
@@ -322,7 +327,10 @@ static int t_local_keys(lua_State *L) {
 static int t_index(lua_State *L) {
     cr_shard *s = check_wtable(L);
     const char *k = luaL_checkstring(L, 2);
-    if (!strcmp(k, "keys")) lua_pushinteger(L, s->def.keys);
+    if (!strcmp(k, "keys")) {
+        if (s->sp) lua_pushliteral(L, "sparse");
+        else lua_pushinteger(L, s->def.keys);
+    } else if (!strcmp(k, "sparse")) lua_pushboolean(L, s->sp != NULL);
     else if (!strcmp(k, "dim")) lua_pushinteger(L, s->def.dim);
     else if (!strcmp(k, "name")) lua_pushstring(L, s->def.name);
     else if (!strcmp(k, "dtype")) lua_pushstring(L, cr_dtype_name(s->def.dtype));

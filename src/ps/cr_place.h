@@ -40,6 +40,14 @@ static inline uint64_t cr_place_mix(uint64_t k) {
     return k ^ (k >> 31);
 }
 
+/* Node of key k of a sparse table (any int64 bit pattern, read as uint64):
+ * hash placement mix(k) % nodes, range placement floor(k * nodes / 2^64)
+ * (contiguous ranges of the uint64 space). */
+static inline int cr_place_sparse_owner(int kind, int nodes, int64_t k) {
+    if (kind == CR_PLACE_RANGE) return (int)(((unsigned __int128)(uint64_t)k * (unsigned)nodes) >> 64);
+    return (int)(cr_place_mix((uint64_t)k) % (unsigned)nodes);
+}
+
 /* Name of a placement kind: "range", "hash", "file"; "?" if unknown. */
 const char *cr_place_kind_name(int kind);
 

@@ -38,7 +38,7 @@ int cr_proto_view(cr_parts *p, int first, cr_proto_msg *m, cr_err *e) {
     memcpy(&m->h, cr_parts_data(p, first), sizeof m->h);
     if (!strcmp(cr_proto_name(m->h.type), "?")) return cr_errf(e, "unknown control message type %d", (int)m->h.type);
     int np = p->n - first - 1;
-    if (np > 2) return cr_errf(e, "%s: %d payload frames (at most 2)", cr_proto_name(m->h.type), np);
+    if (np > 3) return cr_errf(e, "%s: %d payload frames (at most 3)", cr_proto_name(m->h.type), np);
     m->np = np;
     for (int i = 0; i < np; i++) {
         m->p[i] = cr_parts_data(p, first + 1 + i);
@@ -313,18 +313,25 @@ int cr_proto_encode_rows(int type, const cr_msg_rows *r, cr_proto_msg *m, cr_err
         payload(m, r->values, r->valuesn);
         payload(m, r->state, r->staten);
     }
+    if (r->keys) payload(m, r->keys, (size_t)r->count * sizeof(int64_t));
     return 0;
 }
 
 int cr_proto_decode_rows(const cr_proto_msg *m, int32_t dim, int32_t sdim, cr_msg_rows *r, cr_err *e) {
-    int get = m->h.type == CR_M_GETROWS;
-    if (shape(m, get ? CR_M_GETROWS : CR_M_ROWS, get ? 0 : CR_M_SETROWS, get ? 0 : 2, e) < 0) return -1;
+    int get = m->h.type == CR_M_GETROWS, keyed = m->np == (get ? 1 : 3);
+    if (shape(m, get ? CR_M_GETROWS : CR_M_ROWS, get ? 0 : CR_M_SETROWS, (get ? 0 : 2) + keyed, e) < 0) return -1;
     if (m->h.table < 0 || m->h.a < 0 || m->h.b < 0)
         return cr_errf(e, "%s: bad table or row range", cr_proto_name(m->h.type));
     memset(r, 0, sizeof *r);
     r->table = m->h.table;
     r->lo = m->h.a;
     r->count = m->h.b;
+    if (keyed) {
+        size_t kb = m->n[get ? 0 : 2];
+        if (r->count > (int64_t)(SIZE_MAX / 16) || kb != (size_t)r->count * sizeof(int64_t))
+            return cr_errf(e, "%s: %zu bytes of keys for %lld rows", cr_proto_name(m->h.type), kb, (long long)r->count);
+        r->keys = m->p[get ? 0 : 2];
+    }
     if (get) return 0;
     size_t vb, sb;
     if (row_bytes(r->count, dim, &vb) < 0 || row_bytes(r->count, sdim, &sb) < 0)

@@ -85,7 +85,7 @@ static int check_keys(req *q, cr_err *e) {
         q->keys = q->kcopy;
     }
     for (size_t i = 0; i < q->nk; i++)
-        if (q->keys[i] < q->s->lo || q->keys[i] >= q->s->hi)
+        if (!cr_shard_holds(q->s, q->keys[i]))
             return cr_errf(e, "key %lld is not held by this node (table '%s', keys [%lld, %lld))",
                            (long long)q->keys[i], q->s->def.name, (long long)q->s->lo, (long long)q->s->hi);
     return 0;

@@ -28,7 +28,9 @@ int cr_table_def_check(const cr_table_def *d, cr_err *e) {
     size_t n = strnlen(d->name, CR_TABLE_NAME_MAX);
     if (n == 0 || n >= CR_TABLE_NAME_MAX)
         return cr_errf(e, "table name must have 1 to %d characters", CR_TABLE_NAME_MAX - 1);
-    if (d->keys <= 0) return cr_errf(e, "table '%s': keys must be positive", d->name);
+    if (d->sparse && (d->keys != 0 || (d->placement != CR_PLACE_HASH && d->placement != CR_PLACE_RANGE)))
+        return cr_errf(e, "table '%s': a sparse table is placed by hash or range", d->name);
+    if (d->keys <= 0 && !d->sparse) return cr_errf(e, "table '%s': keys must be positive", d->name);
     if (d->dim <= 0 || d->dim > (1 << 20)) return cr_errf(e, "table '%s': dim must be in [1, 1048576]", d->name);
     if (d->init == CR_INIT_UNIFORM && !(d->init_a <= d->init_b))
         return cr_errf(e, "table '%s': uniform(a, b) needs a <= b", d->name);
@@ -77,6 +79,7 @@ void cr_table_init_row(const cr_table_def *d, int64_t k, float *out) {
 }
 
 int cr_shard_need_range(const cr_shard *s, const char *what, cr_err *e) {
+    if (s->sp) return cr_errf(e, "table '%s' is sparse: %s needs a dense table placed by range", s->def.name, what);
     if (!s->pl) return 0;
     return cr_errf(e, "table '%s' has placement %s: %s needs placement range", s->def.name,
                    cr_place_kind_name(s->pl->kind), what);
@@ -90,6 +93,10 @@ cr_shard *cr_shard_new(const cr_table_def *d, int node, int nodes, cr_err *e) {
  * is kept in s->pl. */
 static int place_shard(cr_shard *s, const uint32_t *owner, cr_err *e) {
     const cr_table_def *d = &s->def;
+    if (d->sparse) {
+        s->sp = cr_xcalloc(CR_SHARD_STRIPES, sizeof *s->sp);
+        return 0;
+    }
     if (d->placement == CR_PLACE_RANGE) {
         s->block = cr_table_block(d->keys, s->nodes);
         s->lo = (int64_t)s->node * s->block;
@@ -157,6 +164,9 @@ void cr_shard_destroy(cr_shard **sp) {
     cr_shard_counts_free(s);
     free(s->reloc);
     cr_place_destroy(&s->pl);
+    if (s->sp)
+        for (int i = 0; i < CR_SHARD_STRIPES; i++) cr_fmap_free(&s->sp[i]);
+    free(s->sp);
     free(s->w);
     free(s->state);
     free(s);
@@ -212,7 +222,32 @@ static uint32_t *by_stripe(const int64_t *keys, int64_t n, int64_t start[CR_SHAR
 
 /* One row of a pull (g == NULL: copy row `key` out to row i of out) or of a
  * push (apply update row i of g to row `key`). The caller holds the lock. */
+static inline float *sparse_row(cr_shard *s, int64_t key, int add) {
+    cr_fmap *f = &s->sp[(uint64_t)key % CR_SHARD_STRIPES];
+    float *r = cr_fmap_get(f, key);
+    if (r || !add) return r;
+    r = cr_fmap_add(f, key, s->def.dim + s->sdim);
+    cr_table_init_row(&s->def, key, r);
+    cr_optim_init_state(&s->def.optim, r + s->def.dim, s->def.dim);
+    atomic_fetch_add_explicit(&s->sp_rows, 1, memory_order_relaxed);
+    return r;
+}
+
+/* row_op of a sparse table: a pull of a key not stored reads its initial
+ * value (nothing is added); a push stores it first. */
+static void sparse_op(cr_shard *s, int64_t key, size_t i, float *out, const float *g) {
+    size_t dim = (size_t)s->def.dim;
+    float *r = sparse_row(s, key, g != NULL);
+    if (g) cr_optim_apply(&s->def.optim, r, r + dim, g + i * dim, s->def.dim);
+    else if (r) memcpy(out + i * dim, r, dim * sizeof(float));
+    else cr_table_init_row(&s->def, key, out + i * dim);
+}
+
 static inline void row_op(cr_shard *s, int64_t key, size_t i, float *out, const float *g) {
+    if (__builtin_expect(s->sp != NULL, 0)) {
+        sparse_op(s, key, i, out, g);
+        return;
+    }
     size_t dim = (size_t)s->def.dim, r = (size_t)(key - s->lo);
     if (g)
         cr_optim_apply(&s->def.optim, s->w + r * dim, s->state + r * (size_t)s->sdim, g + i * dim, s->def.dim);
@@ -303,6 +338,66 @@ void cr_shard_set_rows(cr_shard *s, int64_t lo, int64_t count, const float *vals
         }
         pthread_mutex_unlock(m);
     }
+}
+
+void cr_shard_get_keys(cr_shard *s, const int64_t *keys, int64_t n, float *vals, float *state) {
+    size_t dim = (size_t)s->def.dim, sd = (size_t)s->sdim;
+    for (int64_t i = 0; i < n; i++) {
+        pthread_mutex_t *m = lock_of(s, keys[i]);
+        pthread_mutex_lock(m);
+        float *r = sparse_row(s, keys[i], 0);
+        if (r) {
+            memcpy(vals + i * dim, r, dim * sizeof(float));
+            if (state && sd) memcpy(state + i * sd, r + dim, sd * sizeof(float));
+        } else {
+            cr_table_init_row(&s->def, keys[i], vals + i * dim);
+            if (state && sd) cr_optim_init_state(&s->def.optim, state + i * sd, s->def.dim);
+        }
+        pthread_mutex_unlock(m);
+    }
+}
+
+void cr_shard_set_keys(cr_shard *s, const int64_t *keys, int64_t n, const float *vals, const float *state) {
+    size_t dim = (size_t)s->def.dim, sd = (size_t)s->sdim;
+    for (int64_t i = 0; i < n; i++) {
+        pthread_mutex_t *m = lock_of(s, keys[i]);
+        pthread_mutex_lock(m);
+        float *r = sparse_row(s, keys[i], 1);
+        memcpy(r, vals + i * dim, dim * sizeof(float));
+        if (state && sd) memcpy(r + dim, state + i * sd, sd * sizeof(float));
+        pthread_mutex_unlock(m);
+    }
+}
+
+int64_t cr_shard_dump(cr_shard *s, uint64_t *cursor, int64_t max, int64_t *keys, float *vals, float *state) {
+    size_t dim = (size_t)s->def.dim, sd = (size_t)s->sdim;
+    int64_t n = 0;
+    uint64_t b = *cursor >> 40, pos = *cursor & (((uint64_t)1 << 40) - 1);
+    for (; b < CR_SHARD_STRIPES && n < max; b++, pos = 0) {
+        pthread_mutex_lock(&s->locks[b]);
+        int64_t k;
+        float *r;
+        while (n < max && cr_fmap_next(&s->sp[b], &pos, &k, &r)) {
+            keys[n] = k;
+            memcpy(vals + (size_t)n * dim, r, dim * sizeof(float));
+            if (state && sd) memcpy(state + (size_t)n * sd, r + dim, sd * sizeof(float));
+            n++;
+        }
+        pthread_mutex_unlock(&s->locks[b]);
+        if (n == max) break; /* this stripe may have more: go on from pos */
+    }
+    *cursor = b >= CR_SHARD_STRIPES ? CR_SHARD_DUMP_END : (b << 40) | pos;
+    return n;
+}
+
+size_t cr_shard_sparse_bytes(cr_shard *s) {
+    size_t bytes = 0;
+    for (int b = 0; s->sp && b < CR_SHARD_STRIPES; b++) {
+        pthread_mutex_lock(&s->locks[b]);
+        bytes += cr_fmap_bytes(&s->sp[b]);
+        pthread_mutex_unlock(&s->locks[b]);
+    }
+    return bytes;
 }
 
 void cr_shard_set_lr(cr_shard *s, float lr) {
