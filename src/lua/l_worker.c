@@ -141,6 +141,51 @@ static int t_pull(lua_State *L) {
     return 1;
 }
 
+/* [-0, +1] The ids of keys [lo, hi) (arguments 2 and 3, checked against
+ * the table) as a new Ints, in key order. */
+static cr_ints *range_ids(lua_State *L, cr_shard *s, const char *op) {
+    lua_Integer lo = luaL_checkinteger(L, 2), hi = luaL_checkinteger(L, 3);
+    if (s->sp) luaL_error(L, "%s: table '%s' is sparse: range operations need a dense table", op, s->def.name);
+    if (lo < 0 || hi < lo || hi > s->def.keys)
+        luaL_error(L, "%s: range [%I, %I) out of range [0, %I) of table '%s'", op, lo, hi, (lua_Integer)s->def.keys,
+                   s->def.name);
+    cr_ints *id = cr_lints_new(L, hi - lo);
+    for (lua_Integer k = lo; k < hi; k++) id->data[k - lo] = s->pl ? cr_place_id(s->pl, k) : k;
+    return id;
+}
+
+/* T:pull_range(lo, hi [, into]) -> Matrix of the rows of keys lo .. hi-1 */
+static int t_pull_range(lua_State *L) {
+    lua_settop(L, 4);
+    cr_shard *s = check_wtable(L);
+    lworker *w = get_worker(L);
+    cr_ints *id = range_ids(L, s, "pull_range");
+    cr_mat *m = rows_into(L, s, id->n, 4);
+    cr_err e;
+    if (cr_wclient_pull_range(w->wc, s, id->data, id->n, m->data, &e) < 0) raise_err(L, &e);
+    return 1;
+}
+
+/* T:push_range(lo, hi, rows): rows (hi-lo) x dim, one per key lo .. hi-1 */
+static int t_push_range(lua_State *L) {
+    lua_settop(L, 4);
+    cr_shard *s = check_wtable(L);
+    lworker *w = get_worker(L);
+    cr_mat *m = cr_lmat_test(L, 4);
+    if (!m) luaL_argerror(L, 4, "crescent.Matrix of rows expected");
+    cr_ints *id = range_ids(L, s, "push_range");
+    if (m->rows != id->n || m->cols != s->def.dim)
+        luaL_error(L, "push_range: %d keys need a %d x %d matrix of rows for table '%s', got %d x %d", (int)id->n,
+                   (int)id->n, (int)s->def.dim, s->def.name, (int)m->rows, (int)m->cols);
+    int want = cr_shard_i32(s) ? CR_LDT_I32 : CR_LDT_F32;
+    if (cr_lmat_dtype(L, 4) != want)
+        luaL_error(L, "push_range: table '%s' holds %s values, got an %s matrix", s->def.name, cr_dtype_name(want),
+                   cr_dtype_name(!want));
+    cr_err e;
+    if (cr_wclient_push_range(w->wc, s, id->data, id->n, m->data, &e) < 0) raise_err(L, &e);
+    return 0;
+}
+
 /* T:pull_async(keys [, into]) -> id */
 static int t_pull_async(lua_State *L) {
     uint32_t req;
@@ -553,7 +598,7 @@ static const char *interrupted(void *arg) {
 static int setup(lua_State *L) {
     static const luaL_Reg methods[] = {{"pull", t_pull}, {"push", t_push}, {"pull_async", t_pull_async},
                                        {"push_async", t_push_async}, {"wait", t_wait}, {"owner", t_owner}, {"localize", t_localize},
-                                       {"local_range", t_local_range}, {"local_keys", t_local_keys}, {"prepare_sample", t_prepare_sample},
+                                       {"local_range", t_local_range}, {"local_keys", t_local_keys}, {"pull_range", t_pull_range}, {"push_range", t_push_range}, {"prepare_sample", t_prepare_sample},
                                        {"pull_sample", t_pull_sample}, {"pull_sample_async", t_pull_sample_async},
                                        {NULL, NULL}};
     lworker *w = lua_touserdata(L, 1);
