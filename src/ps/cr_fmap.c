@@ -22,8 +22,8 @@ static inline int special(int64_t k) { return k == -1 || k == -2; }
 static int64_t find(const cr_fmap *f, int64_t k) {
     if (!f->cap) return -1;
     for (uint32_t i = cell_hash(k) & (f->cap - 1), n = 0; n < f->cap; i = (i + 1) & (f->cap - 1), n++) {
-        if (f->key[i] == k) return i;
-        if (f->key[i] == -1) return -1;
+        if (f->cell[i].key == k) return i;
+        if (f->cell[i].key == -1) return -1;
     }
     return -1;
 }
@@ -55,35 +55,33 @@ float *cr_fmap_get(const cr_fmap *f, int64_t k) {
         return s ? row_at(f, s - 1) : NULL;
     }
     int64_t i = find(f, k);
-    return i < 0 ? NULL : row_at(f, f->slot[i]);
+    return i < 0 ? NULL : row_at(f, f->cell[i].slot);
 }
 
 static void put(cr_fmap *f, int64_t k, int32_t slot) {
     uint32_t i = cell_hash(k) & (f->cap - 1);
-    while (f->key[i] >= 0 || f->key[i] < -2) i = (i + 1) & (f->cap - 1);
-    if (f->key[i] == -1) f->used++;
-    f->key[i] = k;
-    f->slot[i] = slot;
+    while (f->cell[i].key >= 0 || f->cell[i].key < -2) i = (i + 1) & (f->cap - 1);
+    if (f->cell[i].key == -1) f->used++;
+    f->cell[i].key = k;
+    f->cell[i].slot = slot;
 }
 
 /* Room for one more key: rebuild (doubling, or cleaning out tombstones) once
- * more than 3/4 of the cells are used; after it at most 3/8 hold keys. */
+ * more than 3/4 of the cells are used; after it at most half hold keys (a
+ * map that grew holds 3/8 to 3/4 of its cells). */
 static void reserve(cr_fmap *f) {
     if (f->cap && (uint64_t)(f->used + 1) * 4 <= (uint64_t)f->cap * 3) return;
     uint64_t cap = f->cap ? f->cap : 16;
-    while ((uint64_t)(f->live + 1) * 8 > cap * 3) cap *= 2;
-    int64_t *ok = f->key;
-    int32_t *os = f->slot;
+    while ((uint64_t)(f->live + 1) * 2 > cap) cap *= 2;
+    cr_fcell *old = f->cell;
     uint32_t ocap = f->cap;
-    f->key = cr_xmalloc((size_t)cap * sizeof *f->key);
-    f->slot = cr_xmalloc((size_t)cap * sizeof *f->slot);
-    memset(f->key, 0xff, (size_t)cap * sizeof *f->key); /* -1 */
+    f->cell = cr_xmalloc((size_t)cap * sizeof *f->cell);
+    memset(f->cell, 0xff, (size_t)cap * sizeof *f->cell); /* keys -1 */
     f->cap = (uint32_t)cap;
     f->used = 0;
     for (uint32_t i = 0; i < ocap; i++)
-        if (ok[i] >= 0 || ok[i] < -2) put(f, ok[i], os[i]);
-    free(ok);
-    free(os);
+        if (old[i].key >= 0 || old[i].key < -2) put(f, old[i].key, old[i].slot);
+    free(old);
 }
 
 static int32_t new_slot(cr_fmap *f) {
@@ -136,8 +134,8 @@ void cr_fmap_del(cr_fmap *f, int64_t k) {
     }
     int64_t i = find(f, k);
     if (i < 0) return;
-    free_slot(f, f->slot[i]);
-    f->key[i] = -2;
+    free_slot(f, f->cell[i].slot);
+    f->cell[i].key = -2;
 }
 
 int cr_fmap_next(const cr_fmap *f, uint64_t *pos, int64_t *k, float **row) {
@@ -149,10 +147,10 @@ int cr_fmap_next(const cr_fmap *f, uint64_t *pos, int64_t *k, float **row) {
             return 1;
         }
     for (; *pos < 2 + (uint64_t)f->cap; (*pos)++) {
-        int64_t c = f->key[*pos - 2];
+        int64_t c = f->cell[*pos - 2].key;
         if (c >= 0 || c < -2) {
             *k = c;
-            *row = row_at(f, f->slot[*pos - 2]);
+            *row = row_at(f, f->cell[*pos - 2].slot);
             (*pos)++;
             return 1;
         }
@@ -161,13 +159,12 @@ int cr_fmap_next(const cr_fmap *f, uint64_t *pos, int64_t *k, float **row) {
 }
 
 size_t cr_fmap_bytes(const cr_fmap *f) {
-    return (size_t)f->cap * (sizeof *f->key + sizeof *f->slot) + (size_t)f->capslot * (size_t)f->stride * sizeof(float) +
+    return (size_t)f->cap * sizeof *f->cell + (size_t)f->capslot * (size_t)f->stride * sizeof(float) +
            (size_t)f->nslab * sizeof *f->slab + (size_t)f->capfree * sizeof *f->freeslot;
 }
 
 void cr_fmap_free(cr_fmap *f) {
-    free(f->key);
-    free(f->slot);
+    free(f->cell);
     for (int32_t i = 0; i < f->nslab; i++) free(f->slab[i]);
     free(f->slab);
     free(f->freeslot);

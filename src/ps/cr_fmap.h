@@ -5,9 +5,10 @@
  * sparse tables (every row a node stores, ps/cr_table.h). Not thread-safe:
  * the owner takes the stripe's lock around every call.
  *
- * Open addressing with linear probing over two parallel arrays (key, slot:
- * 12 bytes a cell), the capacity a power of two, doubled when more than 3/4
- * of the cells are used (so 3/8 to 3/4 of them hold keys); deleted keys
+ * Open addressing with linear probing over cells holding a key and its
+ * slot (12 bytes), the capacity a power of two, doubled when more than 3/4
+ * of the cells are used (so a grown map has 3/8 to 3/4 of them holding
+ * keys: 16 to 32 bytes of cells a key); deleted keys
  * leave tombstones, cleaned out when the map is rebuilt. Every key is
  * allowed: the two that mark empty (-1) and deleted (-2) cells are kept
  * beside the cells (xslot). A row is `stride` floats (the values, then the
@@ -22,9 +23,15 @@
 
 #define CR_FMAP_SLAB_BYTES (64u << 10)
 
+/* A cell: a key (-1 empty, -2 deleted) and its row's slot, side by side
+ * (one cache line read per probe). */
+typedef struct __attribute__((packed)) cr_fcell {
+    int64_t key;
+    int32_t slot;
+} cr_fcell;
+
 typedef struct cr_fmap {
-    int64_t *key;      /* cap cells: -1 empty, -2 deleted, else a key */
-    int32_t *slot;     /* row slot of key[i] */
+    cr_fcell *cell;    /* cap cells */
     uint32_t cap, used, live; /* used: cells not empty (keys and tombstones); live: keys (with xslot's) */
     int32_t xslot[2];  /* slot + 1 of key -1 and of key -2 (0: absent) */
     float **slab;      /* nslab slabs of per_slab rows */
