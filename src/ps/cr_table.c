@@ -243,8 +243,9 @@ static void sparse_op(cr_shard *s, int64_t key, size_t i, float *out, const floa
     else cr_table_init_row(&s->def, key, out + i * dim);
 }
 
-static inline void row_op(cr_shard *s, int64_t key, size_t i, float *out, const float *g) {
-    if (__builtin_expect(s->sp != NULL, 0)) {
+static inline __attribute__((always_inline)) void row_op(cr_shard *s, int64_t key, size_t i, float *out,
+                                                        const float *g, int sparse) {
+    if (sparse) {
         sparse_op(s, key, i, out, g);
         return;
     }
@@ -261,7 +262,8 @@ static inline void row_op(cr_shard *s, int64_t key, size_t i, float *out, const 
  * third one waits for it): two workers walking large batches through the
  * same shard work on different stripes side by side, not in a convoy. */
 static inline __attribute__((always_inline)) void walk_buckets(cr_shard *s, const int64_t *keys, const uint32_t *order,
-                                                               const int64_t *start, float *out, const float *g) {
+                                                               const int64_t *start, float *out, const float *g,
+                                                               int sparse) {
     int todo[CR_SHARD_STRIPES], ntodo = 0, first = (int)((uint64_t)keys[0] % CR_SHARD_STRIPES);
     for (int i = 0; i < CR_SHARD_STRIPES; i++) {
         int b = (first + i) % CR_SHARD_STRIPES;
@@ -276,7 +278,7 @@ static inline __attribute__((always_inline)) void walk_buckets(cr_shard *s, cons
                 todo[left++] = b;
                 continue;
             }
-            for (int64_t j = start[b]; j < start[b + 1]; j++) row_op(s, keys[order[j]], order[j], out, g);
+            for (int64_t j = start[b]; j < start[b + 1]; j++) row_op(s, keys[order[j]], order[j], out, g, sparse);
             pthread_mutex_unlock(m);
         }
         ntodo = left;
@@ -287,10 +289,10 @@ static inline __attribute__((always_inline)) void walk_buckets(cr_shard *s, cons
  * stripes, stripe by stripe, or key by key). Always inlined, so pull (g a
  * constant NULL) and push each get a loop without the branch. */
 static inline __attribute__((always_inline)) void walk(cr_shard *s, const int64_t *keys, int64_t n, float *out,
-                                                       const float *g) {
+                                                       const float *g, int sparse) {
     if (n >= BATCH_ALL && !(g && s->sdim > 0)) {
         lock_all(s);
-        for (int64_t i = 0; i < n; i++) row_op(s, keys[i], (size_t)i, out, g);
+        for (int64_t i = 0; i < n; i++) row_op(s, keys[i], (size_t)i, out, g, sparse);
         unlock_all(s);
         return;
     }
@@ -300,18 +302,31 @@ static inline __attribute__((always_inline)) void walk(cr_shard *s, const int64_
         for (int64_t i = 0; i < n; i++) {
             pthread_mutex_t *m = lock_of(s, keys[i]);
             pthread_mutex_lock(m);
-            row_op(s, keys[i], (size_t)i, out, g);
+            row_op(s, keys[i], (size_t)i, out, g, sparse);
             pthread_mutex_unlock(m);
         }
         return;
     }
-    walk_buckets(s, keys, order, start, out, g);
+    walk_buckets(s, keys, order, start, out, g, sparse);
     free(order);
 }
 
-void cr_shard_pull(cr_shard *s, const int64_t *keys, int64_t n, float *out) { walk(s, keys, n, out, NULL); }
+/* The walk of a sparse table: its own instance, so that the dense one has
+ * no branch per row. */
+static __attribute__((noinline)) void walk_sparse(cr_shard *s, const int64_t *keys, int64_t n, float *out,
+                                                  const float *g) {
+    walk(s, keys, n, out, g, 1);
+}
 
-void cr_shard_push(cr_shard *s, const int64_t *keys, int64_t n, const float *g) { walk(s, keys, n, NULL, g); }
+void cr_shard_pull(cr_shard *s, const int64_t *keys, int64_t n, float *out) {
+    if (s->sp) walk_sparse(s, keys, n, out, NULL);
+    else walk(s, keys, n, out, NULL, 0);
+}
+
+void cr_shard_push(cr_shard *s, const int64_t *keys, int64_t n, const float *g) {
+    if (s->sp) walk_sparse(s, keys, n, NULL, g);
+    else walk(s, keys, n, NULL, g, 0);
+}
 
 void cr_shard_get_rows(cr_shard *s, int64_t lo, int64_t count, float *vals, float *state) {
     size_t dim = (size_t)s->def.dim, sd = (size_t)s->sdim;
