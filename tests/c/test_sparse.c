@@ -3,6 +3,7 @@
  * sparse shards (absent keys read their initial value and are not stored,
  * pushes store, get/set by key, the dump by cursor), the owner functions of
  * hash and range placement over the uint64 space, keyed rows messages. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -197,7 +198,58 @@ static void test_keyed_rows_message(void) {
     cr_proto_msg_free(&m);
 }
 
+/* Threads pushing (add) to overlapping sparse keys while others pull:
+ * every push lands once (the stripe locks guard the maps while they grow). */
+#define TKEYS 3000
+#define TROUNDS 40
+static cr_shard *tshard;
+
+static void *pusher(void *arg) {
+    int t = (int)(intptr_t)arg;
+    int64_t keys[TKEYS];
+    float g[TKEYS * 2], out[TKEYS * 2];
+    for (int i = 0; i < TKEYS * 2; i++) g[i] = 1;
+    for (int r = 0; r < TROUNDS; r++) {
+        int64_t n = 0;
+        for (int64_t i = (t + r) % 3; i < TKEYS; i += 1 + (r % 3)) keys[n++] = key_of(i);
+        if (t == 3) cr_shard_pull(tshard, keys, n, out);
+        else cr_shard_push(tshard, keys, n, g);
+    }
+    return NULL;
+}
+
+static void test_threads(void) {
+    cr_table_def d = sdef(CR_PLACE_HASH);
+    d.init = CR_INIT_ZEROS;
+    d.dim = 2;
+    d.optim = (cr_optim){.kind = CR_OPTIM_ADD};
+    cr_err e;
+    tshard = cr_shard_new(&d, 0, 1, &e);
+    CR_CHECK(tshard);
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++) pthread_create(&th[t], NULL, pusher, (void *)(intptr_t)t);
+    for (int t = 0; t < 4; t++) pthread_join(th[t], NULL);
+    /* expected pushes of key i: threads 0..2, rounds r, when i is on that round's grid */
+    int bad = 0;
+    for (int64_t i = 0; i < TKEYS; i++) {
+        int want = 0;
+        for (int t = 0; t < 3; t++)
+            for (int r = 0; r < TROUNDS; r++) {
+                int64_t first = (t + r) % 3, step = 1 + (r % 3);
+                want += i >= first && (i - first) % step == 0;
+            }
+        float v[2];
+        int64_t k = key_of(i);
+        cr_shard_get_keys(tshard, &k, 1, v, NULL);
+        bad += v[0] != (float)want || v[1] != (float)want;
+    }
+    CR_CHECK(bad == 0);
+    CR_CHECK(atomic_load(&tshard->sp_rows) == TKEYS);
+    cr_shard_destroy(&tshard);
+}
+
 int main(void) {
+    CR_RUN(test_threads);
     CR_RUN(test_fmap_growth);
     CR_RUN(test_fmap_delete_and_specials);
     CR_RUN(test_owners);

@@ -55,4 +55,18 @@ function M.sparse_pull(ctx, a)
     return { rows = out, owner = ctx.tables.S:owner(a.keys[1]), sparse = ctx.tables.S.sparse }
 end
 
+function M.sparse_range(ctx)
+    ctx.tables.S:pull_range(0, 10)
+    return {}
+end
+
+-- pull_range into a matrix to reuse
+function M.range_into(ctx, a)
+    local D = ctx.tables.D
+    local m = cr.core.util.matrix(a.hi - a.lo, D.dim)
+    local r = D:pull_range(a.lo, a.hi, m)
+    assert(r == m, "pull_range did not return its into matrix")
+    return { first = m:get(1, 1) }
+end
+
 return M

@@ -15,6 +15,7 @@ local W = job.nodes * job.workers
 -- range ops
 local r = job:call("push_range", { lo = 100, hi = 900 }).results[1]
 assert(r.first == 100 and r.last == 899, "push_range/pull_range values")
+for _, res in ipairs(job:call("range_into", { lo = 150, hi = 160 }).results) do assert(res.first == 150) end
 for _, k in ipairs{ 0, 99, 100, 512, 899, 900, 999 } do
     local want = (k >= 100 and k < 900) and k or 0
     assert(D:get(k)[1] == want and D:get(k)[2] == -want, ("D[%d] = %s"):format(k, D:get(k)[1]))
@@ -66,5 +67,16 @@ for _, n in ipairs(job:stats().nodes) do
 end
 assert(rows_after == rows_before, "a pull stored keys")
 print("sparse rows " .. table.concat(per, ","))
+-- what a sparse table refuses, naming the table; nothing is created
+local n0 = job.ntables
+local ok2, e2 = pcall(job.table, job, { name = "X", keys = "sparse", dim = 1, placement = "p.txt" })
+assert(not ok2 and e2:find("table 'X' is sparse: placement must be", 1, true), tostring(e2))
+ok2, e2 = pcall(job.table, job, { name = "X", keys = "sparse", dim = 1, manage = "relocate" })
+assert(not ok2 and e2:find("table 'X' is sparse: manage and frequencies need a dense table", 1, true), tostring(e2))
+assert(job.ntables == n0 and job.tables.X == nil)
+ok2, e2 = pcall(job.call, job, "sparse_range", {})
+assert(not ok2 and e2:find("pull_range: table 'S' is sparse: range operations need a dense table", 1, true), tostring(e2))
+ok2, e2 = pcall(job.distribution, job, { name = "u", table = "S", kind = "uniform" })
+assert(not ok2 and e2:find("table 'S' is sparse", 1, true), tostring(e2))
 print(("ok nodes=%d"):format(job.nodes))
 job:close()
