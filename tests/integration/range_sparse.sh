@@ -32,5 +32,14 @@ got=$(sed -n 's/^digest //p' "$TMP/out")
 [ "$got" = "$want" ] || fail "written on 1 node, loaded on 2: digest $got, saved $want"
 "$CRESCENT_BIN" ckpt "$TMP/s1.ckpt" >"$TMP/info" 2>&1 || fail "crescent ckpt on a sparse checkpoint: $(cat "$TMP/info")"
 grep -q "table S: 153 keys x dim 3.*sparse" "$TMP/info" || fail "crescent ckpt: $(cat "$TMP/info")"
+# the REPL prints a table's summary and a sparse table's stats
+cat >"$TMP/rj.lua" <<'LUA'
+local cr = require "crescent"
+job = cr.job{ nodes = 2, workers = 1 }
+S = job:table{ name = "S", keys = "sparse", dim = 2 }
+LUA
+printf 'S\nS:set(5, {1, 2})\nS:get(5)\n' | timeout 60 "$CRESCENT_BIN" repl "$TMP/rj.lua" >"$TMP/repl" 2>&1
+grep -qF "table 'S' (sparse keys, dim 2, f32, placement hash, optimizer sgd)" "$TMP/repl" || fail "repl: $(cat "$TMP/repl")"
+grep -qF "{1, 2}" "$TMP/repl" || fail "repl get: $(cat "$TMP/repl")"
 no_orphans || exit 1
 exit 0
