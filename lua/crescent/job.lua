@@ -167,8 +167,11 @@ local function check_table(self, o)
     end
     if type(o.name) ~= "string" or o.name == "" then error("job:table{}: name (string) required", 3) end
     if self.tables[o.name] then error(("job:table{}: table '%s' already exists"):format(o.name), 3) end
+    if type(o.keys) == "string" and o.keys ~= "sparse" then
+        error(("job:table{}: keys must be a positive integer or \"sparse\", got %q"):format(o.keys), 3)
+    end
     if o.keys ~= "sparse" and (math.type(o.keys) ~= "integer" or o.keys <= 0) then
-        error("job:table{}: keys must be a positive integer or \"sparse\"", 3)
+        error("job:table{}: keys must be a positive integer", 3)
     end
     if math.type(o.dim) ~= "integer" or o.dim <= 0 then error("job:table{}: dim must be a positive integer", 3) end
     local init = o.init or init_opt.init.zeros()
@@ -192,16 +195,8 @@ end
 function Job:table(o)
     self:_check()
     local init, opt, pl = check_table(self, o)
-    if o.keys == "sparse" and ((o.manage ~= nil and o.manage ~= "classic") or o.frequencies ~= nil) then
-        error(("job:table{}: table '%s' is sparse: manage and frequencies need a dense table (keys = N)")
-            :format(o.name), 2)
-    end
     local probe = { keys = o.keys, name = o.name, nodes = self.nodes }
     local decider
-    if pl and o.manage ~= nil and o.manage ~= "classic" then
-        error(("job:table{}: table '%s' has placement %s: manage needs placement range (only classic "
-            .. "management works on other placements)"):format(o.name, pl:kind()), 2)
-    end
     if o.manage ~= nil then
         local what = "job:table{}: manage"
         local ok, r = pcall(tables.parse_manage, probe, o.manage, what)

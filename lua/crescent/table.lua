@@ -38,9 +38,18 @@ end
 -- default: keys are their own ids), else a core Placement (checked against
 -- the table's keys and the job's nodes; a file is read here, before anything
 -- of the job changes). Raises a one-line message naming the table (and the
--- file and line).
+-- file and line). Management other than classic needs a dense table placed
+-- by range.
 function M.placement(o, nodes)
     local p = o.placement
+    if o.keys == "sparse" and ((o.manage ~= nil and o.manage ~= "classic") or o.frequencies ~= nil) then
+        error(("job:table{}: table '%s' is sparse: manage and frequencies need a dense table (keys = N)")
+            :format(o.name), 0)
+    end
+    if p ~= nil and p ~= "range" and o.keys ~= "sparse" and o.manage ~= nil and o.manage ~= "classic" then
+        error(("job:table{}: table '%s' has placement %s: manage needs placement range (only classic "
+            .. "management works on other placements)"):format(o.name, tostring(p)), 0)
+    end
     if o.keys == "sparse" then
         if p ~= nil and p ~= "hash" and p ~= "range" then
             error(("job:table{}: table '%s' is sparse: placement must be \"hash\" (the default) or \"range\", got %s")
