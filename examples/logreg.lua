@@ -126,7 +126,7 @@ say(("logreg: %s: %d training examples (%d nnz), %d test, %d features, optimizer
 -- The weights gathered from the nodes (F x dim).
 local function gather()
   local all = cr.core.util.matrix(F, W.dim)
-  if W.each_chunk then -- any placement: rows in key order
+  if W.pl then -- hash or file placement: rows in key order (lua/crescent/table.lua)
     W:each_chunk(16384, function(k, n) Kr.w2v_copy_rows(all, k, (W:_chunk_rows(k, n))) end)
   else
     W:each_run(16384, function(node, k, n) Kr.w2v_copy_rows(all, k, (W:_rows(node, k, n))) end)

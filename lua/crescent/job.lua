@@ -124,12 +124,12 @@ end
 -- (every worker has answered: at a REPL the user can go on); a dead node
 -- ends it.
 function Job:_guard(f, ...)
-    local ok, a, b = pcall(f, self.rt, ...)
-    if not ok then
+    local r = table.pack(pcall(f, self.rt, ...))
+    if not r[1] then
         if self.rt:failed() then self:close() end
-        error(a, 0)
+        error(r[2], 0)
     end
-    return a, b
+    return table.unpack(r, 2, r.n)
 end
 
 -- A job with workers = 0 holds tables only: running a model on it is the
@@ -158,7 +158,7 @@ function Job:policy(name, opts)
 end
 
 local table_keys = { name = true, keys = true, dim = true, init = true, optimizer = true, compress = true,
-                     manage = true, frequencies = true, dtype = true }
+                     manage = true, frequencies = true, dtype = true, placement = true }
 
 local function check_table(self, o)
     if type(o) ~= "table" then error("job:table{...}: table expected", 3) end
@@ -169,7 +169,12 @@ local function check_table(self, o)
     end
     if type(o.name) ~= "string" or o.name == "" then error("job:table{}: name (string) required", 3) end
     if self.tables[o.name] then error(("job:table{}: table '%s' already exists"):format(o.name), 3) end
-    if math.type(o.keys) ~= "integer" or o.keys <= 0 then error("job:table{}: keys must be a positive integer", 3) end
+    if type(o.keys) == "string" and o.keys ~= "sparse" then
+        error(("job:table{}: keys must be a positive integer or \"sparse\", got %q"):format(o.keys), 3)
+    end
+    if o.keys ~= "sparse" and (math.type(o.keys) ~= "integer" or o.keys <= 0) then
+        error("job:table{}: keys must be a positive integer", 3)
+    end
     if math.type(o.dim) ~= "integer" or o.dim <= 0 then error("job:table{}: dim must be a positive integer", 3) end
     local init = o.init or init_opt.init.zeros()
     local opt = o.optimizer or (o.dtype == "i32" and "add") or init_opt.optim.sgd { lr = 0.01 }
@@ -185,17 +190,20 @@ local function check_table(self, o)
     if type(opt) ~= "table" or not opt.name then error("job:table{}: optimizer must come from cr.optim", 3) end
     local ok, err = pcall(tables.check_dtype, o, init, opt)
     if not ok then error(err, 3) end
-    return init, opt
+    local okp, pl = pcall(tables.placement, o, self.nodes)
+    if not okp then error(pl, 3) end
+    return init, opt, pl
 end
 
 -- job:table{name=, keys=, dim=, init=cr.init.normal(0, 0.1), optimizer=cr.optim.sgd{lr=} (or its name),
 --            dtype="f32"|"i32" (int32 counts: optimizer add (default) or assign, init zeros or constant),
+--            placement="range"|"hash"|a placement file's path (docs/placement.md),
 --            manage="classic"|"relocate"|"replicate"|{replicate=keys, relocate=keys|"rest", classic="rest"}
 --                   |"auto"|"nups"|a decision script (docs/management.md),
 --            frequencies={expected accesses of key k at [k + 1]} (for decision scripts)}
 function Job:table(o)
     self:_check()
-    local init, opt = check_table(self, o)
+    local init, opt, pl = check_table(self, o)
     local probe = { keys = o.keys, name = o.name, nodes = self.nodes }
     local decider
     if o.manage ~= nil then
@@ -215,8 +223,11 @@ function Job:table(o)
         optimizer = opt.name, lr = opt.lr or (opt.name == "ftrl" and 0.1 or opt.name == "dbpg" and 1) or 0.01,
         eps = opt.eps or 1e-8, init_acc = opt.init or 0, l1 = opt.l1, l2 = opt.l2, beta = opt.beta or 1,
         delta = opt.delta or -1, ada_c = opt.ada_c, tau = opt.tau,
-        seed = self.seed, compress = o.compress and 1 or 0, dtype = o.dtype or "f32",
+        seed = self.seed, compress = o.compress and 1 or 0, dtype = o.dtype or "f32", placement = pl,
     }
+    if o.keys == "sparse" then
+        def.keys, def.sparse, def.sparse_placement = 0, true, o.placement or "hash"
+    end
     local id = self.ntables
     -- a node that cannot make its shard (memory) leaves the tables out of
     -- step across nodes: the job cannot go on
@@ -226,7 +237,7 @@ function Job:table(o)
         error(err, 2)
     end
     self.ntables = id + 1
-    local t = tables.new(self, id, o, opt, def.lr)
+    local t = tables.new(self, id, o, opt, def.lr, pl)
     t.manage_label, t.choice, t.expected = "classic", "classic", freq
     if o.manage ~= nil then
         local ok2, err2 = pcall(t._manage, t, o.manage, "job:table{}: manage", decider)

@@ -307,7 +307,7 @@ static void test_garbage(void) {
     bad += cr_proto_view(&p, 0, &v, NULL) < 0;
     cr_parts_close(&p);
     h.type = CR_M_HB;
-    for (int f = 0; f < 4; f++) zmq_send(tx, &h, sizeof h, f < 3 ? ZMQ_SNDMORE : 0);
+    for (int f = 0; f < 5; f++) zmq_send(tx, &h, sizeof h, f < 4 ? ZMQ_SNDMORE : 0);
     cr_parts_recv(rx, &p, 0);
     bad += cr_proto_view(&p, 0, &v, NULL) < 0;
     cr_parts_close(&p);

@@ -6,7 +6,9 @@
 #     epoch, test AUC > 0.85; the two runs hold the same examples and
 #     aggregate every worker's gradient before each step, so they end at the
 #     same objective (1e-4 relative; only the order of float sums differs);
-#     2 nodes move remote bytes, 1 node none;
+#     2 nodes move remote bytes, 1 node none; on 2 nodes a placement file
+#     of `crescent partition` (parsa) and hash placement end at the same
+#     objective;
 #   * ftrl (1 and 2 nodes) and adagrad (l1=0): test logloss falls, AUC > 0.85;
 #   * every JSONL record holds test_logloss, test_accuracy, test_auc,
 #     bytes_remote and objective;
@@ -66,6 +68,18 @@ run dbpg2 2 optimizer=dbpg epochs=12 l1=1 blocks=4
 awk -v a="$(cat "$tmp/dbpg1.jsonl.final")" -v b="$(cat "$tmp/dbpg2.jsonl.final")" \
     'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-4 * a) }' ||
     fail "dbpg: 1 node ends at $(cat "$tmp/dbpg1.jsonl.final"), 2 nodes at $(cat "$tmp/dbpg2.jsonl.final")"
+# the same examples and every gradient summed before each step, wherever
+# the weights and the examples are: a parsa placement file (its u lines
+# place the examples, its v lines the weights) and hash placement end at
+# the range runs' objective
+"$BIN" partition "$tmp/d.svm" -k 2 --method parsa --seeds 1 --out "$tmp/d.place" >/dev/null 2>&1 || fail "crescent partition"
+run dbpg_file 2 optimizer=dbpg epochs=12 l1=1 blocks=4 placement="$tmp/d.place"
+run dbpg_hash 2 optimizer=dbpg epochs=12 l1=1 blocks=4 placement=hash
+for p in file hash; do
+    awk -v a="$(cat "$tmp/dbpg1.jsonl.final")" -v b="$(cat "$tmp/dbpg_$p.jsonl.final")" \
+        'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-4 * a) }' ||
+        fail "dbpg placement $p ends at $(cat "$tmp/dbpg_$p.jsonl.final"), range at $(cat "$tmp/dbpg1.jsonl.final")"
+done
 run ftrl1 1 optimizer=ftrl epochs=6 l1=1 batch=200
 run ftrl2 2 optimizer=ftrl epochs=6 l1=1 batch=200
 run ada 1 optimizer=adagrad epochs=6 l1=0 l2=1 batch=200
@@ -86,6 +100,5 @@ bad negative_l1 "l1 must be >= 0" -- data="$tmp/d.svm" l1=-1
 bad adagrad_l1 "adagrad has no L1" -- data="$tmp/d.svm" optimizer=adagrad l1=1
 printf '# crescent placement 1\nk 1\nexamples 2\nkeys 3\nu 0 0\nu 1 0\nv 0 0\nv 1 0\nv 2 0\n' >"$tmp/other.place"
 bad placement "other.place" -- data="$tmp/d.svm" placement="$tmp/other.place"
-"$BIN" partition "$tmp/d.svm" -k 2 --method parsa --seeds 1 --out "$tmp/d.place" >/dev/null 2>&1 || fail "crescent partition"
 bad placement_nodes "placement for 2 machines, the job has 1 nodes" --nodes 1 -- data="$tmp/d.svm" placement="$tmp/d.place"
 echo "logreg_small: all ok"
