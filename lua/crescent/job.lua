@@ -177,15 +177,8 @@ local function check_table(self, o)
     end
     if math.type(o.dim) ~= "integer" or o.dim <= 0 then error("job:table{}: dim must be a positive integer", 3) end
     local init = o.init or init_opt.init.zeros()
-    local opt = o.optimizer or (o.dtype == "i32" and "add") or init_opt.optim.sgd { lr = 0.01 }
-    if type(opt) == "string" and init_opt.optim[opt] then
-        local ok, r = pcall(tables.optim_from_fields, o, opt, init_opt.optim[opt])
-        if not ok then error(r, 3) end
-        opt = r
-    elseif type(opt) == "string" then
-        error(("job:table{}: table '%s': unknown optimizer '%s' (expected sgd, adagrad, add, assign, ftrl or dbpg)")
-            :format(tostring(o.name), opt), 3)
-    end
+    local okopt, opt = pcall(tables.optimizer, o, init_opt.optim)
+    if not okopt then error(opt, 3) end
     if type(init) ~= "table" or not init.kind then error("job:table{}: init must come from cr.init", 3) end
     if type(opt) ~= "table" or not opt.name then error("job:table{}: optimizer must come from cr.optim", 3) end
     local ok, err = pcall(tables.check_dtype, o, init, opt)
@@ -220,11 +213,9 @@ function Job:table(o)
     end
     local def = {
         name = o.name, keys = o.keys, dim = o.dim, init = init.kind, a = init.a, b = init.b,
-        optimizer = opt.name, lr = opt.lr or (opt.name == "ftrl" and 0.1 or opt.name == "dbpg" and 1) or 0.01,
-        eps = opt.eps or 1e-8, init_acc = opt.init or 0, l1 = opt.l1, l2 = opt.l2, beta = opt.beta or 1,
-        delta = opt.delta or -1, ada_c = opt.ada_c, tau = opt.tau,
         seed = self.seed, compress = o.compress and 1 or 0, dtype = o.dtype or "f32", placement = pl,
     }
+    tables.optim_def(def, opt)
     if o.keys == "sparse" then
         def.keys, def.sparse, def.sparse_placement = 0, true, o.placement or "hash"
     end

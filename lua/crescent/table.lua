@@ -45,8 +45,31 @@ M.optim_fields = {
 M.optim_keys = {}
 for _, ks in pairs(M.optim_fields) do for _, k in ipairs(ks) do M.optim_keys[k] = true end end
 
+-- job:table{}'s optimizer description (o: its options; optim: cr.optim):
+-- o.optimizer (a cr.optim description, or a rule name with the rule's
+-- options as fields of o), by default add for an i32 table, sgd{lr = 0.01}
+-- otherwise. Raises a one-line message.
+function M.optimizer(o, optim)
+    local opt = o.optimizer or (o.dtype == "i32" and "add") or optim.sgd { lr = 0.01 }
+    if type(opt) ~= "string" then return opt end
+    if not optim[opt] then
+        error(("job:table{}: table '%s': unknown optimizer '%s' (expected sgd, adagrad, add, assign, ftrl or dbpg)")
+            :format(tostring(o.name), opt), 0)
+    end
+    return M.optim_from_fields(o, opt, optim[opt])
+end
+
+-- The rule's fields of the C table definition def (l_job.c j_table) from
+-- the optimizer description opt.
+function M.optim_def(def, opt)
+    def.optimizer = opt.name
+    def.lr = opt.lr or (opt.name == "ftrl" and 0.1 or opt.name == "dbpg" and 1) or 0.01
+    def.eps, def.init_acc, def.l1, def.l2 = opt.eps or 1e-8, opt.init or 0, opt.l1, opt.l2
+    def.beta, def.delta, def.ada_c, def.tau = opt.beta or 1, opt.delta or -1, opt.ada_c, opt.tau
+end
+
 -- job:table{}'s optimizer from a rule name and the declaration's fields o
--- (make: init_opt.optim[name]). A field the rule does not take is an error.
+-- (make: cr.optim[name]). A field the rule does not take is an error.
 function M.optim_from_fields(o, name, make)
     local args = {}
     local allowed = {}
