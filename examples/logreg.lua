@@ -8,7 +8,8 @@
 -- Script options (after "--", as name=value or --name value):
 --   data (data/gcide.svm: LIBSVM, label > 0 positive), heldout (0.2: the
 --   fraction of examples held out for the test metrics, drawn by a hash of
---   split_seed (1) and the example's number), optimizer (dbpg | ftrl |
+--   split_seed (1) and the example's number; 0: every example trains and
+--   there are no test metrics, as a partition's metrics assume), optimizer (dbpg | ftrl |
 --   adagrad), l1 (1), l2 (0), epochs (20), placement (range | hash | a
 --   placement file of `crescent partition --out` for the same data file and
 --   as many nodes as the job: its v lines place the weights, its u lines the
@@ -53,7 +54,7 @@ int_opt("epochs", 1); int_opt("tau", 0); int_opt("blocks", 1); int_opt("batch", 
 for _, k in ipairs { "l1", "l2", "beta", "ada_c", "tol" } do
   if not (opt[k] >= 0) then error(("%s: option %s must be >= 0, got %s"):format(me, k, tostring(opt[k])), 0) end
 end
-if not (opt.heldout > 0 and opt.heldout < 1) then error(me .. ": option heldout must be in (0, 1)", 0) end
+if not (opt.heldout >= 0 and opt.heldout < 1) then error(me .. ": option heldout must be in [0, 1)", 0) end
 if opt.optimizer ~= "dbpg" and opt.optimizer ~= "ftrl" and opt.optimizer ~= "adagrad" then
   error(("%s: unknown optimizer '%s' (dbpg, ftrl or adagrad)"):format(me, opt.optimizer), 0)
 end
@@ -91,7 +92,9 @@ local test, err = Kr.logreg_load(opt.data, { heldout = opt.heldout, seed = opt.s
                                              placement = pfile, nodes = job.nodes })
 if not test then error(err, 0) end
 local F = test:features()
-if test:examples() == 0 then error(("%s: %s: no held-out examples"):format(me, opt.data), 0) end
+if opt.heldout > 0 and test:examples() == 0 then error(("%s: %s: no held-out examples"):format(me, opt.data), 0) end
+local scan = test -- the whole file's feature counts, for the blocks
+if opt.heldout == 0 then test = nil end -- every example trains; no test metrics
 
 local o
 if opt.optimizer == "dbpg" then
@@ -110,7 +113,7 @@ local W = job:table(tdef)
 -- (blocks=equal: equal key ranges); the same bounds go to every worker.
 local bounds
 if opt.optimizer == "dbpg" and opt.split ~= "equal" then
-  bounds = test:balanced(opt.blocks):totable()
+  bounds = scan:balanced(opt.blocks):totable()
   opt.blocks = #bounds - 1
 end
 job:model("logreg", { data = opt.data, features = F, heldout = opt.heldout, split_seed = opt.split_seed,
@@ -120,7 +123,7 @@ local info = job:call("start", {})
 local N = info.sum.examples
 if N == 0 then error(("%s: %s: no training examples"):format(me, opt.data), 0) end
 say(("logreg: %s: %d training examples (%d nnz), %d test, %d features, optimizer %s, l1 %g, l2 %g, %d worker(s), policy %s")
-    :format(opt.data, N, info.sum.nnz, test:examples(), F, opt.optimizer, opt.l1, opt.l2, job.nodes * job.workers,
+    :format(opt.data, N, info.sum.nnz, test and test:examples() or 0, F, opt.optimizer, opt.l1, opt.l2, job.nodes * job.workers,
             job.policy_name or "?"))
 
 -- The weights gathered from the nodes (F x dim).
@@ -166,18 +169,18 @@ for ep = 1, opt.epochs do
     prev = obj
     train_s = train_s + (cr.core.util.now() - t0)
   end
-  rec = { epoch = ep, seconds = r.seconds, train_seconds = train_s, bytes_remote = r.bytes_remote,
+  rec = { epoch = ep, seconds = r.seconds, train_seconds = train_s, bytes_remote = r.bytes_remote, messages = r.messages,
           optimizer = opt.optimizer, placement = opt.placement, tau = opt.tau }
   if opt.eval ~= 0 or ep == opt.epochs or stop then
     if not w then
       w = gather()
       obj, loss, nnz = objective(r, w)
     end
-    local ev = test:evaluate(w)
+    local ev = test and test:evaluate(w) or {}
     rec.objective, rec.train_loss, rec.nnz, rec.skipped = obj, loss, nnz, r.sum.skipped
     rec.test_logloss, rec.test_accuracy, rec.test_auc = ev.logloss, ev.accuracy, ev.auc
     say(("epoch %2d  objective %.6g  test logloss %.5f  accuracy %.4f  AUC %.4f  nnz %d%s  %.3fs  %.0f remote bytes")
-        :format(ep, rec.objective, ev.logloss, ev.accuracy, ev.auc or 0 / 0, nnz,
+        :format(ep, rec.objective, ev.logloss or 0 / 0, ev.accuracy or 0 / 0, ev.auc or 0 / 0, nnz,
                 r.sum.skipped and ("  skipped %d"):format(r.sum.skipped) or "", r.seconds, r.bytes_remote))
   else
     say(("epoch %2d  %.3fs  %.0f remote bytes"):format(ep, r.seconds, r.bytes_remote))
@@ -189,5 +192,5 @@ for ep = 1, opt.epochs do
   end
 end
 print(("logreg result: objective=%.6f test_logloss=%.6f test_accuracy=%.5f test_auc=%.6f train_seconds=%.4f epochs=%d optimizer=%s nnz=%d examples=%d")
-  :format(rec.objective, rec.test_logloss, rec.test_accuracy, rec.test_auc or 0 / 0, train_s, ran, opt.optimizer,
+  :format(rec.objective, rec.test_logloss or 0 / 0, rec.test_accuracy or 0 / 0, rec.test_auc or 0 / 0, train_s, ran, opt.optimizer,
           rec.nnz, N))

@@ -8,7 +8,8 @@
 #     same objective (1e-4 relative; only the order of float sums differs);
 #     2 nodes move remote bytes, 1 node none; on 2 nodes a placement file
 #     of `crescent partition` (parsa) and hash placement end at the same
-#     objective;
+#     objective, and each epoch's remote bytes are 32 per remote (node,
+#     key) pair plus 40 per message, as docs/models.md says;
 #   * ftrl (1 and 2 nodes) and adagrad (l1=0): test logloss falls, AUC > 0.85;
 #   * every JSONL record holds test_logloss, test_accuracy, test_auc,
 #     bytes_remote and objective;
@@ -80,6 +81,35 @@ for p in file hash; do
         'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-4 * a) }' ||
         fail "dbpg placement $p ends at $(cat "$tmp/dbpg_$p.jsonl.final"), range at $(cat "$tmp/dbpg1.jsonl.final")"
 done
+# the traffic is what the placement predicts: every epoch moves 32 bytes
+# per (node, key) pair whose key lives on the other node (a push of the
+# key and (g, u), a pull of the key and (w, r)) plus 40 bytes a message
+# (KKT filter off, every example training, 1 worker per node)
+timeout 120 "$BIN" run examples/logreg.lua --nodes 2 --metrics "$tmp/traffic.jsonl" -- data="$tmp/d.svm" quiet=1 \
+    heldout=0 delta=-1 epochs=2 blocks=4 placement="$tmp/d.place" >"$tmp/traffic.out" 2>&1 ||
+    { tail -5 "$tmp/traffic.out"; fail "traffic run exited non-zero"; }
+lua5.4 - "$tmp/d.svm" "$tmp/d.place" "$tmp/traffic.jsonl" <<'EOF' || fail "traffic: bytes not as predicted"
+local K = require("crescent.core").kernels
+local cjson = require "cjson"
+local owner = {}
+for l in io.lines(arg[2]) do
+  local k, m = l:match("^v (%d+) (%d+)")
+  if k then owner[tonumber(k)] = tonumber(m) end
+end
+local pairs_ = 0
+for n = 0, 1 do
+  local d = assert(K.logreg_load(arg[1], { heldout = 0, split = "train", placement = arg[2], node = n, nodes = 2 }))
+  local ks = d:keys()
+  for i = 1, #ks do if owner[ks:get(i)] ~= n then pairs_ = pairs_ + 1 end end
+end
+for l in io.lines(arg[3]) do
+  local r = cjson.decode(l)
+  local want = 32 * pairs_ + 40 * r.messages
+  assert(r.bytes_remote == want, ("epoch %d: %d remote bytes, predicted 32 x %d + 40 x %d = %d"):format(r.epoch,
+    r.bytes_remote, pairs_, r.messages, want))
+end
+print(("ok: traffic: 32 x %d remote (node, key) pairs + 40 x messages, every epoch"):format(pairs_))
+EOF
 run ftrl1 1 optimizer=ftrl epochs=6 l1=1 batch=200
 run ftrl2 2 optimizer=ftrl epochs=6 l1=1 batch=200
 run ada 1 optimizer=adagrad epochs=6 l1=0 l2=1 batch=200
