@@ -220,8 +220,9 @@ static uint32_t *by_stripe(const int64_t *keys, int64_t n, int64_t start[CR_SHAR
     return order;
 }
 
-/* One row of a pull (g == NULL: copy row `key` out to row i of out) or of a
- * push (apply update row i of g to row `key`). The caller holds the lock. */
+/* A sparse table's stored row of key (values, then state), or NULL; add:
+ * store it first, at its initial value and state, if it is not. The caller
+ * holds the key's stripe lock. */
 static inline float *sparse_row(cr_shard *s, int64_t key, int add) {
     cr_fmap *f = &s->sp[(uint64_t)key % CR_SHARD_STRIPES];
     float *r = cr_fmap_get(f, key);
@@ -243,6 +244,9 @@ static void sparse_op(cr_shard *s, int64_t key, size_t i, float *out, const floa
     else cr_table_init_row(&s->def, key, out + i * dim);
 }
 
+/* One row of a pull (g == NULL: copy row `key` out to row i of out) or of a
+ * push (apply update row i of g to row `key`). The caller holds the lock.
+ * sparse: a constant of the caller's instance (walk_sparse or not). */
 static inline __attribute__((always_inline)) void row_op(cr_shard *s, int64_t key, size_t i, float *out,
                                                         const float *g, int sparse) {
     if (sparse) {
