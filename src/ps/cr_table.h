@@ -34,6 +34,15 @@ typedef enum { CR_INIT_ZEROS = 0, CR_INIT_UNIFORM, CR_INIT_NORMAL } cr_init_kind
  * the Lua Matrix's (lua/l_util.h). */
 typedef enum { CR_DTYPE_F32 = 0, CR_DTYPE_I32 = 1 } cr_dtype;
 
+/* Traffic filters of a table (docs/filters.md, src/net/cr_filter.h); all
+ * zero: off. */
+typedef struct cr_filters_def {
+    int32_t key_cache;       /* 1: a repeated remote key list travels as its hash */
+    int32_t zeros;           /* 1: remote value frames without their zeros */
+    double sigmod;           /* > 0: push only changes over this threshold (f32, not "assign") */
+    int64_t key_cache_bytes; /* cap of each key cache (per sender, receiver, table); 0: CR_KC_DEFAULT_CAP */
+} cr_filters_def;
+
 /* Plain data, sent as is between processes of the same binary. */
 typedef struct cr_table_def {
     char name[CR_TABLE_NAME_MAX];
@@ -45,6 +54,7 @@ typedef struct cr_table_def {
     double init_a, init_b; /* uniform(a, b) or normal(mean a, std b) */
     cr_optim optim;
     uint64_t seed;
+    cr_filters_def filters;
 } cr_table_def;
 
 /* Check a definition (name non-empty and short, keys > 0, dim > 0, sane init;
