@@ -66,6 +66,12 @@ int cr_wclient_push_copy(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_
 int cr_wclient_push_take(cr_wclient *w, cr_shard *s, int64_t **keys, int64_t n, float **vals, uint32_t *req,
                          cr_err *e);
 
+/* Push what the significantly-modified filter (docs/filters.md) holds back
+ * on this worker's tables, and wait until it is applied: the worker calls
+ * it at each barrier and at the end of each command, so that no update
+ * stays behind. Nothing to do without the filter. */
+int cr_wclient_flush(cr_wclient *w, cr_err *e);
+
 /* Start moving n keys of a relocating table to this worker's node (Lapse):
  * keys already here, or not managed by relocation, need nothing; the rest
  * are asked of their homes. *req completes (cr_wclient_wait) when every
