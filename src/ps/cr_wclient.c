@@ -284,13 +284,20 @@ static int send_borrowed(void *sock, void *buf, size_t len, int more) {
     return 0;
 }
 
+/* The traffic filters (cr_pfilter.h) work on the requests of classic tables
+ * only: those of relocating or replicated tables are routed, forwarded and
+ * answered by the relocation protocol (cr_serve_reloc.c). */
+static inline int filterable(const cr_shard *s) { return !cr_dir_relocating(s) && !s->dir->repl; }
+
 /* Rows of a push to a table that asks for compression, when they are large:
- * a new zlib buffer (ours to send or free; h and *vb updated), else NULL. */
+ * a new zlib buffer (ours to send or free; h and *vb updated), else NULL.
+ * Zero removal, when on, comes first. */
 static void *deflate_rows(cr_wclient *w, cr_dhdr *h, const float *vals, size_t *vb) {
     void *z;
     size_t zn;
-    const cr_table_def *d = &w->n->tables[h->table]->def;
-    void *zr = h->type == CR_D_PUSH ? cr_pfilter_vals_out(w->n->filt, d, h, vals, vb) : NULL; /* zero removal */
+    const cr_shard *s = w->n->tables[h->table];
+    const cr_table_def *d = &s->def;
+    void *zr = h->type == CR_D_PUSH && filterable(s) ? cr_pfilter_vals_out(w->n->filt, d, h, vals, vb) : NULL;
     if (zr) vals = zr;
     if (!vals || !d->compress || *vb < 65536) return zr;
     if (cr_wire_deflate(vals, *vb, &z, &zn, NULL) != 0) return zr;
@@ -301,14 +308,11 @@ static void *deflate_rows(cr_wclient *w, cr_dhdr *h, const float *vals, size_t *
     return z;
 }
 
-/* Key caching of a pull's or push's keys (cr_pfilter.h); not on relocating
- * or replicated tables, whose requests the relocation protocol routes.
- * 1: the keys travel as the hash frame kh. */
+/* Key caching of a pull's or push's keys (cr_pfilter.h). 1: the keys
+ * travel as the hash frame kh. */
 static int cache_keys(cr_wclient *w, int node, cr_dhdr *h, const int64_t *keys, unsigned char *kh) {
     cr_shard *s = w->n->tables[h->table];
-    if (!s->def.filters.key_cache || (h->type != CR_D_PULL && h->type != CR_D_PUSH) || cr_dir_relocating(s) ||
-        s->dir->repl)
-        return 0;
+    if (!s->def.filters.key_cache || (h->type != CR_D_PULL && h->type != CR_D_PUSH) || !filterable(s)) return 0;
     return cr_pfilter_keys_out(w->filt, w->n->filt, &s->def, node, h, keys, kh);
 }
 

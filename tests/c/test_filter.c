@@ -300,7 +300,9 @@ static void test_wire(void) {
     CR_CHECK(cr_job_table(j, 1, &d, &e) == 0);
     answers a = {0};
     cr_job_cb cb = {.result = on_answer, .arg = &a};
-    CR_CHECK(cr_job_call(j, "wire", 4, "", 0, &cb, &e) == 0);
+    int rc = cr_job_call(j, "wire", 4, "", 0, &cb, &e);
+    if (rc < 0) printf("  worker error: %s\n", cr_job_error(j));
+    CR_CHECK(rc == 0);
     CR_CHECK(a.ok == 2);
     CR_CHECK(cr_job_stats(j, &cb, &e) == 0 && a.ntext == 2);
     const char *n0 = strstr(a.text[0], "node=0") ? a.text[0] : a.text[1];
