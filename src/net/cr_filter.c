@@ -364,8 +364,8 @@ int64_t cr_filter_rows(cr_filter_rule rule, void *ctx, const int64_t *keys, int6
 struct cr_sigmod {
     int dim;
     float thr;
-    int64_t *skey;  /* slots: key, or -1 */
-    int32_t *srow;  /* slots: row index */
+    int64_t *skey;  /* slots: key (any int64: sparse tables hash their keys) */
+    int32_t *srow;  /* slots: row index, or -1 (empty) */
     size_t nslot;   /* power of two, > 2 * nrows */
     int64_t *rkey;  /* row -> key */
     float *rows;    /* nrows * dim residuals */
@@ -379,7 +379,7 @@ cr_sigmod *cr_sigmod_new(int dim, float threshold) {
     s->nslot = 1024;
     s->skey = cr_xmalloc(s->nslot * sizeof *s->skey);
     s->srow = cr_xmalloc(s->nslot * sizeof *s->srow);
-    memset(s->skey, 0xff, s->nslot * sizeof *s->skey);
+    memset(s->srow, 0xff, s->nslot * sizeof *s->srow);
     return s;
 }
 
@@ -400,10 +400,10 @@ static void sig_grow(cr_sigmod *s) {
     size_t ns = s->nslot * 2;
     int64_t *sk = cr_xmalloc(ns * sizeof *sk);
     int32_t *sr = cr_xmalloc(ns * sizeof *sr);
-    memset(sk, 0xff, ns * sizeof *sk);
+    memset(sr, 0xff, ns * sizeof *sr);
     for (size_t r = 0; r < s->nrows; r++) {
         size_t j = kslot(s->rkey[r], ns - 1);
-        while (sk[j] >= 0) j = (j + 1) & (ns - 1);
+        while (sr[j] >= 0) j = (j + 1) & (ns - 1);
         sk[j] = s->rkey[r];
         sr[j] = (int32_t)r;
     }
@@ -414,10 +414,10 @@ static void sig_grow(cr_sigmod *s) {
     s->nslot = ns;
 }
 
-/* The residual row of key k (>= 0), created zeroed. */
+/* The residual row of key k, created zeroed. */
 static float *sig_row(cr_sigmod *s, int64_t k) {
     size_t mask = s->nslot - 1, j = kslot(k, mask);
-    for (; s->skey[j] >= 0; j = (j + 1) & mask)
+    for (; s->srow[j] >= 0; j = (j + 1) & mask)
         if (s->skey[j] == k) return s->rows + (size_t)s->srow[j] * s->dim;
     if (s->nrows == s->caprows) {
         s->caprows = s->caprows ? 2 * s->caprows : 256;

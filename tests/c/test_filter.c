@@ -179,6 +179,13 @@ static void test_sigmod_exact(void) {
     free(fk);
     free(fv);
     CR_CHECK(cr_sigmod_flush(s, &fk, &fv) == 0);
+    /* any int64 is a key (a sparse table's hashed ids): -1 too */
+    g = 0.25f;
+    CR_CHECK(cr_sigmod_rule(s, -1, &g, out, 1) == 0 && cr_sigmod_rule(s, INT64_MIN, &g, out, 1) == 0);
+    CR_CHECK(cr_sigmod_rule(s, -1, &g, out, 1) == 0 && cr_sigmod_rule(s, -1, &g, out, 1) == 1 && out[0] == 0.75f);
+    CR_CHECK(cr_sigmod_flush(s, &fk, &fv) == 1 && fk[0] == INT64_MIN && fv[0] == 0.25f);
+    free(fk);
+    free(fv);
     cr_sigmod_destroy(&s);
     /* dim 3: each coordinate on its own; many keys (the map grows) */
     s = cr_sigmod_new(3, 0.5f);
