@@ -250,6 +250,18 @@ static const char *wire(cr_node *n, cr_wclient *w, char *msg, size_t msgn) {
     if (v != 0) return "a held change was applied";
     if (cr_wclient_flush(w, &e) < 0 || cr_wclient_pull_borrow(w, sg, &k2, 1, &v, &e) < 0 || v != 0.2f)
         return "sigmod flush";
+    /* the asynchronous forms: copied (0.3 held, then 0.6 sent), taken */
+    int64_t k3 = 62;
+    uint32_t q;
+    t = 0.3f;
+    for (int i = 0; i < 2; i++)
+        if (cr_wclient_push_copy(w, sg, &k3, 1, &t, &q, &e) < 0 || cr_wclient_wait(w, q, &e) < 0) return "sigmod copy";
+    int64_t *tk = malloc(sizeof *tk);
+    float *tv = malloc(sizeof *tv);
+    *tk = 62, *tv = 0.7f;
+    if (cr_wclient_push_take(w, sg, &tk, 1, &tv, &q, &e) < 0 || tk || tv || cr_wclient_wait(w, q, &e) < 0)
+        return "sigmod take";
+    if (cr_wclient_pull_borrow(w, sg, &k3, 1, &v, &e) < 0 || v != (0.3f + 0.3f) + 0.7f) return "sigmod async value";
     return "ok";
 }
 
@@ -322,10 +334,10 @@ static void test_wire(void) {
     CR_CHECK(z && test_field(z, "hits=") == 30 && test_field(z, "bytes_before=") == 160 &&
              test_field(z, "bytes_after=") == 53);
     const char *sg = strstr(n0, "[\"S\"]={sigmod={");
-    /* 3 rows offered, 2 held (0.3, then 0.2), 1 flushed */
-    CR_CHECK(sg && test_field(sg, "rows=") == 3 && test_field(sg, "rows_dropped=") == 2 &&
-             test_field(sg, "rows_flushed=") == 1 && test_field(sg, "bytes_before=") == 36 &&
-             test_field(sg, "bytes_after=") == 24);
+    /* 6 rows offered, 3 held (0.3, 0.2, 0.3), 1 flushed; sent: 0.6, 0.2 (flushed), 0.6, 0.7 */
+    CR_CHECK(sg && test_field(sg, "rows=") == 6 && test_field(sg, "rows_dropped=") == 3 &&
+             test_field(sg, "rows_flushed=") == 1 && test_field(sg, "bytes_before=") == 6 * 12 &&
+             test_field(sg, "bytes_after=") == 4 * 12);
     cr_job_close(&j);
     test_nodes_join(&t);
 }
