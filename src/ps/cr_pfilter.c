@@ -211,7 +211,8 @@ typedef struct sigctx {
     cr_sigmod *sig;
     cr_pfilter_owner local;
     void *ctx;
-    int64_t rows, held;
+    int keep;                   /* rows with nothing to send go as zeros */
+    int64_t rows, held, empty;
 } sigctx;
 
 static int sig_rule(void *arg, int64_t key, const float *g, float *out, int dim) {
@@ -223,7 +224,8 @@ static int sig_rule(void *arg, int64_t key, const float *g, float *out, int dim)
     c->rows++;
     int kept = cr_sigmod_rule(c->sig, key, g, out, dim);
     c->held += dim - kept;
-    return kept;
+    c->empty += kept == 0;
+    return kept ? kept : c->keep; /* out is all zeros then */
 }
 
 static void scratch(cr_pfilter_w *w, int64_t n, int dim) {
@@ -245,13 +247,16 @@ int64_t cr_pfilter_sigmod(cr_pfilter_w *w, cr_pfilter *f, const cr_table_def *d,
                           const float **ovals) {
     if (!w->sig[tid]) w->sig[tid] = cr_sigmod_new(d->dim, (float)d->filters.sigmod);
     scratch(w, n, d->dim);
-    sigctx c = {.sig = w->sig[tid], .local = local, .ctx = ctx};
+    /* with key caching and zero removal on, a row held back whole still goes,
+     * as zeros: the push keeps the key list of the pull before it (a cache
+     * hit: 12 bytes) and zero removal takes the zeros out (1 bit a value) */
+    sigctx c = {.sig = w->sig[tid], .local = local, .ctx = ctx, .keep = d->filters.key_cache && d->filters.zeros};
     int64_t coords, m = cr_filter_rows(sig_rule, &c, keys, n, vals, d->dim, w->k, w->v, &coords);
     long long rowb = (long long)sizeof(int64_t) + d->dim * (long long)sizeof(float);
     int64_t passed = m - (n - c.rows); /* remote rows sent */
     cr_filter_stats *s = &f->st[tid];
     add(&s->sg_rows, c.rows);
-    add(&s->sg_dropped, c.rows - passed);
+    add(&s->sg_dropped, c.empty);
     add(&s->sg_coords_held, c.held);
     add(&s->sg_before, c.rows * rowb);
     add(&s->sg_after, passed * rowb);

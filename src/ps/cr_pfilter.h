@@ -62,8 +62,10 @@ const int64_t *cr_pfilter_keys_in(cr_pfilter *f, const cr_table_def *d, const cr
 /* Sender, a push of n rows to table tid (definition d) whose keys are not
  * all on this node: the significantly-modified filter. Rows of keys owned
  * by node `me` (owner(key) == me, as the caller's placement says) pass
- * unchanged. Returns the rows to send in *okeys / *ovals (the client's
- * scratch, valid until the next call) and their count. */
+ * unchanged. A row with nothing to send is dropped, or, when the table
+ * has key caching and zero removal on too, sent as zeros (the push keeps
+ * its key list: docs/filters.md). Returns the rows to send in *okeys /
+ * *ovals (the client's scratch, valid until the next call) and their count. */
 typedef int (*cr_pfilter_owner)(void *ctx, int64_t key);
 int64_t cr_pfilter_sigmod(cr_pfilter_w *w, cr_pfilter *f, const cr_table_def *d, int tid, const int64_t *keys,
                           int64_t n, const float *vals, cr_pfilter_owner local, void *ctx, const int64_t **okeys,
