@@ -506,3 +506,4 @@ int cr_filter_stats_put(const cr_filter_stats *s, int key_cache, int zeros, int 
 #undef PUT
     return (int)len;
 }
+#undef LD

@@ -743,8 +743,7 @@ static int sig_push(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, 
     const float *v;
     sig_where at = {s, w->n->id};
     int64_t m = cr_pfilter_sigmod(w->filt, w->n->filt, &s->def, table_id(w->n, s), keys, n, vals, sig_local, &at, &k, &v);
-    if (m == 0) { /* everything held back: a push without a message */
-        count_access(w, s, keys, n);
+    if (m == 0) { /* everything held back: a push without a message (access counting sees the rows sent) */
         atomic_fetch_add(&w->n->pushes, 1);
         w->n->ws[w->lw].pushes++;
         return 0;
