@@ -14,7 +14,8 @@
  *                 last push exceeds a threshold; the rest wait in a residual
  *                 (cr_sigmod), a general row rule (cr_filter_rule) drives it
  *
- * Flags of a data header (cr_dhdr.flags, net/cr_wire.h) the filters set. */
+ * Flags of a data header (cr_dhdr.flags, net/cr_wire.h) the filters set
+ * (0x01 and 0x02 are net/cr_wire.h's; 0x40 and 0x80 are left to others). */
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -22,10 +23,10 @@
 
 #include "base/cr_err.h"
 
-#define CR_D_KSTORE 0x10u /* keys frame: the whole list; the receiver caches it (store serial in aux) */
-#define CR_D_KHASH 0x20u  /* keys frame: CR_KC_FRAME bytes, hash + length of the list cached with serial aux */
-#define CR_D_KRESET 0x40u /* the sender's cache is new: the receiver empties its copy first */
-#define CR_D_ZEROS 0x80u  /* value frame zero-removed; raw_bytes: its size before zlib */
+#define CR_D_KSTORE 0x04u /* keys frame: the whole list; the receiver caches it (store serial in aux) */
+#define CR_D_KHASH 0x08u  /* keys frame: CR_KC_FRAME bytes, hash + length of the list cached with serial aux */
+#define CR_D_KRESET 0x10u /* the sender's cache is new: the receiver empties its copy first */
+#define CR_D_ZEROS 0x20u  /* value frame zero-removed; raw_bytes: its size before zlib */
 
 /* ---------- key caching ----------
  * One cache per (sender worker, receiver node, table) on each side. The

@@ -312,7 +312,8 @@ static void *deflate_rows(cr_wclient *w, cr_dhdr *h, const float *vals, size_t *
  * travel as the hash frame kh. */
 static int cache_keys(cr_wclient *w, int node, cr_dhdr *h, const int64_t *keys, unsigned char *kh) {
     cr_shard *s = w->n->tables[h->table];
-    if (!s->def.filters.key_cache || (h->type != CR_D_PULL && h->type != CR_D_PUSH) || !filterable(s)) return 0;
+    if (!s->def.filters.key_cache || (h->type != CR_D_PULL && h->type != CR_D_PUSH) || !filterable(s) || h->flags)
+        return 0; /* a plain list only: a frame another flag reshapes (a range, say) is not a list */
     return cr_pfilter_keys_out(w->filt, w->n->filt, &s->def, node, h, keys, kh);
 }
 
