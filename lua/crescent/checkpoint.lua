@@ -4,7 +4,7 @@
 local core = require "crescent.core"
 local policy = require "crescent.policy"
 local metrics = require "crescent.metrics"
-local cps = core.ps
+local cps, place = core.ps, core.table
 
 local M = {}
 
@@ -34,6 +34,23 @@ local function resume_meta(self)
     }
 end
 
+-- A sparse table: the rows each node stores (their count from the nodes'
+-- stats first: the file's table header gives it), each row's key in the
+-- first two state columns (ps/cr_ckpt.h, CR_CKPT_SPARSE).
+local function save_sparse(self, w, t)
+    local total = 0
+    for _, n in ipairs(self:stats().nodes) do total = total + ((n.sparse or {})[t.name] or { rows = 0 }).rows end
+    w:table(t.name, total, t.dim, t.optimizer, t.sdim + 2, t.dtype, true)
+    for node = 0, self.nodes - 1 do
+        local cursor = 0
+        repeat
+            local keys, v, st, nxt = self:_guard(self.rt.dump, t.id, node, cursor, CHUNK, t.dim, t.sdim, t.dtype)
+            if #keys > 0 then w:rows(v, place.keyed_state(keys, st)) end
+            cursor = nxt
+        until cursor < 0
+    end
+end
+
 -- job:save(path): every table (values and optimizer state), gathered node by
 -- node in key order, and the job's resume state (epoch counter, learning
 -- curve, learning rates, seed, policy, clocks, job.state) into one
@@ -49,8 +66,16 @@ function M.save(self, path)
     local ok, e = pcall(function()
         for _, kv in ipairs(meta) do w:meta(kv[1], kv[2]) end
         for _, t in ipairs(self.tables) do
+            if t.sparse then
+                save_sparse(self, w, t)
+            else
             w:table(t.name, t.keys, t.dim, t.optimizer, t.sdim, t.dtype)
-            t:each_run(CHUNK, function(node, k, n) w:rows(t:_rows(node, k, n)) end)
+            if t.pl then -- rows by key, whatever the placement
+                t:each_chunk(CHUNK, function(k, n) w:rows(t:_chunk_rows(k, n)) end)
+            else
+                t:each_run(CHUNK, function(node, k, n) w:rows(t:_rows(node, k, n)) end)
+            end
+            end
         end
         w:commit()
     end)
@@ -61,6 +86,20 @@ function M.save(self, path)
     return true
 end
 
+-- A sparse table's rows (r at its table: info.keys of them stored): each
+-- chunk split by the node of each key; rows_of(t, node, keys, values, state).
+local function load_sparse(r, t, rows_of, stored)
+    local left = stored
+    while left > 0 do
+        local n = math.min(CHUNK, left)
+        local v, ks = r:rows(n, t.dim, t.sdim + 2, t.dtype)
+        for i, part in pairs(place.sparse_parts(t.placement, t.nodes, v, ks)) do
+            rows_of(t, i - 1, part[1], part[2], part[3])
+        end
+        left = left - n
+    end
+end
+
 -- Every table of the file, checked against the job's; rows_of(t, node, k,
 -- values, state) gets the rows in runs that never cross a node of this job.
 local function each_table(path, r, tables, rows_of)
@@ -69,6 +108,17 @@ local function each_table(path, r, tables, rows_of)
         if not info then return end
         local t = tables[info.name]
         if not t then error(("%s: table '%s' is not part of this job"):format(path, info.name), 0) end
+        if info.sparse ~= (t.sparse or false) then
+            error(("%s: table '%s' is %s in the file, the job's is %s"):format(path, info.name,
+                info.sparse and "sparse" or "dense", t.sparse and "sparse" or "dense"), 0)
+        end
+        local stored = info.keys
+        if t.sparse then
+            if info.dim ~= t.dim then
+                error(("%s: table '%s' has dim %d, the job's has %d"):format(path, info.name, info.dim, t.dim), 0)
+            end
+            info.keys, info.state_dim = t.keys, info.state_dim - 2
+        end
         if info.keys ~= t.keys or info.dim ~= t.dim then
             error(("%s: table '%s' has %d keys x dim %d, the job's has %d x %d"):format(
                 path, info.name, info.keys, info.dim, t.keys, t.dim), 0)
@@ -81,10 +131,19 @@ local function each_table(path, r, tables, rows_of)
             error(("%s: table '%s' was saved with optimizer %s, the job uses %s"):format(
                 path, info.name, info.optimizer, t.optimizer), 0)
         end
-        t:each_run(CHUNK, function(node, k, n)
-            local v, st = r:rows(n, t.dim, t.sdim, t.dtype)
-            rows_of(t, node, k, v, st)
-        end)
+        if t.sparse then
+            load_sparse(r, t, rows_of, stored)
+        elseif t.pl then
+            t:each_chunk(CHUNK, function(k, n)
+                local v, st = r:rows(n, t.dim, t.sdim, t.dtype)
+                t:_each_part(k, n, v, st, function(node, id, pv, pst) rows_of(t, node, id, pv, pst) end)
+            end)
+        else
+            t:each_run(CHUNK, function(node, k, n)
+                local v, st = r:rows(n, t.dim, t.sdim, t.dtype)
+                rows_of(t, node, k, v, st)
+            end)
+        end
     end
 end
 
@@ -193,8 +252,9 @@ end
 function M.load(self, path)
     self:_check()
     if type(path) ~= "string" then error("job:load(path): path expected", 2) end
-    local apply = function(t, node, k, v, st)
-        self:_guard(self.rt.set_rows, t.id, node, k, v, t.sdim > 0 and st or nil, t.dtype)
+    local apply = function(t, node, k, v, st) -- k: the first id, or a sparse table's keys
+        local set = t.sparse and self.rt.set_keys or self.rt.set_rows
+        self:_guard(set, t.id, node, k, v, t.sdim > 0 and st or nil, t.dtype)
     end
     local res, version
     for _, rows_of in ipairs { function() end, apply } do

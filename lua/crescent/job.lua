@@ -124,12 +124,12 @@ end
 -- (every worker has answered: at a REPL the user can go on); a dead node
 -- ends it.
 function Job:_guard(f, ...)
-    local ok, a, b = pcall(f, self.rt, ...)
-    if not ok then
+    local r = table.pack(pcall(f, self.rt, ...))
+    if not r[1] then
         if self.rt:failed() then self:close() end
-        error(a, 0)
+        error(r[2], 0)
     end
-    return a, b
+    return table.unpack(r, 2, r.n)
 end
 
 -- A job with workers = 0 holds tables only: running a model on it is the
@@ -158,7 +158,7 @@ function Job:policy(name, opts)
 end
 
 local table_keys = { name = true, keys = true, dim = true, init = true, optimizer = true, compress = true,
-                     manage = true, frequencies = true, dtype = true, filters = true }
+                     manage = true, frequencies = true, dtype = true, placement = true, filters = true }
 
 local function check_table(self, o)
     if type(o) ~= "table" then error("job:table{...}: table expected", 3) end
@@ -167,7 +167,9 @@ local function check_table(self, o)
     end
     if type(o.name) ~= "string" or o.name == "" then error("job:table{}: name (string) required", 3) end
     if self.tables[o.name] then error(("job:table{}: table '%s' already exists"):format(o.name), 3) end
-    if math.type(o.keys) ~= "integer" or o.keys <= 0 then error("job:table{}: keys must be a positive integer", 3) end
+    if o.keys ~= "sparse" and (math.type(o.keys) ~= "integer" or o.keys <= 0) then
+        error("job:table{}: keys must be a positive integer or \"sparse\"", 3)
+    end
     if math.type(o.dim) ~= "integer" or o.dim <= 0 then error("job:table{}: dim must be a positive integer", 3) end
     local init = o.init or init_opt.init.zeros()
     local opt = o.optimizer or (o.dtype == "i32" and "add") or init_opt.optim.sgd { lr = 0.01 }
@@ -178,20 +180,31 @@ local function check_table(self, o)
     if not ok then error(err, 3) end
     local okf, filt = pcall(tables.parse_filters, o, opt)
     if not okf then error(filt, 3) end
-    return init, opt, filt
+    local okp, pl = pcall(tables.placement, o, self.nodes)
+    if not okp then error(pl, 3) end
+    return init, opt, pl, filt
 end
 
 -- job:table{name=, keys=, dim=, init=cr.init.normal(0, 0.1), optimizer=cr.optim.sgd{lr=} (or its name),
 --            dtype="f32"|"i32" (int32 counts: optimizer add (default) or assign, init zeros or constant),
+--            placement="range"|"hash"|a placement file's path (docs/placement.md),
 --            manage="classic"|"relocate"|"replicate"|{replicate=keys, relocate=keys|"rest", classic="rest"}
 --                   |"auto"|"nups"|a decision script (docs/management.md),
 --            frequencies={expected accesses of key k at [k + 1]} (for decision scripts),
 --            filters={key_cache=true, zeros=true, sigmod=threshold} (docs/filters.md; all off by default)}
 function Job:table(o)
     self:_check()
-    local init, opt, filt = check_table(self, o)
+    local init, opt, pl, filt = check_table(self, o)
+    if o.keys == "sparse" and ((o.manage ~= nil and o.manage ~= "classic") or o.frequencies ~= nil) then
+        error(("job:table{}: table '%s' is sparse: manage and frequencies need a dense table (keys = N)")
+            :format(o.name), 2)
+    end
     local probe = { keys = o.keys, name = o.name, nodes = self.nodes }
     local decider
+    if pl and o.manage ~= nil and o.manage ~= "classic" then
+        error(("job:table{}: table '%s' has placement %s: manage needs placement range (only classic "
+            .. "management works on other placements)"):format(o.name, pl:kind()), 2)
+    end
     if o.manage ~= nil then
         local what = "job:table{}: manage"
         local ok, r = pcall(tables.parse_manage, probe, o.manage, what)
@@ -207,9 +220,12 @@ function Job:table(o)
     local def = {
         name = o.name, keys = o.keys, dim = o.dim, init = init.kind, a = init.a, b = init.b,
         optimizer = opt.name, lr = opt.lr or 0.01, eps = opt.eps or 1e-8, init_acc = opt.init or 0,
-        seed = self.seed, compress = o.compress and 1 or 0, dtype = o.dtype or "f32",
+        seed = self.seed, compress = o.compress and 1 or 0, dtype = o.dtype or "f32", placement = pl,
     }
     for k, v in pairs(filt) do def[k] = v end
+    if o.keys == "sparse" then
+        def.keys, def.sparse, def.sparse_placement = 0, true, o.placement or "hash"
+    end
     local id = self.ntables
     -- a node that cannot make its shard (memory) leaves the tables out of
     -- step across nodes: the job cannot go on
@@ -219,7 +235,7 @@ function Job:table(o)
         error(err, 2)
     end
     self.ntables = id + 1
-    local t = tables.new(self, id, o, opt, def.lr)
+    local t = tables.new(self, id, o, opt, def.lr, pl)
     t.manage_label, t.choice, t.expected = "classic", "classic", freq
     if o.manage ~= nil then
         local ok2, err2 = pcall(t._manage, t, o.manage, "job:table{}: manage", decider)

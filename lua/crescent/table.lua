@@ -4,6 +4,7 @@
 -- recomputed here.
 local core = require "crescent.core"
 local cps, place, kinds = core.ps, core.table, core.table.init
+local cr_ints = core.util.ints
 
 local Table = {}
 Table.__index = Table
@@ -72,17 +73,95 @@ function M.parse_filters(o, opt)
     return d
 end
 
--- A table object for job (created by job:table once the nodes have it).
-function M.new(job, id, o, opt, lr)
+-- job:table{}'s placement option (o: its options): nil for "range" (the
+-- default: keys are their own ids), else a core Placement (checked against
+-- the table's keys and the job's nodes; a file is read here, before anything
+-- of the job changes). Raises a one-line message naming the table (and the
+-- file and line).
+function M.placement(o, nodes)
+    local p = o.placement
+    if o.keys == "sparse" then
+        if p ~= nil and p ~= "hash" and p ~= "range" then
+            error(("job:table{}: table '%s' is sparse: placement must be \"hash\" (the default) or \"range\", got %s")
+                :format(o.name, tostring(p)), 0)
+        end
+        return nil
+    end
+    if p == nil or p == "range" then return nil end
+    if type(p) ~= "string" or p == "" then
+        error(("job:table{}: table '%s': placement must be \"range\", \"hash\" or a placement file's path, got %s")
+            :format(o.name, tostring(p)), 0)
+    end
+    local ok, pl = pcall(place.placement, o.keys, nodes, p, o.name)
+    if not ok then error("job:table{}: " .. tostring(pl):gsub("^bad argument.-%((.*)%)$", "%1"), 0) end
+    return pl
+end
+
+-- A table object for job (created by job:table once the nodes have it);
+-- pl: its Placement (nil: range).
+function M.new(job, id, o, opt, lr, pl)
     return setmetatable({
         job = job, id = id, name = o.name, keys = o.keys, dim = o.dim, optimizer = opt.name,
         lr = lr, sdim = cps.state_dim(opt.name, o.dim), nodes = job.nodes, dtype = o.dtype or "f32",
-    }, Table)
+        pl = pl, placement = pl and pl:kind() or "range",
+        sparse = o.keys == "sparse" or nil,
+    }, Table):_sparse_init(o)
+end
+
+function Table:_sparse_init(o)
+    if self.sparse then self.keys, self.placement = 0, o.placement or "hash" end
+    return self
+end
+
+-- tostring(job.W): a summary (the REPL prints it)
+function Table.__tostring(t)
+    return ("table '%s' (%s, dim %d, %s, placement %s, optimizer %s)"):format(t.name,
+        t.sparse and "sparse keys" or (t.keys .. " keys"), t.dim, t.dtype, t.placement, t.optimizer)
 end
 
 -- Owner node of key k.
 function Table:owner(k)
+    if self.sparse then return place.sparse_owner(self.placement, self.nodes, k) end
+    if self.pl then return self.pl:owner(k) end
     return place.owner(self.keys, self.nodes, k)
+end
+
+-- Internal id of key k (the key itself under range placement).
+function Table:_id(k)
+    return self.pl and self.pl:id(k) or k
+end
+
+-- Rows of keys [k, k + n) in key order: values, state (any placement).
+function Table:_chunk_rows(k, n)
+    if not self.pl then return self:_rows(self:owner(k), k, n) end
+    local vs, sts = {}, {}
+    for node = 0, self.nodes - 1 do
+        local id, c = self.pl:span(k, n, node)
+        if c > 0 then vs[node + 1], sts[node + 1] = self:_rows(node, id, c) end
+    end
+    return self.pl:gather(k, n, vs), self.pl:gather(k, n, sts)
+end
+
+-- Visit the keys of a placed table in key order, in chunks of at most
+-- `chunk`: f(first_key, count); rows through _chunk_rows / _each_part.
+function Table:each_chunk(chunk, f)
+    local k = 0
+    while k < self.keys do
+        local n = math.min(chunk, self.keys - k)
+        f(k, n)
+        k = k + n
+    end
+end
+
+-- Rows v, st of keys [k, k + n) (key order) split per node: f(node, first
+-- id, values, state) for each node holding some of them.
+function Table:_each_part(k, n, v, st, f)
+    if not self.pl then return f(self:owner(k), k, v, st) end
+    local vs = self.pl:scatter(k, n, v)
+    local sts = st and self.pl:scatter(k, n, st) or {}
+    for node = 0, self.nodes - 1 do
+        if vs[node + 1] then f(node, (self.pl:span(k, n, node)), vs[node + 1], sts[node + 1]) end
+    end
 end
 
 -- Visit the table's keys in order, in runs of at most `chunk` keys that
@@ -100,6 +179,13 @@ function Table:each_run(chunk, f)
 end
 
 function Table:_key(k, what)
+    if self.sparse then
+        if math.type(k) ~= "integer" then
+            error(("%s:%s: key %s is not an integer (table '%s' is sparse: any 64-bit integer)")
+                :format(self.name, what, tostring(k), self.name), 3)
+        end
+        return self:owner(k)
+    end
     if math.type(k) ~= "integer" or k < 0 or k >= self.keys then
         error(("%s:%s: key %s out of range [0, %d)"):format(self.name, what, tostring(k), self.keys), 3)
     end
@@ -116,7 +202,14 @@ end
 function Table:get(k)
     self.job:_check()
     local node = self:_key(k, "get")
-    return self:_rows(node, k, 1):row(1)
+    if self.sparse then return self:_keyed(node, { k }):row(1) end
+    return self:_rows(node, self:_id(k), 1):row(1)
+end
+
+-- A sparse table's rows of keys (a list or Ints, all on node): values, state.
+function Table:_keyed(node, keys)
+    local ks = type(keys) == "table" and cr_ints(keys) or keys
+    return self.job:_guard(self.job.rt.get_keys, self.id, node, ks, self.dim, self.sdim, self.dtype)
 end
 
 -- W:set(k, {numbers}): replaces the row (optimizer state kept); an i32
@@ -137,9 +230,16 @@ function Table:set(k, row)
         end
     end
     self:_without_replicas(function()
-        local v, st = self:_rows(node, k, 1)
+        if self.sparse then
+            local ks = cr_ints{ k }
+            local v, st = self:_keyed(node, ks)
+            for j = 1, self.dim do v:set(1, j, row[j]) end
+            return self.job:_guard(self.job.rt.set_keys, self.id, node, ks, v, st, self.dtype)
+        end
+        local id = self:_id(k)
+        local v, st = self:_rows(node, id, 1)
         for j = 1, self.dim do v:set(1, j, row[j]) end
-        self.job:_guard(self.job.rt.set_rows, self.id, node, k, v, st, self.dtype)
+        self.job:_guard(self.job.rt.set_rows, self.id, node, id, v, st, self.dtype)
     end)
 end
 

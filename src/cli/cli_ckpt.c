@@ -56,8 +56,11 @@ static int read_table(cr_ckpt_reader *r, const cr_ckpt_table_info *t, summary *v
         int64_t n = t->keys - k < rows ? t->keys - k : rows;
         rc = cr_ckpt_get_rows(r, n, v, s, e);
         if (rc == 0) {
-            (t->dtype == CR_CKPT_I32 ? summarize_ints : summarize)(vs, v, (size_t)(n * t->dim));
-            if (s) summarize(ss, s, (size_t)(n * t->state_dim));
+            ((t->dtype & ~CR_CKPT_SPARSE) == CR_CKPT_I32 ? summarize_ints : summarize)(vs, v, (size_t)(n * t->dim));
+            if (s && (t->dtype & CR_CKPT_SPARSE)) /* the first two state floats of a row are its key */
+                for (int64_t i = 0; i < n; i++) summarize(ss, s + i * t->state_dim + 2, (size_t)(t->state_dim - 2));
+            else if (s)
+                summarize(ss, s, (size_t)(n * t->state_dim));
         }
     }
     free(v);
@@ -168,16 +171,17 @@ static int describe(const char *path) {
     while ((rc = cr_ckpt_next_table(r, &t, &e)) == 1) {
         printf("table %s: %lld keys x dim %d, optimizer %s", t.name, (long long)t.keys, t.dim,
                t.optimizer[0] ? t.optimizer : "(none)");
-        if (t.state_dim) printf(" (%d state floats per row)", t.state_dim);
-        if (t.dtype == CR_CKPT_I32) printf(", dtype i32");
+        if (t.state_dim) printf(" (%d state floats per row%s)", t.state_dim, (t.dtype & CR_CKPT_SPARSE) ? ", 2 of them its key" : "");
+        if ((t.dtype & ~CR_CKPT_SPARSE) == CR_CKPT_I32) printf(", dtype i32");
+        if (t.dtype & CR_CKPT_SPARSE) printf(", sparse (keys = rows stored)");
         printf("\n");
         summary vs = {0}, ss = {0};
         if (read_table(r, &t, &vs, &ss, &e) != 0) {
             rc = -1;
             break;
         }
-        print_summary("values", &vs, t.dtype == CR_CKPT_I32);
-        if (t.state_dim) print_summary("state", &ss, 0);
+        print_summary("values", &vs, (t.dtype & ~CR_CKPT_SPARSE) == CR_CKPT_I32);
+        if (t.state_dim > ((t.dtype & CR_CKPT_SPARSE) ? 2 : 0)) print_summary("state", &ss, 0);
         bad |= vs.nonfinite > 0 || ss.nonfinite > 0;
     }
     cr_ckpt_reader_close(&r);

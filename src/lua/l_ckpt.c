@@ -1,9 +1,10 @@
 /* crescent.core.ps checkpoint files (src/ps/cr_ckpt.h):
  * ps.ckpt_writer(path) -> Wr | nil, msg
- *   Wr:meta(k, v); Wr:table(name, keys, dim, optimizer, sdim [, dtype "f32"|"i32"]);
+ *   Wr:meta(k, v); Wr:table(name, keys, dim, optimizer, sdim [, dtype "f32"|"i32" [, sparse]]);
  *   Wr:rows(values, state|nil); Wr:commit(); Wr:abort()  (raise on failure)
  * ps.ckpt_reader(path) -> Rd | nil, msg   (the whole file is verified here)
- *   Rd:next_table() -> {name=, keys=, dim=, optimizer=, state_dim=, dtype=} | nil;
+ *   Rd:next_table() -> {name=, keys=, dim=, optimizer=, state_dim=, dtype=, sparse=} | nil;
+ *   (sparse: the keys ride in the first two state columns, ps/cr_ckpt.h)
  *   Rd:rows(count, dim, sdim [, dtype]) -> values (a Matrix of that dtype), state; Rd:meta(k) -> string|nil;
  *   Rd:version() -> format version of the file; Rd:close() */
 #include <lauxlib.h>
@@ -58,7 +59,7 @@ static int opt_dtype(lua_State *L, int idx) {
 
 static int ckw_table(lua_State *L) {
     cr_ckpt_writer **w = check_ckw(L);
-    int dtype = opt_dtype(L, 7);
+    int dtype = opt_dtype(L, 7) | (lua_toboolean(L, 8) ? CR_CKPT_SPARSE : 0);
     cr_err e;
     if (cr_ckpt_put_table_typed(*w, luaL_checkstring(L, 2), luaL_checkinteger(L, 3),
                                 (int32_t)luaL_checkinteger(L, 4), luaL_optstring(L, 5, ""),
@@ -106,8 +107,10 @@ static int ckr_next(lua_State *L) {
     if (rc < 0) return luaL_error(L, "%s", e.msg);
     if (rc == 0) return 0;
     lua_createtable(L, 0, 6);
-    lua_pushstring(L, info.dtype == CR_CKPT_I32 ? "i32" : "f32");
+    lua_pushstring(L, (info.dtype & ~CR_CKPT_SPARSE) == CR_CKPT_I32 ? "i32" : "f32");
     lua_setfield(L, -2, "dtype");
+    lua_pushboolean(L, (info.dtype & CR_CKPT_SPARSE) != 0);
+    lua_setfield(L, -2, "sparse");
     lua_pushstring(L, info.name);
     lua_setfield(L, -2, "name");
     lua_pushinteger(L, info.keys);

@@ -33,12 +33,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/cr_alloc.h"
 #include "lua/l_ps_impl.h"
 #include "lua/l_util.h"
 #include "lua/l_worker.h"
 #include "lua/l_worker_serial.h"
 #include "optim/cr_optim.h"
 #include "ps/cr_job.h"
+#include "ps/cr_place.h"
 
 #define JOB_MT "crescent.Job"
 
@@ -197,8 +199,8 @@ static int opt_dtype(lua_State *L, int idx) {
 }
 
 /* J:table(id, {name=, keys=, dim=, init=kind, a=, b=, optimizer=, lr=, eps=, init_acc=, seed=, compress=,
- *              dtype="f32"|"i32", filter_key_cache=0|1, filter_zeros=0|1, filter_sigmod=x,
- *              filter_key_cache_bytes=n}) */
+ *              dtype="f32"|"i32", placement=Placement (core.table.placement; absent: range),
+ *              filter_key_cache=0|1, filter_zeros=0|1, filter_sigmod=x, filter_key_cache_bytes=n}) */
 static int j_table(lua_State *L) {
     cr_job *j = check_job(L);
     int id = (int)luaL_checkinteger(L, 2);
@@ -229,8 +231,27 @@ static int j_table(lua_State *L) {
     d.optim.lr = (float)num_field(L, 3, "lr", 0.01);
     d.optim.eps = (float)num_field(L, 3, "eps", 1e-8);
     d.optim.init = (float)num_field(L, 3, "init_acc", 0);
+    const cr_place *pl = NULL;
+    if (lua_getfield(L, 3, "placement") != LUA_TNIL) pl = cr_lplace_check(L, -1);
+    lua_pop(L, 1);
+    lua_getfield(L, 3, "sparse");
+    d.sparse = lua_toboolean(L, -1);
+    lua_getfield(L, 3, "sparse_placement");
+    int sparse_range = lua_isstring(L, -1) && !strcmp(lua_tostring(L, -1), "range");
+    lua_pop(L, 2);
+    if (pl && (pl->keys != d.keys || pl->nodes != cr_job_nodes(j)))
+        return luaL_error(L, "table '%s': its placement is for %d keys on %d nodes", d.name, (int)pl->keys, pl->nodes);
+    d.placement = d.sparse ? (sparse_range ? CR_PLACE_RANGE : CR_PLACE_HASH) : pl ? pl->kind : CR_PLACE_RANGE;
+    if (d.sparse) d.keys = 0;
     if (cr_table_def_check(&d, &e) < 0) return luaL_error(L, "%s", e.msg);
-    if (cr_job_table(j, id, &d, &e) < 0) return raise_job(L, j);
+    uint32_t *owner = NULL;
+    if (d.placement == CR_PLACE_FILE) {
+        owner = cr_xmalloc((size_t)d.keys * sizeof *owner);
+        for (int64_t k = 0; k < d.keys; k++) owner[k] = (uint32_t)cr_place_owner(pl, k);
+    }
+    int rc = cr_job_table_placed(j, id, &d, owner, &e);
+    free(owner);
+    if (rc < 0) return raise_job(L, j);
     return 0;
 }
 
@@ -400,6 +421,70 @@ static int j_set_rows(lua_State *L) {
     return 0;
 }
 
+/* J:get_keys(id, node, keys, dim, sdim [, dtype]) -> values, state (a sparse table) */
+static int j_get_keys(lua_State *L) {
+    cr_job *j = check_job(L);
+    int table = (int)luaL_checkinteger(L, 2), node = (int)luaL_checkinteger(L, 3);
+    cr_ints *k = cr_lints_check(L, 4);
+    int dtype = opt_dtype(L, 7);
+    lua_settop(L, 6);
+    cr_mat *v = cr_lmat_new_typed(L, k->n, luaL_checkinteger(L, 5), dtype);
+    cr_mat *st = cr_lmat_new(L, k->n, luaL_checkinteger(L, 6));
+    cr_err e;
+    if (cr_job_get_keys(j, table, node, k->data, k->n, (int32_t)v->cols, (int32_t)st->cols, v->data, st->data, &e) < 0)
+        return raise_job(L, j);
+    return 2;
+}
+
+/* J:set_keys(id, node, keys, values, state|nil [, dtype]) (a sparse table) */
+static int j_set_keys(lua_State *L) {
+    cr_job *j = check_job(L);
+    int table = (int)luaL_checkinteger(L, 2), node = (int)luaL_checkinteger(L, 3);
+    cr_ints *k = cr_lints_check(L, 4);
+    cr_mat *v = cr_lmat_check(L, 5), *st = cr_lmat_test(L, 6);
+    int dtype = opt_dtype(L, 7);
+    if (cr_lmat_dtype(L, 5) != dtype)
+        return luaL_error(L, "set_keys: the table holds %s values, got an %s matrix", dtype ? "i32" : "f32",
+                          dtype ? "f32" : "i32");
+    if (v->rows != k->n || (st && st->rows != v->rows && st->rows * st->cols != 0))
+        return luaL_error(L, "set_keys: %d keys, %d value rows", (int)k->n, (int)v->rows);
+    int has_state = st && st->rows * st->cols != 0;
+    cr_err e;
+    if (cr_job_set_keys(j, table, node, k->data, k->n, (int32_t)v->cols, has_state ? (int32_t)st->cols : 0, v->data,
+                        has_state ? st->data : NULL, &e) < 0)
+        return raise_job(L, j);
+    return 0;
+}
+
+/* J:dump(id, node, cursor, max, dim, sdim [, dtype]) -> keys, values, state, next cursor (-1: done):
+ * a part of the rows a sparse table stores on node */
+static int j_dump(lua_State *L) {
+    cr_job *j = check_job(L);
+    int table = (int)luaL_checkinteger(L, 2), node = (int)luaL_checkinteger(L, 3);
+    lua_Integer cur = luaL_checkinteger(L, 4), max = luaL_checkinteger(L, 5);
+    int32_t dim = (int32_t)luaL_checkinteger(L, 6), sdim = (int32_t)luaL_checkinteger(L, 7);
+    int dtype = opt_dtype(L, 8);
+    luaL_argcheck(L, cur >= 0 && max > 0 && max <= (1 << 24), 4, "bad cursor or count");
+    int64_t *keys = cr_xmalloc((size_t)max * sizeof *keys);
+    float *v = cr_xmalloc((size_t)max * (size_t)dim * sizeof *v + 1), *st = cr_xmalloc((size_t)max * (size_t)sdim * sizeof *st + 1);
+    uint64_t c = (uint64_t)cur;
+    int64_t got = 0;
+    cr_err e;
+    int rc = cr_job_dump(j, table, node, &c, max, dim, sdim, keys, v, st, &got, &e);
+    if (rc == 0) {
+        cr_ints *k = cr_lints_new(L, got);
+        memcpy(k->data, keys, (size_t)got * sizeof *keys);
+        cr_mat *mv = cr_lmat_new_typed(L, got, dim, dtype), *ms = cr_lmat_new(L, got, sdim);
+        memcpy(mv->data, v, (size_t)got * (size_t)dim * sizeof *v);
+        memcpy(ms->data, st, (size_t)got * (size_t)sdim * sizeof *st);
+        lua_pushinteger(L, c == CR_SHARD_DUMP_END ? -1 : (lua_Integer)c);
+    }
+    free(keys);
+    free(v);
+    free(st);
+    return rc < 0 ? raise_job(L, j) : 4;
+}
+
 /* [-0, +0] Raise msg as is (no position: lua/crescent/job.lua adds the
  * script's line). */
 static int raise_plain(lua_State *L, const char *fmt, ...) {
@@ -529,7 +614,7 @@ void cr_ljob_register(lua_State *L) {
     static const luaL_Reg methods[] = {
         {"table", j_table},       {"model", j_model},           {"call", j_call},     {"policy", j_policy},
         {"set_lr", j_set_lr},     {"set_clocks", j_set_clocks}, {"stats", j_stats},   {"get_rows", j_get_rows},
-        {"set_rows", j_set_rows}, {"manage", j_manage}, {"count", j_count}, {"counts", j_counts}, {"close", j_close},           {"endpoint", j_endpoint}, {"nodes", j_nodes},
+        {"set_rows", j_set_rows}, {"get_keys", j_get_keys}, {"set_keys", j_set_keys}, {"dump", j_dump}, {"manage", j_manage}, {"count", j_count}, {"counts", j_counts}, {"close", j_close},           {"endpoint", j_endpoint}, {"nodes", j_nodes},
         {"workers", j_workers},   {"closed", j_closed},         {"failed", j_failed}, {"distribution", j_distribution},
         {"sampling", j_sampling}, {NULL, NULL}};
     if (luaL_newmetatable(L, JOB_MT)) {

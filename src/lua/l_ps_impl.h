@@ -18,4 +18,8 @@ int cr_lckpt_writer(lua_State *L);
 int cr_lckpt_reader(lua_State *L);
 void cr_lckpt_register(lua_State *L);
 
+/* l_table.c: the Placement userdata at idx (core.table.placement); raises otherwise. */
+struct cr_place;
+struct cr_place *cr_lplace_check(lua_State *L, int idx);
+
 #endif

@@ -76,6 +76,21 @@ static int remember_keys(lua_State *L, lworker *w, uint32_t creq, int result_idx
     return 1;
 }
 
+/* [-0, +(0|1)] The keys k of a table placed other than by range as its
+ * internal ids (ps/cr_place.h), in a new Ints pushed on the stack; k itself
+ * under range placement (nothing pushed). A key out of range raises. */
+static cr_ints *ids_of(lua_State *L, cr_shard *s, cr_ints *k, const char *op) {
+    if (!s->pl) return k;
+    cr_ints *id = cr_lints_new(L, k->n);
+    for (int64_t i = 0; i < k->n; i++) {
+        if (k->data[i] < 0 || k->data[i] >= s->def.keys)
+            luaL_error(L, "%s: key %I (position %I) out of range [0, %I) of table '%s'", op, (lua_Integer)k->data[i],
+                       (lua_Integer)i + 1, (lua_Integer)s->def.keys, s->def.name);
+        id->data[i] = cr_place_id(s->pl, k->data[i]);
+    }
+    return id;
+}
+
 /* [-0, +1] A new n x dim matrix of the table's value type (int32 counts
  * for an i32 table). */
 static cr_mat *rows_of(lua_State *L, cr_shard *s, int64_t n) {
@@ -103,7 +118,7 @@ static int start_pull(lua_State *L, uint32_t *req) {
     lua_settop(L, 3); /* keys (converted ones are pushed above) and into */
     cr_shard *s = check_wtable(L);
     lworker *w = get_worker(L);
-    cr_ints *k = cr_lints_from_arg(L, 2);
+    cr_ints *k = ids_of(L, s, cr_lints_from_arg(L, 2), "pull");
     cr_mat *m = rows_into(L, s, k->n, 3);
     cr_err e;
     if (cr_wclient_pull_copy(w->wc, s, k->data, k->n, m->data, req, &e) < 0) raise_err(L, &e);
@@ -119,11 +134,56 @@ static int t_pull(lua_State *L) {
     lua_settop(L, 3); /* keys (converted ones are pushed above) and into */
     cr_shard *s = check_wtable(L);
     lworker *w = get_worker(L);
-    cr_ints *k = cr_lints_from_arg(L, 2);
+    cr_ints *k = ids_of(L, s, cr_lints_from_arg(L, 2), "pull");
     cr_mat *m = rows_into(L, s, k->n, 3);
     cr_err e;
     if (cr_wclient_pull_borrow(w->wc, s, k->data, k->n, m->data, &e) < 0) raise_err(L, &e);
     return 1;
+}
+
+/* [-0, +1] The ids of keys [lo, hi) (arguments 2 and 3, checked against
+ * the table) as a new Ints, in key order. */
+static cr_ints *range_ids(lua_State *L, cr_shard *s, const char *op) {
+    lua_Integer lo = luaL_checkinteger(L, 2), hi = luaL_checkinteger(L, 3);
+    if (s->sp) luaL_error(L, "%s: table '%s' is sparse: range operations need a dense table", op, s->def.name);
+    if (lo < 0 || hi < lo || hi > s->def.keys)
+        luaL_error(L, "%s: range [%I, %I) out of range [0, %I) of table '%s'", op, lo, hi, (lua_Integer)s->def.keys,
+                   s->def.name);
+    cr_ints *id = cr_lints_new(L, hi - lo);
+    for (lua_Integer k = lo; k < hi; k++) id->data[k - lo] = s->pl ? cr_place_id(s->pl, k) : k;
+    return id;
+}
+
+/* T:pull_range(lo, hi [, into]) -> Matrix of the rows of keys lo .. hi-1 */
+static int t_pull_range(lua_State *L) {
+    lua_settop(L, 4);
+    cr_shard *s = check_wtable(L);
+    lworker *w = get_worker(L);
+    cr_ints *id = range_ids(L, s, "pull_range");
+    cr_mat *m = rows_into(L, s, id->n, 4);
+    cr_err e;
+    if (cr_wclient_pull_range(w->wc, s, id->data, id->n, m->data, &e) < 0) raise_err(L, &e);
+    return 1;
+}
+
+/* T:push_range(lo, hi, rows): rows (hi-lo) x dim, one per key lo .. hi-1 */
+static int t_push_range(lua_State *L) {
+    lua_settop(L, 4);
+    cr_shard *s = check_wtable(L);
+    lworker *w = get_worker(L);
+    cr_mat *m = cr_lmat_test(L, 4);
+    if (!m) luaL_argerror(L, 4, "crescent.Matrix of rows expected");
+    cr_ints *id = range_ids(L, s, "push_range");
+    if (m->rows != id->n || m->cols != s->def.dim)
+        luaL_error(L, "push_range: %d keys need a %d x %d matrix of rows for table '%s', got %d x %d", (int)id->n,
+                   (int)id->n, (int)s->def.dim, s->def.name, (int)m->rows, (int)m->cols);
+    int want = cr_shard_i32(s) ? CR_LDT_I32 : CR_LDT_F32;
+    if (cr_lmat_dtype(L, 4) != want)
+        luaL_error(L, "push_range: table '%s' holds %s values, got an %s matrix", s->def.name, cr_dtype_name(want),
+                   cr_dtype_name(!want));
+    cr_err e;
+    if (cr_wclient_push_range(w->wc, s, id->data, id->n, m->data, &e) < 0) raise_err(L, &e);
+    return 0;
 }
 
 /* T:pull_async(keys [, into]) -> id */
@@ -137,7 +197,7 @@ static int t_pull_async(lua_State *L) {
 static void start_push(lua_State *L, uint32_t *req, int sync) {
     cr_shard *s = check_wtable(L);
     lworker *w = get_worker(L);
-    cr_ints *k = cr_lints_from_arg(L, 2);
+    cr_ints *k = ids_of(L, s, cr_lints_from_arg(L, 2), "push");
     cr_mat *m = cr_lmat_test(L, 3);
     if (!m) luaL_argerror(L, 3, "crescent.Matrix of rows expected");
     if (m->rows != k->n || m->cols != s->def.dim)
@@ -216,6 +276,8 @@ static int t_prepare_sample(lua_State *L) {
     lworker *w = get_worker(L);
     if (cr_shard_i32(s))
         return luaL_error(L, "prepare_sample: table '%s' holds i32 counts; sampling is for f32 tables", s->def.name);
+    cr_err pe;
+    if (cr_shard_need_range(s, "sampling", &pe) < 0) raise_err(L, &pe);
     lshandle *h = lua_newuserdatauv(L, sizeof *h, 0);
     h->t = NULL;
     luaL_setmetatable(L, SHANDLE_MT);
@@ -262,7 +324,7 @@ static int t_localize(lua_State *L) {
     cr_shard *s = check_wtable(L);
     lworker *w = get_worker(L);
     int block = lua_toboolean(L, 3); /* before the keys are converted onto the stack */
-    cr_ints *k = cr_lints_from_arg(L, 2);
+    cr_ints *k = ids_of(L, s, cr_lints_from_arg(L, 2), "localize");
     uint32_t req;
     cr_err e;
     if (cr_wclient_localize(w->wc, s, k->data, k->n, &req, &e) < 0) raise_err(L, &e);
@@ -278,24 +340,42 @@ static int t_localize(lua_State *L) {
 static int t_owner(lua_State *L) {
     cr_shard *s = check_wtable(L);
     lua_Integer k = luaL_checkinteger(L, 2);
+    if (s->sp) {
+        lua_pushinteger(L, cr_shard_owner(s, k));
+        return 1;
+    }
     if (k < 0 || k >= s->def.keys)
         return luaL_error(L, "owner: key %d out of range [0, %d) of table '%s'", (int)k, (int)s->def.keys, s->def.name);
-    lua_pushinteger(L, cr_shard_owner(s, k));
+    lua_pushinteger(L, s->pl ? cr_place_owner(s->pl, k) : cr_shard_owner(s, k));
     return 1;
 }
 
 /* T:local_range() -> lo, hi (this node's keys [lo, hi)) */
 static int t_local_range(lua_State *L) {
     cr_shard *s = check_wtable(L);
+    cr_err e;
+    if (cr_shard_need_range(s, "local_range (T:local_keys() lists this node's keys)", &e) < 0) raise_err(L, &e);
     lua_pushinteger(L, s->lo);
     lua_pushinteger(L, s->hi);
     return 2;
 }
 
+/* T:local_keys() -> Ints: this node's keys, increasing */
+static int t_local_keys(lua_State *L) {
+    cr_shard *s = check_wtable(L);
+    if (s->sp) return luaL_error(L, "local_keys: table '%s' is sparse (its keys are any 64-bit integers)", s->def.name);
+    cr_ints *k = cr_lints_new(L, s->hi - s->lo);
+    for (int64_t i = s->lo; i < s->hi; i++) k->data[i - s->lo] = cr_shard_user_key(s, i);
+    return 1;
+}
+
 static int t_index(lua_State *L) {
     cr_shard *s = check_wtable(L);
     const char *k = luaL_checkstring(L, 2);
-    if (!strcmp(k, "keys")) lua_pushinteger(L, s->def.keys);
+    if (!strcmp(k, "keys")) {
+        if (s->sp) lua_pushliteral(L, "sparse");
+        else lua_pushinteger(L, s->def.keys);
+    } else if (!strcmp(k, "sparse")) lua_pushboolean(L, s->sp != NULL);
     else if (!strcmp(k, "dim")) lua_pushinteger(L, s->def.dim);
     else if (!strcmp(k, "name")) lua_pushstring(L, s->def.name);
     else if (!strcmp(k, "dtype")) lua_pushstring(L, cr_dtype_name(s->def.dtype));
@@ -519,7 +599,7 @@ static const char *interrupted(void *arg) {
 static int setup(lua_State *L) {
     static const luaL_Reg methods[] = {{"pull", t_pull}, {"push", t_push}, {"pull_async", t_pull_async},
                                        {"push_async", t_push_async}, {"wait", t_wait}, {"owner", t_owner}, {"localize", t_localize},
-                                       {"local_range", t_local_range}, {"prepare_sample", t_prepare_sample},
+                                       {"local_range", t_local_range}, {"local_keys", t_local_keys}, {"pull_range", t_pull_range}, {"push_range", t_push_range}, {"prepare_sample", t_prepare_sample},
                                        {"pull_sample", t_pull_sample}, {"pull_sample_async", t_pull_sample_async},
                                        {NULL, NULL}};
     lworker *w = lua_touserdata(L, 1);

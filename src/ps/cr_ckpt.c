@@ -196,7 +196,9 @@ int cr_ckpt_put_table(cr_ckpt_writer *w, const char *name, int64_t keys, int32_t
 int cr_ckpt_put_table_typed(cr_ckpt_writer *w, const char *name, int64_t keys, int32_t dim,
                             const char *optimizer, int32_t state_dim, int32_t dtype, cr_err *e) {
     if (usable(w, e) != 0) return -1;
-    if (dtype != CR_CKPT_F32 && dtype != CR_CKPT_I32) return cr_errf(e, "%s: unknown dtype %d", w->tmp, (int)dtype);
+    int32_t vt = dtype & ~CR_CKPT_SPARSE;
+    if ((vt != CR_CKPT_F32 && vt != CR_CKPT_I32) || ((dtype & CR_CKPT_SPARSE) && state_dim < 2))
+        return cr_errf(e, "%s: unknown dtype %d", w->tmp, (int)dtype);
     if (!optimizer) optimizer = "";
     size_t nl = name ? strlen(name) : 0;
     if (nl == 0 || nl > 63) return cr_errf(e, "%s: table name must be 1..63 bytes", w->tmp);
@@ -403,7 +405,8 @@ static int parse_table(cr_ckpt_reader *r, const blk *b, cr_ckpt_table_info *t, c
     if ((b->raw_len != TABLE_RAW && b->raw_len != TABLE_RAW_DT) || inflate_block(r, b, "table header", e) != 0)
         return rerr(r, e, "corrupt table header");
     t->dtype = b->raw_len == TABLE_RAW_DT ? (int32_t)get_u32(r->raw + 112) : CR_CKPT_F32;
-    if (t->dtype != CR_CKPT_F32 && t->dtype != CR_CKPT_I32) return rerr(r, e, "corrupt table header");
+    int32_t vt = t->dtype & ~CR_CKPT_SPARSE;
+    if (vt != CR_CKPT_F32 && vt != CR_CKPT_I32) return rerr(r, e, "corrupt table header");
     memcpy(t->name, r->raw, 64);
     t->keys = (int64_t)get_u64(r->raw + 64);
     t->dim = (int32_t)get_u32(r->raw + 72);

@@ -15,7 +15,8 @@
  *            state), END (empty). A TABLE without the dtype field (112
  *            bytes: every f32 table, and all files written before dtypes)
  *            holds float32 values; dtype 1 (116 bytes) holds int32 values,
- *            little-endian two's complement in the same 4 bytes.
+ *            little-endian two's complement in the same 4 bytes; the flag
+ *            0x100 in dtype marks a sparse table (CR_CKPT_SPARSE).
  *   footer   u64 body_len  u32 crc32 of the body  "CKND"
  *            (body = header + blocks, i.e. everything before the footer)
  *
@@ -48,6 +49,11 @@ typedef struct cr_ckpt_writer cr_ckpt_writer;
 typedef struct cr_ckpt_reader cr_ckpt_reader;
 
 enum { CR_CKPT_F32 = 0, CR_CKPT_I32 = 1 }; /* value types (cr_dtype's numbers) */
+/* Flag of a table's dtype: a sparse table (keys = "sparse"). Its `keys` are
+ * the rows stored, in any order, and each row's 64-bit key is the first two
+ * floats of its state (state_dim = the optimizer's + 2; the key's low 32
+ * bits first, as bit patterns). Written with the dtype field (116 bytes). */
+#define CR_CKPT_SPARSE 0x100
 
 typedef struct cr_ckpt_table_info {
     char name[64];      /* NUL-terminated, at most 63 bytes */

@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "ps/cr_fmap.h"
 #include "ps/cr_table.h"
 
 #define CR_DIR_HERE 0x4000u
@@ -33,19 +34,9 @@
 
 enum { CR_TECH_CLASSIC = 0, CR_TECH_RELOCATE = 1, CR_TECH_REPLICATE = 2 };
 
-/* Rows of keys relocated here whose stripe is this one. */
-typedef struct cr_fstripe {
-    int64_t *key;  /* open addressing (cap a power of two): -1 empty, -2 deleted */
-    int32_t *slot; /* row slot of key[i] */
-    uint32_t cap, used, live;
-    float *w, *st; /* nslot rows of dim values and sdim state floats */
-    int32_t nslot, capslot;
-    int32_t *freeslot, nfree;
-} cr_fstripe;
-
 struct cr_dir {
     uint16_t *own;   /* per home key: node it was given to | CR_DIR_HERE if the row is here */
-    cr_fstripe fs[CR_SHARD_STRIPES];
+    cr_fmap fs[CR_SHARD_STRIPES]; /* rows of keys relocated here, by stripe: dim values then sdim state */
     uint8_t *repl;   /* bit per key of the table: replicated (NULL: none) */
     int64_t nrepl;
     atomic_int mode; /* CR_TECH_CLASSIC or CR_TECH_RELOCATE (keys not replicated) */

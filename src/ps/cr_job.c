@@ -271,9 +271,13 @@ static int has_workers(cr_job *j, const char *what, cr_err *e) {
 }
 
 int cr_job_table(cr_job *j, int id, const cr_table_def *d, cr_err *e) {
+    return cr_job_table_placed(j, id, d, NULL, e);
+}
+
+int cr_job_table_placed(cr_job *j, int id, const cr_table_def *d, const uint32_t *owner, cr_err *e) {
     begin(j);
     cr_proto_msg m;
-    cr_msg_table t = {.id = id, .def = *d};
+    cr_msg_table t = {.id = id, .def = *d, .owner = owner};
     if (cr_proto_encode_table(&t, &m, e) < 0) return done(j, -1, e);
     return done(j, request(j, -1, &m, cr_job_nodes(j), NULL, NULL, NULL, e), e);
 }
@@ -332,6 +336,8 @@ typedef struct rows_sink {
     int32_t dim, sdim;
     int64_t count;
     float *values, *state;
+    int64_t *keys;  /* a dump: the rows' keys go here, count is at most this */
+    int64_t got, lo;
 } rows_sink;
 
 static int take_rows(void *arg, const cr_proto_msg *m, cr_err *e) {
@@ -339,9 +345,13 @@ static int take_rows(void *arg, const cr_proto_msg *m, cr_err *e) {
     cr_msg_rows r;
     if (m->h.type != CR_M_ROWS) return cr_errf(e, "%s answer to a rows request", cr_proto_name(m->h.type));
     if (cr_proto_decode_rows(m, k->dim, k->sdim, &r, e) < 0) return -1;
-    if (r.count != k->count) return cr_errf(e, "rows reply of the wrong size");
+    if (k->keys ? r.count > k->count || !r.keys : r.count != k->count)
+        return cr_errf(e, "rows reply of the wrong size");
     if (r.valuesn) memcpy(k->values, r.values, r.valuesn);
     if (r.staten) memcpy(k->state, r.state, r.staten);
+    if (k->keys && r.count) memcpy(k->keys, r.keys, (size_t)r.count * sizeof *k->keys);
+    k->got = r.count;
+    k->lo = r.lo;
     return 0;
 }
 
@@ -369,6 +379,40 @@ int cr_job_set_rows(cr_job *j, int table, int node, int64_t lo, int64_t count, i
     r.staten = state ? (size_t)(count * sdim) * sizeof(float) : 0;
     if (check_node(j, node, e) < 0 || cr_proto_encode_rows(CR_M_SETROWS, &r, &m, e) < 0) return done(j, -1, e);
     return done(j, request(j, node, &m, 1, NULL, NULL, NULL, e), e);
+}
+
+int cr_job_get_keys(cr_job *j, int table, int node, const int64_t *keys, int64_t n, int32_t dim, int32_t sdim,
+                    float *values, float *state, cr_err *e) {
+    begin(j);
+    cr_proto_msg m;
+    cr_msg_rows r = {.table = table, .count = n, .keys = keys};
+    if (check_node(j, node, e) < 0 || cr_proto_encode_rows(CR_M_GETROWS, &r, &m, e) < 0) return done(j, -1, e);
+    rows_sink k = {.dim = dim, .sdim = sdim, .count = n, .values = values, .state = state};
+    return done(j, request(j, node, &m, 1, NULL, take_rows, &k, e), e);
+}
+
+int cr_job_set_keys(cr_job *j, int table, int node, const int64_t *keys, int64_t n, int32_t dim, int32_t sdim,
+                    const float *values, const float *state, cr_err *e) {
+    begin(j);
+    cr_proto_msg m;
+    cr_msg_rows r = {.table = table, .count = n, .values = values, .state = state, .keys = keys};
+    r.valuesn = (size_t)(n * dim) * sizeof(float);
+    r.staten = state ? (size_t)(n * sdim) * sizeof(float) : 0;
+    if (check_node(j, node, e) < 0 || cr_proto_encode_rows(CR_M_SETROWS, &r, &m, e) < 0) return done(j, -1, e);
+    return done(j, request(j, node, &m, 1, NULL, NULL, NULL, e), e);
+}
+
+int cr_job_dump(cr_job *j, int table, int node, uint64_t *cursor, int64_t max, int32_t dim, int32_t sdim,
+                int64_t *keys, float *values, float *state, int64_t *got, cr_err *e) {
+    begin(j);
+    cr_proto_msg m;
+    cr_msg_rows r = {.table = table, .lo = (int64_t)*cursor, .count = max};
+    if (check_node(j, node, e) < 0 || cr_proto_encode_rows(CR_M_GETROWS, &r, &m, e) < 0) return done(j, -1, e);
+    rows_sink k = {.dim = dim, .sdim = sdim, .count = max, .values = values, .state = state, .keys = keys};
+    if (request(j, node, &m, 1, NULL, take_rows, &k, e) < 0) return done(j, -1, e);
+    *got = k.got;
+    *cursor = (uint64_t)k.lo;
+    return done(j, 0, e);
 }
 
 int cr_job_distribution(cr_job *j, int table, const char *name, const double *weights, int64_t nweights, cr_err *e) {

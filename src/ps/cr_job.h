@@ -93,6 +93,9 @@ typedef struct cr_job_cb {
 
 /* Create table `id` (the next id: 0, 1, ...) on every node. */
 int cr_job_table(cr_job *j, int id, const cr_table_def *d, cr_err *e);
+/* The same for any placement: owner (d->keys entries) is the node of each
+ * key for a file placement (d->placement CR_PLACE_FILE), else NULL. */
+int cr_job_table_placed(cr_job *j, int id, const cr_table_def *d, const uint32_t *owner, cr_err *e);
 /* Load a model script on every worker (chunk: its name in messages; opts: a
  * serialized Lua value). */
 int cr_job_model(cr_job *j, const char *src, size_t srcn, const char *chunk, size_t chunkn, const char *opts,
@@ -117,6 +120,18 @@ int cr_job_get_rows(cr_job *j, int table, int node, int64_t lo, int64_t count, i
                     float *values, float *state, cr_err *e);
 int cr_job_set_rows(cr_job *j, int table, int node, int64_t lo, int64_t count, int32_t dim, int32_t sdim,
                     const float *values, const float *state, cr_err *e);
+/* A sparse table's rows by key (ps/cr_proto.h, cr_msg_rows): get_keys
+ * copies out the rows of n keys, all on `node` (initial values for keys
+ * not stored); set_keys stores them (state NULL: kept, or initial for a new
+ * key). dump copies out at most max stored rows from *cursor (0: the start)
+ * into keys, values and state, sets *got and moves *cursor
+ * (CR_SHARD_DUMP_END: every row of the node was given). */
+int cr_job_get_keys(cr_job *j, int table, int node, const int64_t *keys, int64_t n, int32_t dim, int32_t sdim,
+                    float *values, float *state, cr_err *e);
+int cr_job_set_keys(cr_job *j, int table, int node, const int64_t *keys, int64_t n, int32_t dim, int32_t sdim,
+                    const float *values, const float *state, cr_err *e);
+int cr_job_dump(cr_job *j, int table, int node, uint64_t *cursor, int64_t max, int32_t dim, int32_t sdim,
+                int64_t *keys, float *values, float *state, int64_t *got, cr_err *e);
 /* Declare sampling distribution `name` over the keys of table `table` on
  * every node: weights (nweights doubles, one per key, checked by the caller:
  * finite, >= 0, positive sum; at most CR_PROTO_MAX_WEIGHTS) or uniform when

@@ -70,7 +70,14 @@ static int on_table(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     if (cr_proto_decode_table(m, &t, e) < 0) return -1;
     if (t.id != atomic_load(&n->ntables)) return cr_errf(e, "table id %d out of sequence", t.id);
     if (t.id >= CR_NODE_MAX_TABLES) return cr_errf(e, "too many tables (at most %d)", CR_NODE_MAX_TABLES);
-    cr_shard *s = cr_shard_new(&t.def, n->id, n->nodes, e);
+    uint32_t *owner = NULL;
+    if (t.owner) {
+        owner = malloc((size_t)t.def.keys * sizeof *owner); /* checked: the user's table size */
+        if (!owner) return cr_errf(e, "table '%s': out of memory for its placement", t.def.name);
+        memcpy(owner, t.owner, (size_t)t.def.keys * sizeof *owner);
+    }
+    cr_shard *s = cr_shard_new_placed(&t.def, n->id, n->nodes, owner, e);
+    free(owner);
     if (!s) return -1;
     n->tables[t.id] = s;
     atomic_fetch_add(&n->ntables, 1);
@@ -194,9 +201,57 @@ static int on_setlr(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     return 0;
 }
 
+/* A sparse table's keys of a rows message, copied (aligned) and checked:
+ * every one this node's. NULL with a message. */
+static int64_t *rows_keys(cr_node *n, const cr_shard *s, const cr_msg_rows *r, cr_err *e) {
+    int64_t *k = cr_xmalloc((size_t)r->count * sizeof *k + 1);
+    memcpy(k, r->keys, (size_t)r->count * sizeof *k);
+    for (int64_t i = 0; i < r->count; i++)
+        if (!cr_shard_holds(s, k[i])) {
+            cr_errf(e, "key %lld of table '%s' is not on node %d", (long long)k[i], s->def.name, n->id);
+            free(k);
+            return NULL;
+        }
+    return k;
+}
+
+/* A sparse table's GETROWS: rows of the keys sent, or (no keys) a part of
+ * the stored rows from cursor r->lo on. */
+static int sparse_getrows(cr_node *n, cr_shard *s, cr_msg_rows *r, cr_err *e) {
+    int64_t *keys = r->keys ? rows_keys(n, s, r, e) : cr_xmalloc((size_t)r->count * sizeof *keys + 1);
+    if (!keys) return -1;
+    size_t vb = (size_t)r->count * (size_t)s->def.dim * sizeof(float), sb = (size_t)r->count * (size_t)s->sdim * sizeof(float);
+    float *v = cr_xmalloc(vb + 1), *st = cr_xmalloc(sb + 1);
+    if (r->keys) {
+        cr_shard_get_keys(s, keys, r->count, v, st);
+    } else {
+        uint64_t cur = (uint64_t)r->lo;
+        r->count = cr_shard_dump(s, &cur, r->count, keys, v, st);
+        r->lo = (int64_t)cur;
+    }
+    r->values = v;
+    r->valuesn = (size_t)r->count * (size_t)s->def.dim * sizeof(float);
+    r->state = st;
+    r->staten = (size_t)r->count * (size_t)s->sdim * sizeof(float);
+    r->keys = keys;
+    cr_proto_msg out;
+    cr_proto_encode_rows(CR_M_ROWS, r, &out, NULL);
+    up(n, &out);
+    free(v);
+    free(st);
+    free(keys);
+    return 0;
+}
+
 /* The rows [lo, lo + count) must all live on this node. */
 static cr_shard *rows_shard(cr_node *n, const cr_msg_rows *r, cr_err *e) {
     cr_shard *s = table_of(n, r->table, e);
+    if (s && s->sp) {
+        if (!r->keys && r->count > 0 && r->values)
+            return cr_errf(e, "table '%s' is sparse: its rows go by key", s->def.name), NULL;
+        return s;
+    }
+    if (s && r->keys) return cr_errf(e, "table '%s' is dense: its rows go by range", s->def.name), NULL;
     if (s && (r->lo < s->lo || r->count > s->hi - r->lo)) {
         cr_errf(e, "rows [%lld, +%lld) of table %d are not on node %d (it holds [%lld, %lld))", (long long)r->lo,
                 (long long)r->count, r->table, n->id, (long long)s->lo, (long long)s->hi);
@@ -208,6 +263,7 @@ static cr_shard *rows_shard(cr_node *n, const cr_msg_rows *r, cr_err *e) {
 static int on_getrows(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_rows r;
     cr_shard *s = cr_proto_decode_rows(m, 0, 0, &r, e) < 0 ? NULL : rows_shard(n, &r, e);
+    if (s && s->sp) return sparse_getrows(n, s, &r, e);
     if (!s || cr_node_recall(n, r.table, e) < 0) return -1; /* rows that moved away come home first */
     if (s->dir->nrepl > 0 && cr_replicas_settle(n->replicas, e) < 0) return -1; /* replicas' updates home too */
     r.valuesn = (size_t)r.count * (size_t)s->def.dim * sizeof(float);
@@ -232,7 +288,15 @@ static int on_setrows(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     float *v = cr_xmalloc(r.valuesn + 1), *st = cr_xmalloc(r.staten + 1); /* aligned copies */
     memcpy(v, r.values, r.valuesn);
     if (r.staten) memcpy(st, r.state, r.staten);
-    cr_shard_set_rows(s, r.lo, r.count, v, r.staten ? st : NULL);
+    int64_t *keys = s->sp ? rows_keys(n, s, &r, e) : NULL;
+    if (s->sp && !keys) {
+        free(v);
+        free(st);
+        return -1;
+    }
+    if (keys) cr_shard_set_keys(s, keys, r.count, v, r.staten ? st : NULL);
+    else cr_shard_set_rows(s, r.lo, r.count, v, r.staten ? st : NULL);
+    free(keys);
     free(v);
     free(st);
     ack(n);
@@ -334,7 +398,7 @@ static int on_dist(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_dist d;
     if (cr_proto_decode_dist(m, &d, e) < 0) return -1;
     cr_shard *s = table_of(n, d.table, e);
-    if (!s) return -1;
+    if (!s || cr_shard_need_range(s, "a sampling distribution", e) < 0) return -1;
     if (d.kind == CR_DIST_WEIGHTS) {
         int r = dpend_take(n, &d, s, e);
         if (r < 0) return -1;
@@ -445,6 +509,9 @@ static int on_manage(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_manage g;
     if (cr_proto_decode_manage(m, &g, e) < 0) return -1;
     cr_shard *s = table_of(n, g.table, e);
+    if (s && (g.mode != 0 || g.nrepl > 0 || g.nreloc > 0) &&
+        cr_shard_need_range(s, "management other than classic", e) < 0)
+        return -1;
     int64_t *keys = s ? manage_keys(&g, s, e) : NULL;
     if (!keys) return -1;
     uint8_t *rb = NULL;
@@ -531,7 +598,7 @@ static int on_counts(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     if (cr_proto_decode_counts(m, &c, e) < 0) return -1;
     if (c.op == CR_COUNTS_DATA) return cr_errf(e, "COUNTS: a node does not take counts");
     cr_shard *s = table_of(n, c.table, e);
-    if (!s) return -1;
+    if (!s || (c.op == CR_COUNTS_ON && cr_shard_need_range(s, "counting accesses", e) < 0)) return -1;
     if (c.op == CR_COUNTS_READ) return counts_read(n, c.table, s, e);
     if (c.op == CR_COUNTS_ON && counts_on(n, c.table, s, e) < 0) return -1;
     if (c.op == CR_COUNTS_OFF) cr_shard_counts_free(s);
@@ -572,10 +639,39 @@ static size_t put_manage(cr_node *n, char *b, size_t cap) {
                             away, (long long)n->reloc_skipped);
 }
 
+/* name as the body of a Lua string literal (every byte not alphanumeric
+ * or '_' as \ddd). */
+static void lua_quoted(const char *name, char *out, size_t cap) {
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p && o + 5 < cap; p++) {
+        if ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_')
+            out[o++] = (char)*p;
+        else
+            o += (size_t)snprintf(out + o, cap - o, "\\%03u", (unsigned)*p);
+    }
+    out[o] = '\0';
+}
+
+/* ",sparse={[name]={rows=,bytes=},...}": what each sparse table stores here. */
+static size_t put_sparse(cr_node *n, char *b, size_t cap) {
+    size_t len = (size_t)snprintf(b, cap, ",sparse={");
+    for (int i = 0; i < atomic_load(&n->ntables) && len < cap; i++) {
+        cr_shard *s = n->tables[i];
+        if (!s->sp) continue;
+        char q[CR_TABLE_NAME_MAX * 4 + 1];
+        lua_quoted(s->def.name, q, sizeof q);
+        len += (size_t)snprintf(b + len, cap - len, "[\"%s\"]={rows=%lld,bytes=%zu},", q,
+                                (long long)atomic_load(&s->sp_rows), cr_shard_sparse_bytes(s));
+    }
+    if (len < cap) len += (size_t)snprintf(b + len, cap - len, "}");
+    return len < cap ? len : cap;
+}
+
 /* The node's counters and each local worker's, as a serialized Lua table. */
 static int on_stats(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     if (cr_proto_decode_empty(m, e) < 0) return -1;
-    size_t cap = 3072 + (size_t)n->wpn * 400 + cr_pfilter_stats_room(atomic_load(&n->ntables)), len = 0;
+    size_t cap = 3072 + (size_t)n->wpn * 400 + (size_t)atomic_load(&n->ntables) * (4 * CR_TABLE_NAME_MAX + 64) +
+                 cr_pfilter_stats_room(atomic_load(&n->ntables)), len = 0;
     char *b = cr_xmalloc(cap);
     len += (size_t)snprintf(b + len, cap - len,
                             "{node=%d,messages_remote=%lld,bytes_remote=%lld,messages_local=%lld,"
@@ -601,6 +697,7 @@ static int on_stats(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     len += (size_t)snprintf(b + len, cap - len, "}");
     len += put_samp(b + len, cap - len, &sum);
     len += put_manage(n, b + len, cap - len);
+    len += put_sparse(n, b + len, cap - len);
     len += cr_pfilter_stats_put(n->filt, n->tables, atomic_load(&n->ntables), b + len, cap - len);
     cr_replica_stats rs;
     cr_replicas_stats(n->replicas, &rs);

@@ -38,7 +38,7 @@ int cr_proto_view(cr_parts *p, int first, cr_proto_msg *m, cr_err *e) {
     memcpy(&m->h, cr_parts_data(p, first), sizeof m->h);
     if (!strcmp(cr_proto_name(m->h.type), "?")) return cr_errf(e, "unknown control message type %d", (int)m->h.type);
     int np = p->n - first - 1;
-    if (np > 2) return cr_errf(e, "%s: %d payload frames (at most 2)", cr_proto_name(m->h.type), np);
+    if (np > 3) return cr_errf(e, "%s: %d payload frames (at most 3)", cr_proto_name(m->h.type), np);
     m->np = np;
     for (int i = 0; i < np; i++) {
         m->p[i] = cr_parts_data(p, first + 1 + i);
@@ -168,17 +168,30 @@ int cr_proto_encode_table(const cr_msg_table *t, cr_proto_msg *m, cr_err *e) {
     if (cr_table_def_check(&t->def, e) < 0) return -1;
     m->h.table = t->id;
     payload(m, &t->def, sizeof t->def);
+    if (t->def.placement == CR_PLACE_FILE) {
+        if (!t->owner) return cr_errf(e, "TABLE: table '%s' placed by a file needs its key-to-node map", t->def.name);
+        payload(m, t->owner, (size_t)t->def.keys * sizeof(uint32_t));
+    }
     return 0;
 }
 
 int cr_proto_decode_table(const cr_proto_msg *m, cr_msg_table *t, cr_err *e) {
-    if (shape(m, CR_M_TABLE, 0, 1, e) < 0) return -1;
+    if (shape(m, CR_M_TABLE, 0, m->np == 2 ? 2 : 1, e) < 0) return -1;
+    t->owner = NULL;
     if (m->n[0] != sizeof t->def) return cr_errf(e, "TABLE: definition of %zu bytes (expected %zu)", m->n[0], sizeof t->def);
     if (m->h.table < 0) return cr_errf(e, "TABLE: negative table id");
     memcpy(&t->def, m->p[0], sizeof t->def);
     if (!memchr(t->def.name, '\0', sizeof t->def.name)) return cr_errf(e, "TABLE: name not terminated");
     t->id = m->h.table;
-    return cr_table_def_check(&t->def, e);
+    if (cr_table_def_check(&t->def, e) < 0) return -1;
+    if ((t->def.placement == CR_PLACE_FILE) != (m->np == 2))
+        return cr_errf(e, "TABLE: a key-to-node map goes with a file placement only");
+    if (m->np == 2) {
+        if (m->n[1] != (size_t)t->def.keys * sizeof(uint32_t))
+            return cr_errf(e, "TABLE: key-to-node map of %zu bytes for %lld keys", m->n[1], (long long)t->def.keys);
+        t->owner = m->p[1]; /* a frame: maybe not aligned, copy before use (memcpy) */
+    }
+    return 0;
 }
 
 /* ---------- MODEL, POLICY, CALL ---------- */
@@ -300,18 +313,25 @@ int cr_proto_encode_rows(int type, const cr_msg_rows *r, cr_proto_msg *m, cr_err
         payload(m, r->values, r->valuesn);
         payload(m, r->state, r->staten);
     }
+    if (r->keys) payload(m, r->keys, (size_t)r->count * sizeof(int64_t));
     return 0;
 }
 
 int cr_proto_decode_rows(const cr_proto_msg *m, int32_t dim, int32_t sdim, cr_msg_rows *r, cr_err *e) {
-    int get = m->h.type == CR_M_GETROWS;
-    if (shape(m, get ? CR_M_GETROWS : CR_M_ROWS, get ? 0 : CR_M_SETROWS, get ? 0 : 2, e) < 0) return -1;
+    int get = m->h.type == CR_M_GETROWS, keyed = m->np == (get ? 1 : 3);
+    if (shape(m, get ? CR_M_GETROWS : CR_M_ROWS, get ? 0 : CR_M_SETROWS, (get ? 0 : 2) + keyed, e) < 0) return -1;
     if (m->h.table < 0 || m->h.a < 0 || m->h.b < 0)
         return cr_errf(e, "%s: bad table or row range", cr_proto_name(m->h.type));
     memset(r, 0, sizeof *r);
     r->table = m->h.table;
     r->lo = m->h.a;
     r->count = m->h.b;
+    if (keyed) {
+        size_t kb = m->n[get ? 0 : 2];
+        if (r->count > (int64_t)(SIZE_MAX / 16) || kb != (size_t)r->count * sizeof(int64_t))
+            return cr_errf(e, "%s: %zu bytes of keys for %lld rows", cr_proto_name(m->h.type), kb, (long long)r->count);
+        r->keys = m->p[get ? 0 : 2];
+    }
     if (get) return 0;
     size_t vb, sb;
     if (row_bytes(r->count, dim, &vb) < 0 || row_bytes(r->count, sdim, &sb) < 0)

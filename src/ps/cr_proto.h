@@ -42,9 +42,9 @@
  * caller's). cr_proto_view fills it from received frames. */
 typedef struct cr_proto_msg {
     cr_ctl h;
-    int np;              /* payload frames present: 0, 1 or 2 */
-    const void *p[2];
-    size_t n[2];
+    int np;              /* payload frames present: 0 to 3 */
+    const void *p[3];
+    size_t n[3];
     void *owned;
 } cr_proto_msg;
 
@@ -94,6 +94,10 @@ typedef struct cr_msg_welcome {
 typedef struct cr_msg_table {
     int id;
     cr_table_def def;
+    /* def.placement CR_PLACE_FILE: the node of each of the def.keys keys
+     * (a second frame; decoded: pointing into the frame, perhaps not
+     * aligned: memcpy it out); else NULL */
+    const void *owner;
 } cr_msg_table;
 
 /* MODEL or POLICY, scheduler -> node: a script to load (a model on every
@@ -129,12 +133,19 @@ typedef struct cr_msg_setlr {
 /* GETROWS (scheduler -> node, answered with ROWS), ROWS (node -> scheduler),
  * SETROWS (scheduler -> node, answered with ACK): rows [lo, lo + count) of a
  * table, values count * dim floats, state count * sdim floats (or none on
- * SETROWS: statesn = 0 keeps the state). GETROWS carries no data. */
+ * SETROWS: statesn = 0 keeps the state). GETROWS carries no data, or keys. */
 typedef struct cr_msg_rows {
     int table;
     int64_t lo, count;
     const void *values, *state;
     size_t valuesn, staten;
+    /* A sparse table's rows go by key: count int64 keys (a frame after the
+     * values and state; GETROWS: its only frame), NULL for rows by range.
+     * A GETROWS without keys of a sparse table asks for its stored rows
+     * from cursor lo, at most count; the ROWS answer carries their keys,
+     * count the number, lo the next cursor (CR_SHARD_DUMP_END: done).
+     * Decoded: pointing into the frame, perhaps not aligned (memcpy). */
+    const void *keys;
 } cr_msg_rows;
 
 /* REPLY or ERROR, node -> scheduler: the answer of a worker (worker >= 0:

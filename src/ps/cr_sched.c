@@ -307,7 +307,7 @@ static int check_from_node(cr_sched *s, int i, const cr_proto_msg *m, cr_err *e)
         return 0;
     }
     case CR_M_ROWS: /* sizes checked by the job client, which knows the table */
-        return m->np == 2 ? 0 : cr_errf(e, "ROWS: %d payload frames (expected 2)", m->np);
+        return m->np == 2 || m->np == 3 ? 0 : cr_errf(e, "ROWS: %d payload frames (expected 2 or 3)", m->np);
     default:
         return cr_errf(e, "the scheduler does not take %s messages from nodes", cr_proto_name(m->h.type));
     }

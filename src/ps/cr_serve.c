@@ -69,10 +69,14 @@ static int check_head(cr_node *n, req *q, cr_err *e) {
     if (q->h.dim != q->s->def.dim)
         return cr_errf(e, "dim %d does not match table '%s' (dim %d)", q->h.dim, q->s->def.name, q->s->def.dim);
     q->nk = (size_t)q->h.nkeys;
+    if ((q->h.flags & CR_D_RANGE) && (q->h.flags & (CR_D_KSTORE | CR_D_KHASH)))
+        return cr_errf(e, "malformed request: a range frame is not a cached key list");
     if (q->h.flags & (CR_D_KSTORE | CR_D_KHASH)) { /* key caching (cr_pfilter.h): before anything can refuse */
         q->keys = (int64_t *)cr_pfilter_keys_in(n->filt, &q->s->def, &q->h, cr_parts_data(p, 2), cr_parts_size(p, 2), e);
         if (!q->keys) return -1;
-    } else if (cr_parts_size(p, 2) != q->nk * sizeof(int64_t))
+    } else if ((q->h.flags & CR_D_RANGE) && cr_parts_size(p, 2) != 2 * sizeof(int64_t))
+        return cr_errf(e, "malformed request: range frame of %zu bytes", cr_parts_size(p, 2));
+    else if (!(q->h.flags & CR_D_RANGE) && cr_parts_size(p, 2) != q->nk * sizeof(int64_t))
         return cr_errf(e, "malformed request: keys frame of %zu bytes for %zu keys", cr_parts_size(p, 2), q->nk);
     q->vbytes = q->nk * (size_t)q->s->def.dim * sizeof(float);
     if (q->vbytes > MAX_VALUE_BYTES) return cr_errf(e, "request of %zu value bytes is over the cap", q->vbytes);
@@ -82,13 +86,22 @@ static int check_head(cr_node *n, req *q, cr_err *e) {
 /* Keys aligned for reading (copied if the frame is not) and all owned here. */
 static int check_keys(req *q, cr_err *e) {
     if (!q->keys) q->keys = cr_parts_data(q->p, 2);
-    if ((uintptr_t)q->keys % sizeof(int64_t)) {
+    if (q->h.flags & CR_D_RANGE) { /* ids [lo, hi): the list made here */
+        int64_t lh[2];
+        memcpy(lh, q->keys, sizeof lh);
+        if (lh[0] < 0 || lh[1] - lh[0] != (int64_t)q->nk)
+            return cr_errf(e, "malformed request: range [%lld, %lld) for %zu keys", (long long)lh[0],
+                           (long long)lh[1], q->nk);
+        q->kcopy = cr_xmalloc(q->nk * sizeof *q->kcopy + 1);
+        for (size_t i = 0; i < q->nk; i++) q->kcopy[i] = lh[0] + (int64_t)i;
+        q->keys = q->kcopy;
+    } else if ((uintptr_t)q->keys % sizeof(int64_t)) {
         q->kcopy = cr_xmalloc(q->nk * sizeof *q->kcopy + 1);
         memcpy(q->kcopy, q->keys, q->nk * sizeof *q->kcopy);
         q->keys = q->kcopy;
     }
     for (size_t i = 0; i < q->nk; i++)
-        if (q->keys[i] < q->s->lo || q->keys[i] >= q->s->hi)
+        if (!cr_shard_holds(q->s, q->keys[i]))
             return cr_errf(e, "key %lld is not held by this node (table '%s', keys [%lld, %lld))",
                            (long long)q->keys[i], q->s->def.name, (long long)q->s->lo, (long long)q->s->hi);
     return 0;

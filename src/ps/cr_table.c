@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,7 +41,9 @@ int cr_table_def_check(const cr_table_def *d, cr_err *e) {
     size_t n = strnlen(d->name, CR_TABLE_NAME_MAX);
     if (n == 0 || n >= CR_TABLE_NAME_MAX)
         return cr_errf(e, "table name must have 1 to %d characters", CR_TABLE_NAME_MAX - 1);
-    if (d->keys <= 0) return cr_errf(e, "table '%s': keys must be positive", d->name);
+    if (d->sparse && (d->keys != 0 || (d->placement != CR_PLACE_HASH && d->placement != CR_PLACE_RANGE)))
+        return cr_errf(e, "table '%s': a sparse table is placed by hash or range", d->name);
+    if (d->keys <= 0 && !d->sparse) return cr_errf(e, "table '%s': keys must be positive", d->name);
     if (d->dim <= 0 || d->dim > (1 << 20)) return cr_errf(e, "table '%s': dim must be in [1, 1048576]", d->name);
     if (d->init == CR_INIT_UNIFORM && !(d->init_a <= d->init_b))
         return cr_errf(e, "table '%s': uniform(a, b) needs a <= b", d->name);
@@ -48,6 +51,8 @@ int cr_table_def_check(const cr_table_def *d, cr_err *e) {
         return cr_errf(e, "table '%s': normal(mean, std) needs std >= 0", d->name);
     if (d->init < CR_INIT_ZEROS || d->init > CR_INIT_NORMAL)
         return cr_errf(e, "table '%s': unknown initializer", d->name);
+    if (d->placement < CR_PLACE_RANGE || d->placement > CR_PLACE_FILE)
+        return cr_errf(e, "table '%s': unknown placement %d", d->name, (int)d->placement);
     if (d->dtype != CR_DTYPE_F32 && d->dtype != CR_DTYPE_I32)
         return cr_errf(e, "table '%s': unknown dtype %d (expected f32 or i32)", d->name, (int)d->dtype);
     if (check_filters(d, e) < 0) return -1;
@@ -87,19 +92,56 @@ void cr_table_init_row(const cr_table_def *d, int64_t k, float *out) {
                      : (float)(d->init_a + d->init_b * cr_rng_normal(&r));
 }
 
+int cr_shard_need_range(const cr_shard *s, const char *what, cr_err *e) {
+    if (s->sp) return cr_errf(e, "table '%s' is sparse: %s needs a dense table placed by range", s->def.name, what);
+    if (!s->pl) return 0;
+    return cr_errf(e, "table '%s' has placement %s: %s needs placement range", s->def.name,
+                   cr_place_kind_name(s->pl->kind), what);
+}
+
 cr_shard *cr_shard_new(const cr_table_def *d, int node, int nodes, cr_err *e) {
+    return cr_shard_new_placed(d, node, nodes, NULL, e);
+}
+
+/* This node's ids [lo, hi) and the ids' block; a placement other than range
+ * is kept in s->pl. */
+static int place_shard(cr_shard *s, const uint32_t *owner, cr_err *e) {
+    const cr_table_def *d = &s->def;
+    if (d->sparse) {
+        s->sp = cr_xcalloc(CR_SHARD_STRIPES, sizeof *s->sp);
+        return 0;
+    }
+    if (d->placement == CR_PLACE_RANGE) {
+        s->block = cr_table_block(d->keys, s->nodes);
+        s->lo = (int64_t)s->node * s->block;
+        if (s->lo > d->keys) s->lo = d->keys;
+        s->hi = s->lo + s->block < d->keys ? s->lo + s->block : d->keys;
+        return 0;
+    }
+    char what[CR_TABLE_NAME_MAX + 16];
+    snprintf(what, sizeof what, "table '%s'", d->name);
+    s->pl = cr_place_new(d->keys, s->nodes, d->placement, owner, what, e);
+    if (!s->pl) return -1;
+    s->block = s->pl->block;
+    s->lo = cr_place_lo(s->pl, s->node);
+    s->hi = s->lo + s->pl->cnt[s->node];
+    return 0;
+}
+
+cr_shard *cr_shard_new_placed(const cr_table_def *d, int node, int nodes, const uint32_t *owner, cr_err *e) {
     cr_shard *s = cr_xcalloc(1, sizeof *s);
     s->def = *d;
     if (d->dtype == CR_DTYPE_I32 && d->optim.kind == CR_OPTIM_ADD) s->def.optim.kind = CR_OPTIM_ADD_I32;
     s->node = node;
     s->nodes = nodes;
-    s->block = cr_table_block(d->keys, nodes);
-    s->lo = (int64_t)node * s->block;
-    if (s->lo > d->keys) s->lo = d->keys;
-    s->hi = s->lo + s->block < d->keys ? s->lo + s->block : d->keys;
+    if (place_shard(s, owner, e) < 0) {
+        free(s);
+        return NULL;
+    }
     s->sdim = cr_optim_state_dim(&d->optim, d->dim);
     size_t rows = (size_t)(s->hi - s->lo), row_bytes = ((size_t)d->dim + (size_t)s->sdim) * sizeof(float);
     if (rows > (SIZE_MAX - 2) / row_bytes) { /* the byte counts below would wrap */
+        cr_place_destroy(&s->pl);
         free(s);
         cr_errf(e, "table '%s': %zu rows of dim %d do not fit in memory", d->name, rows, (int)d->dim);
         return NULL;
@@ -111,12 +153,13 @@ cr_shard *cr_shard_new(const cr_table_def *d, int node, int nodes, cr_err *e) {
     if (!s->w || !s->state) {
         free(s->w);
         free(s->state);
+        cr_place_destroy(&s->pl);
         free(s);
         cr_errf(e, "table '%s': out of memory for %zu rows of dim %d", d->name, rows, (int)d->dim);
         return NULL;
     }
     for (int64_t k = s->lo; k < s->hi; k++) {
-        cr_table_init_row(d, k, s->w + (size_t)(k - s->lo) * d->dim);
+        cr_table_init_row(d, cr_shard_user_key(s, k), s->w + (size_t)(k - s->lo) * d->dim);
         cr_optim_init_state(&d->optim, s->state + (size_t)(k - s->lo) * s->sdim, d->dim);
     }
     for (int i = 0; i < CR_SHARD_STRIPES; i++) pthread_mutex_init(&s->locks[i], NULL);
@@ -134,6 +177,10 @@ void cr_shard_destroy(cr_shard **sp) {
     cr_dir_free(s);
     cr_shard_counts_free(s);
     free(s->reloc);
+    cr_place_destroy(&s->pl);
+    if (s->sp)
+        for (int i = 0; i < CR_SHARD_STRIPES; i++) cr_fmap_free(&s->sp[i]);
+    free(s->sp);
     free(s->w);
     free(s->state);
     free(s);
@@ -189,7 +236,33 @@ static uint32_t *by_stripe(const int64_t *keys, int64_t n, int64_t start[CR_SHAR
 
 /* One row of a pull (g == NULL: copy row `key` out to row i of out) or of a
  * push (apply update row i of g to row `key`). The caller holds the lock. */
-static inline void row_op(cr_shard *s, int64_t key, size_t i, float *out, const float *g) {
+static inline float *sparse_row(cr_shard *s, int64_t key, int add) {
+    cr_fmap *f = &s->sp[(uint64_t)key % CR_SHARD_STRIPES];
+    float *r = cr_fmap_get(f, key);
+    if (r || !add) return r;
+    r = cr_fmap_add(f, key, s->def.dim + s->sdim);
+    cr_table_init_row(&s->def, key, r);
+    cr_optim_init_state(&s->def.optim, r + s->def.dim, s->def.dim);
+    atomic_fetch_add_explicit(&s->sp_rows, 1, memory_order_relaxed);
+    return r;
+}
+
+/* row_op of a sparse table: a pull of a key not stored reads its initial
+ * value (nothing is added); a push stores it first. */
+static void sparse_op(cr_shard *s, int64_t key, size_t i, float *out, const float *g) {
+    size_t dim = (size_t)s->def.dim;
+    float *r = sparse_row(s, key, g != NULL);
+    if (g) cr_optim_apply(&s->def.optim, r, r + dim, g + i * dim, s->def.dim);
+    else if (r) memcpy(out + i * dim, r, dim * sizeof(float));
+    else cr_table_init_row(&s->def, key, out + i * dim);
+}
+
+static inline __attribute__((always_inline)) void row_op(cr_shard *s, int64_t key, size_t i, float *out,
+                                                        const float *g, int sparse) {
+    if (sparse) {
+        sparse_op(s, key, i, out, g);
+        return;
+    }
     size_t dim = (size_t)s->def.dim, r = (size_t)(key - s->lo);
     if (g)
         cr_optim_apply(&s->def.optim, s->w + r * dim, s->state + r * (size_t)s->sdim, g + i * dim, s->def.dim);
@@ -203,7 +276,8 @@ static inline void row_op(cr_shard *s, int64_t key, size_t i, float *out, const 
  * third one waits for it): two workers walking large batches through the
  * same shard work on different stripes side by side, not in a convoy. */
 static inline __attribute__((always_inline)) void walk_buckets(cr_shard *s, const int64_t *keys, const uint32_t *order,
-                                                               const int64_t *start, float *out, const float *g) {
+                                                               const int64_t *start, float *out, const float *g,
+                                                               int sparse) {
     int todo[CR_SHARD_STRIPES], ntodo = 0, first = (int)((uint64_t)keys[0] % CR_SHARD_STRIPES);
     for (int i = 0; i < CR_SHARD_STRIPES; i++) {
         int b = (first + i) % CR_SHARD_STRIPES;
@@ -218,7 +292,7 @@ static inline __attribute__((always_inline)) void walk_buckets(cr_shard *s, cons
                 todo[left++] = b;
                 continue;
             }
-            for (int64_t j = start[b]; j < start[b + 1]; j++) row_op(s, keys[order[j]], order[j], out, g);
+            for (int64_t j = start[b]; j < start[b + 1]; j++) row_op(s, keys[order[j]], order[j], out, g, sparse);
             pthread_mutex_unlock(m);
         }
         ntodo = left;
@@ -229,10 +303,10 @@ static inline __attribute__((always_inline)) void walk_buckets(cr_shard *s, cons
  * stripes, stripe by stripe, or key by key). Always inlined, so pull (g a
  * constant NULL) and push each get a loop without the branch. */
 static inline __attribute__((always_inline)) void walk(cr_shard *s, const int64_t *keys, int64_t n, float *out,
-                                                       const float *g) {
+                                                       const float *g, int sparse) {
     if (n >= BATCH_ALL && !(g && s->sdim > 0)) {
         lock_all(s);
-        for (int64_t i = 0; i < n; i++) row_op(s, keys[i], (size_t)i, out, g);
+        for (int64_t i = 0; i < n; i++) row_op(s, keys[i], (size_t)i, out, g, sparse);
         unlock_all(s);
         return;
     }
@@ -242,18 +316,31 @@ static inline __attribute__((always_inline)) void walk(cr_shard *s, const int64_
         for (int64_t i = 0; i < n; i++) {
             pthread_mutex_t *m = lock_of(s, keys[i]);
             pthread_mutex_lock(m);
-            row_op(s, keys[i], (size_t)i, out, g);
+            row_op(s, keys[i], (size_t)i, out, g, sparse);
             pthread_mutex_unlock(m);
         }
         return;
     }
-    walk_buckets(s, keys, order, start, out, g);
+    walk_buckets(s, keys, order, start, out, g, sparse);
     free(order);
 }
 
-void cr_shard_pull(cr_shard *s, const int64_t *keys, int64_t n, float *out) { walk(s, keys, n, out, NULL); }
+/* The walk of a sparse table: its own instance, so that the dense one has
+ * no branch per row. */
+static __attribute__((noinline)) void walk_sparse(cr_shard *s, const int64_t *keys, int64_t n, float *out,
+                                                  const float *g) {
+    walk(s, keys, n, out, g, 1);
+}
 
-void cr_shard_push(cr_shard *s, const int64_t *keys, int64_t n, const float *g) { walk(s, keys, n, NULL, g); }
+void cr_shard_pull(cr_shard *s, const int64_t *keys, int64_t n, float *out) {
+    if (s->sp) walk_sparse(s, keys, n, out, NULL);
+    else walk(s, keys, n, out, NULL, 0);
+}
+
+void cr_shard_push(cr_shard *s, const int64_t *keys, int64_t n, const float *g) {
+    if (s->sp) walk_sparse(s, keys, n, NULL, g);
+    else walk(s, keys, n, NULL, g, 0);
+}
 
 void cr_shard_get_rows(cr_shard *s, int64_t lo, int64_t count, float *vals, float *state) {
     size_t dim = (size_t)s->def.dim, sd = (size_t)s->sdim;
@@ -280,6 +367,66 @@ void cr_shard_set_rows(cr_shard *s, int64_t lo, int64_t count, const float *vals
         }
         pthread_mutex_unlock(m);
     }
+}
+
+void cr_shard_get_keys(cr_shard *s, const int64_t *keys, int64_t n, float *vals, float *state) {
+    size_t dim = (size_t)s->def.dim, sd = (size_t)s->sdim;
+    for (int64_t i = 0; i < n; i++) {
+        pthread_mutex_t *m = lock_of(s, keys[i]);
+        pthread_mutex_lock(m);
+        float *r = sparse_row(s, keys[i], 0);
+        if (r) {
+            memcpy(vals + i * dim, r, dim * sizeof(float));
+            if (state && sd) memcpy(state + i * sd, r + dim, sd * sizeof(float));
+        } else {
+            cr_table_init_row(&s->def, keys[i], vals + i * dim);
+            if (state && sd) cr_optim_init_state(&s->def.optim, state + i * sd, s->def.dim);
+        }
+        pthread_mutex_unlock(m);
+    }
+}
+
+void cr_shard_set_keys(cr_shard *s, const int64_t *keys, int64_t n, const float *vals, const float *state) {
+    size_t dim = (size_t)s->def.dim, sd = (size_t)s->sdim;
+    for (int64_t i = 0; i < n; i++) {
+        pthread_mutex_t *m = lock_of(s, keys[i]);
+        pthread_mutex_lock(m);
+        float *r = sparse_row(s, keys[i], 1);
+        memcpy(r, vals + i * dim, dim * sizeof(float));
+        if (state && sd) memcpy(r + dim, state + i * sd, sd * sizeof(float));
+        pthread_mutex_unlock(m);
+    }
+}
+
+int64_t cr_shard_dump(cr_shard *s, uint64_t *cursor, int64_t max, int64_t *keys, float *vals, float *state) {
+    size_t dim = (size_t)s->def.dim, sd = (size_t)s->sdim;
+    int64_t n = 0;
+    uint64_t b = *cursor >> 40, pos = *cursor & (((uint64_t)1 << 40) - 1);
+    for (; b < CR_SHARD_STRIPES && n < max; b++, pos = 0) {
+        pthread_mutex_lock(&s->locks[b]);
+        int64_t k;
+        float *r;
+        while (n < max && cr_fmap_next(&s->sp[b], &pos, &k, &r)) {
+            keys[n] = k;
+            memcpy(vals + (size_t)n * dim, r, dim * sizeof(float));
+            if (state && sd) memcpy(state + (size_t)n * sd, r + dim, sd * sizeof(float));
+            n++;
+        }
+        pthread_mutex_unlock(&s->locks[b]);
+        if (n == max) break; /* this stripe may have more: go on from pos */
+    }
+    *cursor = b >= CR_SHARD_STRIPES ? CR_SHARD_DUMP_END : (b << 40) | pos;
+    return n;
+}
+
+size_t cr_shard_sparse_bytes(cr_shard *s) {
+    size_t bytes = 0;
+    for (int b = 0; s->sp && b < CR_SHARD_STRIPES; b++) {
+        pthread_mutex_lock(&s->locks[b]);
+        bytes += cr_fmap_bytes(&s->sp[b]);
+        pthread_mutex_unlock(&s->locks[b]);
+    }
+    return bytes;
 }
 
 void cr_shard_set_lr(cr_shard *s, float lr) {

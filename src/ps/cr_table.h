@@ -3,8 +3,10 @@
 /* Parameter tables and their shards.
  *
  * A table is a dense key range [0, keys) of float32 rows of `dim` values plus
- * optimizer state. Placement is by contiguous ranges: node i owns
- * [i*block, min((i+1)*block, keys)) with block = ceil(keys / nodes).
+ * optimizer state. Placement is by contiguous ranges by default: node i owns
+ * [i*block, min((i+1)*block, keys)) with block = ceil(keys / nodes); a hash
+ * or file placement renumbers the keys so that each node's are contiguous
+ * ids again (ps/cr_place.h), and everything below works on those ids.
  * Initial values depend only on (seed, table name, key), never on the node
  * count. A shard holds one node's range; rows are guarded by striped locks so
  * that worker threads (local access through shared memory) and the node's
@@ -16,6 +18,8 @@
 
 #include "base/cr_err.h"
 #include "optim/cr_optim.h"
+#include "ps/cr_fmap.h"
+#include "ps/cr_place.h"
 #include "ps/cr_sketch.h"
 
 #define CR_TABLE_NAME_MAX 64
@@ -55,6 +59,8 @@ typedef struct cr_table_def {
     cr_optim optim;
     uint64_t seed;
     cr_filters_def filters;
+    int32_t placement;    /* CR_PLACE_* (ps/cr_place.h): range (0, the default), hash, file */
+    int32_t sparse;       /* 1: uint64 keys in hash maps (keys is 0); placement hash or range */
 } cr_table_def;
 
 /* Check a definition (name non-empty and short, keys > 0, dim > 0, sane init;
@@ -96,6 +102,16 @@ typedef struct cr_shard {
      * commands; read by workers in cr_wclient_localize only. */
     uint8_t *reloc;
     int64_t nreloc;
+    /* Placement other than range (ps/cr_place.h): keys here are internal
+     * ids, [lo, hi) this node's; NULL under range placement (ids are keys). */
+    cr_place *pl;
+    /* A sparse table (def.sparse): its rows, one map per stripe (a key's
+     * stripe is key % CR_SHARD_STRIPES, under that stripe's lock), dim
+     * values then sdim state floats a row; NULL for a dense table. [lo, hi)
+     * is empty. A key not stored reads as its initial value; a push stores
+     * it. */
+    cr_fmap *sp;
+    _Atomic int64_t sp_rows; /* keys stored */
 } cr_shard;
 
 /* 1 if the shard holds int32 counts (dtype "i32"). */
@@ -111,10 +127,32 @@ static inline int cr_bit(const uint8_t *b, int64_t k) { return b[k >> 3] >> (k &
 /* New shard of table d for `node` of `nodes`, initialised. Caller owns it
  * (cr_shard_destroy). Returns NULL with a message if memory is short. */
 cr_shard *cr_shard_new(const cr_table_def *d, int node, int nodes, cr_err *e);
+/* The same for any placement: owner (d->keys entries, the node of each key)
+ * for a file placement (d->placement CR_PLACE_FILE), else NULL. */
+cr_shard *cr_shard_new_placed(const cr_table_def *d, int node, int nodes, const uint32_t *owner, cr_err *e);
+/* 1 if internal id k is a key of the table (ps/cr_place.h). */
+static inline int cr_shard_key_ok(const cr_shard *s, int64_t k) {
+    if (s->sp) return 1;
+    return s->pl ? cr_place_valid(s->pl, k) : k >= 0 && k < s->def.keys;
+}
+/* User key of internal id k. */
+static inline int64_t cr_shard_user_key(const cr_shard *s, int64_t k) { return s->pl ? cr_place_user(s->pl, k) : k; }
+/* Refuse what a sparse table or one placed other than by range does not
+ * support: -1 with a message "table 'NAME' has placement KIND: WHAT needs
+ * placement range" (or "table 'NAME' is sparse: WHAT needs a dense table
+ * placed by range"). */
+int cr_shard_need_range(const cr_shard *s, const char *what, cr_err *e);
 void cr_shard_destroy(cr_shard **s);
 
-/* Owner node of key k (k < keys). */
-static inline int cr_shard_owner(const cr_shard *s, int64_t k) { return (int)(k / s->block); }
+/* Owner node of key k (k < keys; any key of a sparse table). */
+static inline int cr_shard_owner(const cr_shard *s, int64_t k) {
+    if (s->sp) return cr_place_sparse_owner(s->def.placement, s->nodes, k);
+    return (int)(k / s->block);
+}
+/* 1 if key k is this node's. */
+static inline int cr_shard_holds(const cr_shard *s, int64_t k) {
+    return s->sp ? cr_shard_owner(s, k) == s->node : k >= s->lo && k < s->hi;
+}
 
 /* Copy rows of local keys (all in [lo, hi) and present here: a table in
  * classic mode, or see cr_dir.h) into out (n * dim floats). */
@@ -125,6 +163,20 @@ void cr_shard_push(cr_shard *s, const int64_t *keys, int64_t n, const float *g);
  * shard, values and optimizer state (state may be NULL: then skipped / reset). */
 void cr_shard_get_rows(cr_shard *s, int64_t lo, int64_t count, float *vals, float *state);
 void cr_shard_set_rows(cr_shard *s, int64_t lo, int64_t count, const float *vals, const float *state);
+/* A sparse table's rows of n keys (all this node's): values and optimizer
+ * state (state may be NULL) out of the maps, initial ones for keys not
+ * stored; set stores them (state NULL: a stored key keeps its state, a new
+ * one gets the rule's initial state). */
+void cr_shard_get_keys(cr_shard *s, const int64_t *keys, int64_t n, float *vals, float *state);
+void cr_shard_set_keys(cr_shard *s, const int64_t *keys, int64_t n, const float *vals, const float *state);
+/* A sparse table's stored rows from *cursor on (0: the start): at most max
+ * keys, values and states copied out; returns how many, and moves *cursor
+ * (CR_SHARD_DUMP_END once every stripe is done). Between commands (no push
+ * may add keys meanwhile). */
+#define CR_SHARD_DUMP_END ((uint64_t)CR_SHARD_STRIPES << 40)
+int64_t cr_shard_dump(cr_shard *s, uint64_t *cursor, int64_t max, int64_t *keys, float *vals, float *state);
+/* A sparse table's bytes in memory (maps and slabs). */
+size_t cr_shard_sparse_bytes(cr_shard *s);
 /* Change the learning rate of the table's rule. */
 void cr_shard_set_lr(cr_shard *s, float lr);
 

@@ -52,6 +52,8 @@ struct cr_wclient {
     int unordered;     /* the request being sent is a prefetch: no marks */
     cr_pfilter_w *filt; /* traffic filters: key caches per node, sigmod residuals (cr_pfilter.h) */
     int sig_bypass;    /* the push being made has been through sigmod (or is its flush) */
+    int range;         /* the request being sent is a range operation: each part's ids go as [first, end) */
+    int64_t rframe[2]; /* the range frame of the part being sent */
     uint32_t pend[PEND_SLOTS];
 };
 
@@ -179,7 +181,7 @@ static int check_keys(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n
         w->own = cr_xmalloc((size_t)w->owncap * sizeof *w->own);
     }
     for (int64_t i = 0; i < n; i++) {
-        if (keys[i] < 0 || keys[i] >= s->def.keys)
+        if (!cr_shard_key_ok(s, keys[i]))
             return cr_errf(e, "%s: key %lld (position %lld) out of range [0, %lld) of table '%s'", op,
                            (long long)keys[i], (long long)i + 1, (long long)s->def.keys, s->def.name);
         int o = cr_shard_owner(s, keys[i]);
@@ -326,11 +328,25 @@ static int send_keys(void *sock, int64_t *k, int lent, size_t kb, const unsigned
 
 static int sent(cr_wclient *w, int node, int rc, const cr_dhdr *h, size_t vb, cr_err *e) {
     if (rc < 0) return cr_errf(e, "send to node %d failed: %s", node, zmq_strerror(errno));
+    size_t kb = h->flags & CR_D_RANGE ? sizeof w->rframe
+                : h->flags & CR_D_KHASH ? CR_KC_FRAME : (size_t)h->nkeys * sizeof(int64_t);
     atomic_fetch_add(&w->n->msgs_remote, 1);
-    size_t kb = h->flags & CR_D_KHASH ? CR_KC_FRAME : (size_t)h->nkeys * sizeof(int64_t);
     atomic_fetch_add(&w->n->bytes_remote, (long long)(sizeof *h + kb + vb));
     atomic_fetch_add(&w->n->keys_remote, h->nkeys);
     return 0;
+}
+
+/* A range operation's part: when its nkeys ids are consecutive (they are:
+ * a node's keys among a range are consecutive ids, ps/cr_place.h), the
+ * keys frame becomes [first, end) (w->rframe) and h is flagged; 1 if so. */
+static int as_range(cr_wclient *w, cr_dhdr *h, const int64_t *k) {
+    if (!w->range || h->nkeys < 1 || k[h->nkeys - 1] - k[0] != h->nkeys - 1) return 0;
+    for (int64_t i = 1; i < h->nkeys; i++)
+        if (k[i] != k[0] + i) return 0;
+    w->rframe[0] = k[0];
+    w->rframe[1] = k[0] + h->nkeys;
+    h->flags |= CR_D_RANGE;
+    return 1;
 }
 
 /* Send request h with keys and rows (NULL for a pull) that become ZeroMQ's:
@@ -342,6 +358,7 @@ static int send_owned(cr_wclient *w, int node, cr_dhdr *h, int64_t **keys, float
     *keys = NULL;
     if (vals) *vals = NULL;
     size_t kb = (size_t)h->nkeys * sizeof *k, vb = v ? (size_t)h->raw_bytes : 0;
+    int rng = as_range(w, h, k); /* before key caching: a range frame is not a list */
     unsigned char kh[CR_KC_FRAME];
     if (cache_keys(w, node, h, k, kh)) {
         free(k);
@@ -353,7 +370,9 @@ static int send_owned(cr_wclient *w, int node, cr_dhdr *h, int64_t **keys, float
         v = z;
     }
     int rc = zmq_send(sock, h, sizeof *h, ZMQ_SNDMORE) < 0 ? -1 : 0;
-    if (rc == 0) rc = send_keys(sock, k, 0, kb, kh, v != NULL);
+    if (rc == 0 && rng) rc = zmq_send(sock, w->rframe, sizeof w->rframe, v ? ZMQ_SNDMORE : 0) < 0 ? -1 : 0;
+    if (rng) free(k);
+    else if (rc == 0) rc = send_keys(sock, k, 0, kb, kh, v != NULL);
     else free(k);
     if (v && rc == 0) rc = cr_send_owned(sock, v, vb, 0);
     else free(v);
@@ -366,11 +385,13 @@ static int send_owned(cr_wclient *w, int node, cr_dhdr *h, int64_t **keys, float
 static int send_lent(cr_wclient *w, int node, cr_dhdr *h, const int64_t *keys, const float *vals, cr_err *e) {
     void *sock = w->peer[node];
     size_t kb = (size_t)h->nkeys * sizeof *keys, vb = vals ? (size_t)h->raw_bytes : 0;
+    int rng = as_range(w, h, keys); /* before key caching: a range frame is not a list */
     unsigned char kh[CR_KC_FRAME];
     int64_t *k = cache_keys(w, node, h, keys, kh) ? NULL : (int64_t *)keys;
     void *z = deflate_rows(w, h, vals, &vb);
     int rc = zmq_send(sock, h, sizeof *h, ZMQ_SNDMORE) < 0 ? -1 : 0;
-    if (rc == 0) rc = send_keys(sock, k, 1, kb, kh, vals != NULL);
+    if (rc == 0 && rng) rc = zmq_send(sock, w->rframe, sizeof w->rframe, vals ? ZMQ_SNDMORE : 0) < 0 ? -1 : 0;
+    else if (rc == 0) rc = send_keys(sock, k, 1, kb, kh, vals != NULL);
     if (vals && rc == 0) rc = z ? cr_send_owned(sock, z, vb, 0) : send_borrowed(sock, (void *)vals, vb, 0);
     else free(z);
     return sent(w, node, rc, h, vb, e);
@@ -987,4 +1008,30 @@ void cr_wclient_forget(cr_wclient *w, uint32_t req) {
         w->reqs[i] = w->reqs[--w->nreqs];
         return;
     }
+}
+
+/* ---------- range operations (thesis 3.2.2) ---------- */
+
+/* Range operations go through the pull and push above with the range flag
+ * on: the ids of keys [lo, hi) split per node into consecutive runs, each
+ * sent as [first, end). A relocating or replicated table is refused: its
+ * keys may be anywhere. */
+static int range_op(cr_wclient *w, cr_shard *s, const int64_t *ids, int64_t n, float *out, const float *vals,
+                    cr_err *e) {
+    if (routed(s) || s->sp)
+        return cr_errf(e, "%s_range: table '%s' %s", vals ? "push" : "pull", s->def.name,
+                       s->sp ? "is sparse: range operations need a dense table"
+                             : "is managed by relocation or replication: range operations need classic management");
+    w->range = 1;
+    int rc = vals ? cr_wclient_push_borrow(w, s, ids, n, vals, e) : cr_wclient_pull_borrow(w, s, ids, n, out, e);
+    w->range = 0;
+    return rc;
+}
+
+int cr_wclient_pull_range(cr_wclient *w, cr_shard *s, const int64_t *ids, int64_t n, float *out, cr_err *e) {
+    return range_op(w, s, ids, n, out, NULL, e);
+}
+
+int cr_wclient_push_range(cr_wclient *w, cr_shard *s, const int64_t *ids, int64_t n, const float *vals, cr_err *e) {
+    return range_op(w, s, ids, n, NULL, vals, e);
 }

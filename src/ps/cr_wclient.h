@@ -71,6 +71,13 @@ int cr_wclient_push_take(cr_wclient *w, cr_shard *s, int64_t **keys, int64_t n, 
  * it at each barrier and at the end of each command, so that no update
  * stays behind. Nothing to do without the filter. */
 int cr_wclient_flush(cr_wclient *w, cr_err *e);
+/* Range operations (T:pull_range, T:push_range): as the borrowing pull and
+ * push of the ids of keys [lo, hi) in key order (ids: ps/cr_place.h; the
+ * keys themselves under range placement), but each node's part travels as
+ * [first id, end) instead of its list (the ids of one node's keys in a
+ * range are consecutive). Sparse, relocating or replicated tables: -1. */
+int cr_wclient_pull_range(cr_wclient *w, cr_shard *s, const int64_t *ids, int64_t n, float *out, cr_err *e);
+int cr_wclient_push_range(cr_wclient *w, cr_shard *s, const int64_t *ids, int64_t n, const float *vals, cr_err *e);
 
 /* Start moving n keys of a relocating table to this worker's node (Lapse):
  * keys already here, or not managed by relocation, need nothing; the rest
