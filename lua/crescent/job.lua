@@ -158,7 +158,7 @@ function Job:policy(name, opts)
 end
 
 local table_keys = { name = true, keys = true, dim = true, init = true, optimizer = true, compress = true,
-                     manage = true, frequencies = true, dtype = true, placement = true }
+                     manage = true, frequencies = true, dtype = true, placement = true, filters = true }
 
 local function check_table(self, o)
     if type(o) ~= "table" then error("job:table{...}: table expected", 3) end
@@ -181,9 +181,11 @@ local function check_table(self, o)
     if type(opt) ~= "table" or not opt.name then error("job:table{}: optimizer must come from cr.optim", 3) end
     local ok, err = pcall(tables.check_dtype, o, init, opt)
     if not ok then error(err, 3) end
+    local okf, filt = pcall(tables.parse_filters, o, opt)
+    if not okf then error(filt, 3) end
     local okp, pl = pcall(tables.placement, o, self.nodes)
     if not okp then error(pl, 3) end
-    return init, opt, pl
+    return init, opt, pl, filt
 end
 
 -- job:table{name=, keys=, dim=, init=cr.init.normal(0, 0.1), optimizer=cr.optim.sgd{lr=} (or its name),
@@ -191,10 +193,11 @@ end
 --            placement="range"|"hash"|a placement file's path (docs/placement.md),
 --            manage="classic"|"relocate"|"replicate"|{replicate=keys, relocate=keys|"rest", classic="rest"}
 --                   |"auto"|"nups"|a decision script (docs/management.md),
---            frequencies={expected accesses of key k at [k + 1]} (for decision scripts)}
+--            frequencies={expected accesses of key k at [k + 1]} (for decision scripts),
+--            filters={key_cache=true, zeros=true, sigmod=threshold} (docs/filters.md; all off by default)}
 function Job:table(o)
     self:_check()
-    local init, opt, pl = check_table(self, o)
+    local init, opt, pl, filt = check_table(self, o)
     local probe = { keys = o.keys, name = o.name, nodes = self.nodes }
     local decider
     if o.manage ~= nil then
@@ -214,6 +217,7 @@ function Job:table(o)
         optimizer = opt.name, lr = opt.lr or 0.01, eps = opt.eps or 1e-8, init_acc = opt.init or 0,
         seed = self.seed, compress = o.compress and 1 or 0, dtype = o.dtype or "f32", placement = pl,
     }
+    for k, v in pairs(filt) do def[k] = v end
     if o.keys == "sparse" then
         def.keys, def.sparse, def.sparse_placement = 0, true, o.placement or "hash"
     end
