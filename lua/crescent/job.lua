@@ -167,11 +167,9 @@ local function check_table(self, o)
     end
     if type(o.name) ~= "string" or o.name == "" then error("job:table{}: name (string) required", 3) end
     if self.tables[o.name] then error(("job:table{}: table '%s' already exists"):format(o.name), 3) end
-    if type(o.keys) == "string" and o.keys ~= "sparse" then
-        error(("job:table{}: keys must be a positive integer or \"sparse\", got %q"):format(o.keys), 3)
-    end
     if o.keys ~= "sparse" and (math.type(o.keys) ~= "integer" or o.keys <= 0) then
-        error("job:table{}: keys must be a positive integer", 3)
+        error(type(o.keys) ~= "string" and "job:table{}: keys must be a positive integer"
+            or ("job:table{}: keys must be a positive integer or \"sparse\", got %q"):format(o.keys), 3)
     end
     if math.type(o.dim) ~= "integer" or o.dim <= 0 then error("job:table{}: dim must be a positive integer", 3) end
     local init = o.init or init_opt.init.zeros()
