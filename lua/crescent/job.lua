@@ -158,22 +158,18 @@ function Job:policy(name, opts)
 end
 
 local table_keys = { name = true, keys = true, dim = true, init = true, optimizer = true, compress = true,
-                     manage = true, frequencies = true, dtype = true, placement = true }
+                     manage = true, frequencies = true, dtype = true, placement = true, filters = true }
 
 local function check_table(self, o)
     if type(o) ~= "table" then error("job:table{...}: table expected", 3) end
     for k in pairs(o) do
-        if not table_keys[k] and not (type(o.optimizer) == "string" and tables.optim_keys[k]) then
-            error(("job:table{}: unknown option '%s'"):format(tostring(k)), 3)
-        end
+        if not (table_keys[k] or tables.optim_field(o, k)) then error(tables.unknown_option(k), 3) end
     end
     if type(o.name) ~= "string" or o.name == "" then error("job:table{}: name (string) required", 3) end
     if self.tables[o.name] then error(("job:table{}: table '%s' already exists"):format(o.name), 3) end
-    if type(o.keys) == "string" and o.keys ~= "sparse" then
-        error(("job:table{}: keys must be a positive integer or \"sparse\", got %q"):format(o.keys), 3)
-    end
     if o.keys ~= "sparse" and (math.type(o.keys) ~= "integer" or o.keys <= 0) then
-        error("job:table{}: keys must be a positive integer", 3)
+        error(type(o.keys) ~= "string" and "job:table{}: keys must be a positive integer"
+            or ("job:table{}: keys must be a positive integer or \"sparse\", got %q"):format(o.keys), 3)
     end
     if math.type(o.dim) ~= "integer" or o.dim <= 0 then error("job:table{}: dim must be a positive integer", 3) end
     local init = o.init or init_opt.init.zeros()
@@ -183,9 +179,11 @@ local function check_table(self, o)
     if type(opt) ~= "table" or not opt.name then error("job:table{}: optimizer must come from cr.optim", 3) end
     local ok, err = pcall(tables.check_dtype, o, init, opt)
     if not ok then error(err, 3) end
+    local okf, filt = pcall(tables.parse_filters, o, opt)
+    if not okf then error(filt, 3) end
     local okp, pl = pcall(tables.placement, o, self.nodes)
     if not okp then error(pl, 3) end
-    return init, opt, pl
+    return init, opt, pl, filt
 end
 
 -- job:table{name=, keys=, dim=, init=cr.init.normal(0, 0.1), optimizer=cr.optim.sgd{lr=} (or its name),
@@ -193,10 +191,11 @@ end
 --            placement="range"|"hash"|a placement file's path (docs/placement.md),
 --            manage="classic"|"relocate"|"replicate"|{replicate=keys, relocate=keys|"rest", classic="rest"}
 --                   |"auto"|"nups"|a decision script (docs/management.md),
---            frequencies={expected accesses of key k at [k + 1]} (for decision scripts)}
+--            frequencies={expected accesses of key k at [k + 1]} (for decision scripts),
+--            filters={key_cache=true, zeros=true, sigmod=threshold} (docs/filters.md; all off by default)}
 function Job:table(o)
     self:_check()
-    local init, opt, pl = check_table(self, o)
+    local init, opt, pl, filt = check_table(self, o)
     local probe = { keys = o.keys, name = o.name, nodes = self.nodes }
     local decider
     if o.manage ~= nil then
@@ -216,6 +215,7 @@ function Job:table(o)
         seed = self.seed, compress = o.compress and 1 or 0, dtype = o.dtype or "f32", placement = pl,
     }
     tables.optim_def(def, opt)
+    for k, v in pairs(filt) do def[k] = v end
     if o.keys == "sparse" then
         def.keys, def.sparse, def.sparse_placement = 0, true, o.placement or "hash"
     end

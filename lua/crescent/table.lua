@@ -45,6 +45,13 @@ M.optim_fields = {
 M.optim_keys = {}
 for _, ks in pairs(M.optim_fields) do for _, k in ipairs(ks) do M.optim_keys[k] = true end end
 
+function M.unknown_option(k) return ("job:table{}: unknown option '%s'"):format(tostring(k)) end
+
+-- k is an option of o's rule given by name (optimizer = "ftrl", l1 = ...).
+function M.optim_field(o, k)
+    return type(o.optimizer) == "string" and M.optim_keys[k] or false
+end
+
 -- job:table{}'s optimizer description (o: its options; optim: cr.optim):
 -- o.optimizer (a cr.optim description, or a rule name with the rule's
 -- options as fields of o), by default add for an i32 table, sgd{lr = 0.01}
@@ -83,6 +90,45 @@ function M.optim_from_fields(o, name, make)
         end
     end
     return make(args)
+end
+
+-- job:table{}'s traffic filters (docs/filters.md): o.filters = { key_cache =
+-- bool, zeros = bool, sigmod = threshold >= 0 (0 or false: off),
+-- key_cache_bytes = cap of each key cache } -> the definition's filter_*
+-- fields (all 0 when o.filters is nil: every filter off). opt: the table's
+-- cr.optim description. Raises a message.
+M.filter_keys = { key_cache = true, zeros = true, sigmod = true, key_cache_bytes = true }
+function M.parse_filters(o, opt)
+    local d = { filter_key_cache = 0, filter_zeros = 0, filter_sigmod = 0, filter_key_cache_bytes = 0 }
+    local f = o.filters
+    if f == nil then return d end
+    local where = ("job:table{}: table '%s': filters"):format(o.name)
+    if type(f) ~= "table" then error(where .. " must be a table {key_cache=, zeros=, sigmod=}", 0) end
+    for k in pairs(f) do
+        if not M.filter_keys[k] then
+            error(("%s: unknown filter '%s' (key_cache, zeros, sigmod, key_cache_bytes)"):format(where, tostring(k)), 0)
+        end
+    end
+    for _, k in ipairs { "key_cache", "zeros" } do
+        if f[k] ~= nil and type(f[k]) ~= "boolean" then error(("%s.%s must be true or false"):format(where, k), 0) end
+        d["filter_" .. k] = f[k] and 1 or 0
+    end
+    local s = f.sigmod
+    if s ~= nil and s ~= false then
+        if type(s) ~= "number" or s ~= s or s < 0 or s == math.huge then
+            error(where .. ".sigmod must be a finite threshold >= 0 (or false)", 0)
+        end
+        if s > 0 and ((o.dtype or "f32") ~= "f32" or opt.name == "assign") then
+            error(where .. ".sigmod needs a float table whose optimizer is not assign", 0)
+        end
+        d.filter_sigmod = s
+    end
+    local b = f.key_cache_bytes
+    if b ~= nil then
+        if math.type(b) ~= "integer" or b < 4096 then error(where .. ".key_cache_bytes must be an integer >= 4096", 0) end
+        d.filter_key_cache_bytes = b
+    end
+    return d
 end
 
 -- job:table{}'s placement option (o: its options): nil for "range" (the

@@ -512,7 +512,8 @@ static int c_clock(lua_State *L) {
 static int c_barrier(lua_State *L) {
     lworker *w = get_worker(L);
     cr_err e;
-    if (cr_wclient_drain(w->wc, &e) < 0 || cr_node_barrier(w->n, w->lw, &e) < 0) raise_err(L, &e);
+    if (cr_wclient_flush(w->wc, &e) < 0 || cr_wclient_drain(w->wc, &e) < 0 || cr_node_barrier(w->n, w->lw, &e) < 0)
+        raise_err(L, &e);
     return 0;
 }
 
@@ -761,7 +762,7 @@ static int call_main(lua_State *L) {
     int rc = lua_pcall(L, 2, 1, 1);
     if (rc != LUA_OK) return fail(L, w, rc, 1);
     cr_err e;
-    if (cr_wclient_drain(w->wc, &e) < 0) return failf(L, w, e.msg);
+    if (cr_wclient_flush(w->wc, &e) < 0 || cr_wclient_drain(w->wc, &e) < 0) return failf(L, w, e.msg); /* sigmod's residuals go */
     if (lua_isnil(L, -1)) lua_newtable(L);
     return 1;
 }

@@ -358,6 +358,7 @@ static int setup(cr_node *n, cr_err *e) {
     if (join_sched(n, e) < 0) return -1;
     if (!(n->replicas = cr_replicas_new(n, 0, e))) return -1; /* before the server thread, which delivers to it */
     int W = n->nodes * n->wpn;
+    n->filt = cr_pfilter_new(CR_NODE_MAX_TABLES, W);
     n->clocks = cr_xcalloc((size_t)W + 1, 8);
     n->barriers = cr_xcalloc((size_t)W + 1, 8);
     n->active = cr_xcalloc((size_t)W + 1, 8);
@@ -491,6 +492,7 @@ static int stop_threads(cr_node *n, cr_err *e) {
 static int teardown(cr_node *n, cr_err *e) {
     if (stop_threads(n, e) < 0) return -1;
     cr_replicas_destroy(&n->replicas); /* after the server thread: it delivers to the replicas */
+    cr_pfilter_destroy(&n->filt);
     for (int i = 0; n->wup && i < n->wpn; i++) zmq_close(n->wup[i]);
     void *socks[] = {n->up, n->data, n->sched, n->stop_tx, n->srv_stop, n->wstop};
     for (size_t i = 0; i < sizeof socks / sizeof *socks; i++)

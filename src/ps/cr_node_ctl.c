@@ -670,7 +670,8 @@ static size_t put_sparse(cr_node *n, char *b, size_t cap) {
 /* The node's counters and each local worker's, as a serialized Lua table. */
 static int on_stats(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     if (cr_proto_decode_empty(m, e) < 0) return -1;
-    size_t cap = 3072 + (size_t)n->wpn * 400 + (size_t)atomic_load(&n->ntables) * (4 * CR_TABLE_NAME_MAX + 64), len = 0;
+    size_t cap = 3072 + (size_t)n->wpn * 400 + (size_t)atomic_load(&n->ntables) * (4 * CR_TABLE_NAME_MAX + 64) +
+                 cr_pfilter_stats_room(atomic_load(&n->ntables)), len = 0;
     char *b = cr_xmalloc(cap);
     len += (size_t)snprintf(b + len, cap - len,
                             "{node=%d,messages_remote=%lld,bytes_remote=%lld,messages_local=%lld,"
@@ -697,6 +698,7 @@ static int on_stats(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     len += put_samp(b + len, cap - len, &sum);
     len += put_manage(n, b + len, cap - len);
     len += put_sparse(n, b + len, cap - len);
+    len += cr_pfilter_stats_put(n->filt, n->tables, atomic_load(&n->ntables), b + len, cap - len);
     cr_replica_stats rs;
     cr_replicas_stats(n->replicas, &rs);
     int rn = cr_replicas_stats_put(&rs, b + len, cap - len);

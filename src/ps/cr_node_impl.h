@@ -9,6 +9,7 @@
 #include "net/cr_wire.h"
 #include "ps/cr_dir.h"
 #include "ps/cr_node.h"
+#include "ps/cr_pfilter.h"
 #include "ps/cr_proto.h"
 #include "ps/cr_replica.h"
 #include "ps/cr_sampling.h"
@@ -128,6 +129,7 @@ struct cr_node {
     atomic_llong msgs_remote, bytes_remote, msgs_local, bytes_local;
     atomic_llong keys_local, keys_remote, pulls, pushes, served;
     cr_replicas *replicas; /* hot keys replicated on every node (cr_replica.h); set before the server thread starts */
+    cr_pfilter *filt;      /* traffic filters: counters, receiver key caches (cr_pfilter.h); set before the threads */
 };
 
 /* Body of the server thread (cr_serve.c): serves n->data until a message

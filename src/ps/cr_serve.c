@@ -69,9 +69,14 @@ static int check_head(cr_node *n, req *q, cr_err *e) {
     if (q->h.dim != q->s->def.dim)
         return cr_errf(e, "dim %d does not match table '%s' (dim %d)", q->h.dim, q->s->def.name, q->s->def.dim);
     q->nk = (size_t)q->h.nkeys;
-    if ((q->h.flags & CR_D_RANGE) && cr_parts_size(p, 2) != 2 * sizeof(int64_t))
+    if ((q->h.flags & CR_D_RANGE) && (q->h.flags & (CR_D_KSTORE | CR_D_KHASH)))
+        return cr_errf(e, "malformed request: a range frame is not a cached key list");
+    if (q->h.flags & (CR_D_KSTORE | CR_D_KHASH)) { /* key caching (cr_pfilter.h): before anything can refuse */
+        q->keys = (int64_t *)cr_pfilter_keys_in(n->filt, &q->s->def, &q->h, cr_parts_data(p, 2), cr_parts_size(p, 2), e);
+        if (!q->keys) return -1;
+    } else if ((q->h.flags & CR_D_RANGE) && cr_parts_size(p, 2) != 2 * sizeof(int64_t))
         return cr_errf(e, "malformed request: range frame of %zu bytes", cr_parts_size(p, 2));
-    if (!(q->h.flags & CR_D_RANGE) && cr_parts_size(p, 2) != q->nk * sizeof(int64_t))
+    else if (!(q->h.flags & CR_D_RANGE) && cr_parts_size(p, 2) != q->nk * sizeof(int64_t))
         return cr_errf(e, "malformed request: keys frame of %zu bytes for %zu keys", cr_parts_size(p, 2), q->nk);
     q->vbytes = q->nk * (size_t)q->s->def.dim * sizeof(float);
     if (q->vbytes > MAX_VALUE_BYTES) return cr_errf(e, "request of %zu value bytes is over the cap", q->vbytes);
@@ -80,7 +85,7 @@ static int check_head(cr_node *n, req *q, cr_err *e) {
 
 /* Keys aligned for reading (copied if the frame is not) and all owned here. */
 static int check_keys(req *q, cr_err *e) {
-    q->keys = cr_parts_data(q->p, 2);
+    if (!q->keys) q->keys = cr_parts_data(q->p, 2);
     if (q->h.flags & CR_D_RANGE) { /* ids [lo, hi): the list made here */
         int64_t lh[2];
         memcpy(lh, q->keys, sizeof lh);
@@ -111,11 +116,17 @@ static void serve_pull(cr_node *n, req *q) {
     cr_shard_pull(q->s, q->keys, (int64_t)q->nk, out);
     void *frame = out;
     size_t flen = q->vbytes;
-    if (q->s->def.compress && q->vbytes >= 65536) {
+    void *zr = cr_pfilter_vals_out(n->filt, &q->s->def, &r, out, &flen); /* zero removal, when on */
+    if (zr) {
+        free(out);
+        frame = zr;
+    }
+    if (q->s->def.compress && flen >= 65536) {
         void *z;
         size_t zn;
-        if (cr_wire_deflate(out, q->vbytes, &z, &zn, NULL) == 0) {
-            free(out);
+        if (cr_wire_deflate(frame, flen, &z, &zn, NULL) == 0) {
+            cr_pfilter_count_zlib(n->filt, q->h.table, flen, zn);
+            free(frame);
             frame = z;
             flen = zn;
             r.flags |= CR_D_ZLIB;
@@ -134,6 +145,10 @@ static const float *gradient(req *q, float **buf, cr_err *e) {
     const void *g = cr_parts_data(q->p, 3);
     size_t gn = cr_parts_size(q->p, 3);
     *buf = NULL;
+    if (q->h.flags & CR_D_ZEROS) { /* zero-removed (cr_filter.h), maybe deflated too */
+        *buf = cr_xmalloc(q->vbytes + 1);
+        return cr_filter_frame_in(q->h.flags, g, gn, q->h.raw_bytes, *buf, q->vbytes, e) < 0 ? NULL : *buf;
+    }
     if (q->h.flags & CR_D_ZLIB) {
         if (q->h.raw_bytes != (int64_t)q->vbytes) {
             cr_errf(e, "malformed push: inflated size %lld, expected %zu", (long long)q->h.raw_bytes, q->vbytes);

@@ -24,6 +24,19 @@ static int check_i32(const cr_table_def *d, cr_err *e) {
     return 0;
 }
 
+/* Traffic filters (docs/filters.md): flags 0 or 1, a finite threshold >= 0
+ * only on a float table whose rule adds up what is pushed. */
+static int check_filters(const cr_table_def *d, cr_err *e) {
+    const cr_filters_def *f = &d->filters;
+    if ((f->key_cache | f->zeros) & ~1 || f->key_cache_bytes < 0)
+        return cr_errf(e, "table '%s': bad filters (key_cache, zeros: on or off; key_cache_bytes >= 0)", d->name);
+    if (!(f->sigmod >= 0) || !isfinite(f->sigmod))
+        return cr_errf(e, "table '%s': filter sigmod must be a finite threshold >= 0", d->name);
+    if (f->sigmod > 0 && (d->dtype != CR_DTYPE_F32 || d->optim.kind == CR_OPTIM_ASSIGN))
+        return cr_errf(e, "table '%s': filter sigmod needs a float table whose rule is not assign", d->name);
+    return 0;
+}
+
 int cr_table_def_check(const cr_table_def *d, cr_err *e) {
     size_t n = strnlen(d->name, CR_TABLE_NAME_MAX);
     if (n == 0 || n >= CR_TABLE_NAME_MAX)
@@ -42,6 +55,7 @@ int cr_table_def_check(const cr_table_def *d, cr_err *e) {
         return cr_errf(e, "table '%s': unknown placement %d", d->name, (int)d->placement);
     if (d->dtype != CR_DTYPE_F32 && d->dtype != CR_DTYPE_I32)
         return cr_errf(e, "table '%s': unknown dtype %d (expected f32 or i32)", d->name, (int)d->dtype);
+    if (check_filters(d, e) < 0) return -1;
     return d->dtype == CR_DTYPE_I32 ? check_i32(d, e) : 0;
 }
 
@@ -220,8 +234,9 @@ static uint32_t *by_stripe(const int64_t *keys, int64_t n, int64_t start[CR_SHAR
     return order;
 }
 
-/* One row of a pull (g == NULL: copy row `key` out to row i of out) or of a
- * push (apply update row i of g to row `key`). The caller holds the lock. */
+/* A sparse table's stored row of key (values, then state), or NULL; add:
+ * store it first, at its initial value and state, if it is not. The caller
+ * holds the key's stripe lock. */
 static inline float *sparse_row(cr_shard *s, int64_t key, int add) {
     cr_fmap *f = &s->sp[(uint64_t)key % CR_SHARD_STRIPES];
     float *r = cr_fmap_get(f, key);
@@ -243,6 +258,9 @@ static void sparse_op(cr_shard *s, int64_t key, size_t i, float *out, const floa
     else cr_table_init_row(&s->def, key, out + i * dim);
 }
 
+/* One row of a pull (g == NULL: copy row `key` out to row i of out) or of a
+ * push (apply update row i of g to row `key`). The caller holds the lock.
+ * sparse: a constant of the caller's instance (walk_sparse or not). */
 static inline __attribute__((always_inline)) void row_op(cr_shard *s, int64_t key, size_t i, float *out,
                                                         const float *g, int sparse) {
     if (sparse) {

@@ -38,6 +38,15 @@ typedef enum { CR_INIT_ZEROS = 0, CR_INIT_UNIFORM, CR_INIT_NORMAL } cr_init_kind
  * the Lua Matrix's (lua/l_util.h). */
 typedef enum { CR_DTYPE_F32 = 0, CR_DTYPE_I32 = 1 } cr_dtype;
 
+/* Traffic filters of a table (docs/filters.md, src/net/cr_filter.h); all
+ * zero: off. */
+typedef struct cr_filters_def {
+    int32_t key_cache;       /* 1: a repeated remote key list travels as its hash */
+    int32_t zeros;           /* 1: remote value frames without their zeros */
+    double sigmod;           /* > 0: push only changes over this threshold (f32, not "assign") */
+    int64_t key_cache_bytes; /* cap of each key cache (per sender, receiver, table); 0: CR_KC_DEFAULT_CAP */
+} cr_filters_def;
+
 /* Plain data, sent as is between processes of the same binary. */
 typedef struct cr_table_def {
     char name[CR_TABLE_NAME_MAX];
@@ -49,6 +58,7 @@ typedef struct cr_table_def {
     double init_a, init_b; /* uniform(a, b) or normal(mean a, std b) */
     cr_optim optim;
     uint64_t seed;
+    cr_filters_def filters;
     int32_t placement;    /* CR_PLACE_* (ps/cr_place.h): range (0, the default), hash, file */
     int32_t sparse;       /* 1: uint64 keys in hash maps (keys is 0); placement hash or range */
 } cr_table_def;

@@ -50,6 +50,8 @@ struct cr_wclient {
     int64_t *lkeys, lcap; /* scratch: the relocating keys of a localize (mixed tables) */
     int64_t nmarks;    /* marks in pend */
     int unordered;     /* the request being sent is a prefetch: no marks */
+    cr_pfilter_w *filt; /* traffic filters: key caches per node, sigmod residuals (cr_pfilter.h) */
+    int sig_bypass;    /* the push being made has been through sigmod (or is its flush) */
     int range;         /* the request being sent is a range operation: each part's ids go as [first, end) */
     int64_t rframe[2]; /* the range frame of the part being sent */
     uint32_t pend[PEND_SLOTS];
@@ -103,6 +105,7 @@ cr_wclient *cr_wclient_new(cr_node *n, int lw, cr_err *e) {
     w->fill = cr_xcalloc((size_t)n->nodes, sizeof *w->fill);
     w->k = cr_xcalloc((size_t)n->nodes, sizeof *w->k);
     w->v = cr_xcalloc((size_t)n->nodes, sizeof *w->v);
+    w->filt = cr_pfilter_w_new(n->nodes, CR_NODE_MAX_TABLES);
     w->stop = cr_socket(n->zctx, ZMQ_SUB);
     if (!w->stop || zmq_setsockopt(w->stop, ZMQ_SUBSCRIBE, "", 0) < 0 || zmq_connect(w->stop, n->wstop_ep) < 0) {
         cr_errf(e, "worker %d: cannot connect to the node's stop signal: %s", w->gw, zmq_strerror(errno));
@@ -165,6 +168,7 @@ void cr_wclient_destroy(cr_wclient **wp) {
     free(w->v);
     free(w->own);
     free(w->lkeys);
+    cr_pfilter_w_destroy(&w->filt);
     free(w);
     *wp = NULL;
 }
@@ -282,21 +286,50 @@ static int send_borrowed(void *sock, void *buf, size_t len, int more) {
     return 0;
 }
 
+/* The traffic filters (cr_pfilter.h) work on the requests of classic tables
+ * only: those of relocating or replicated tables are routed, forwarded and
+ * answered by the relocation protocol (cr_serve_reloc.c). */
+static inline int filterable(const cr_shard *s) { return !cr_dir_relocating(s) && !s->dir->repl; }
+
 /* Rows of a push to a table that asks for compression, when they are large:
- * a new zlib buffer (ours to send or free; h and *vb updated), else NULL. */
+ * a new zlib buffer (ours to send or free; h and *vb updated), else NULL.
+ * Zero removal, when on, comes first. */
 static void *deflate_rows(cr_wclient *w, cr_dhdr *h, const float *vals, size_t *vb) {
     void *z;
     size_t zn;
-    if (!vals || !w->n->tables[h->table]->def.compress || *vb < 65536) return NULL;
-    if (cr_wire_deflate(vals, *vb, &z, &zn, NULL) != 0) return NULL;
+    const cr_shard *s = w->n->tables[h->table];
+    const cr_table_def *d = &s->def;
+    void *zr = h->type == CR_D_PUSH && filterable(s) ? cr_pfilter_vals_out(w->n->filt, d, h, vals, vb) : NULL;
+    if (zr) vals = zr;
+    if (!vals || !d->compress || *vb < 65536) return zr;
+    if (cr_wire_deflate(vals, *vb, &z, &zn, NULL) != 0) return zr;
+    cr_pfilter_count_zlib(w->n->filt, h->table, *vb, zn);
+    free(zr);
     h->flags |= CR_D_ZLIB;
     *vb = zn;
     return z;
 }
 
+/* Key caching of a pull's or push's keys (cr_pfilter.h). 1: the keys
+ * travel as the hash frame kh. */
+static int cache_keys(cr_wclient *w, int node, cr_dhdr *h, const int64_t *keys, unsigned char *kh) {
+    cr_shard *s = w->n->tables[h->table];
+    if (!s->def.filters.key_cache || (h->type != CR_D_PULL && h->type != CR_D_PUSH) || !filterable(s) || h->flags)
+        return 0; /* a plain list only: a frame another flag reshapes (a range, say) is not a list */
+    return cr_pfilter_keys_out(w->filt, w->n->filt, &s->def, node, h, keys, kh);
+}
+
+/* The keys frame: the hash frame kh when hashed (k NULL), else k, which
+ * becomes ZeroMQ's (owned) or stays the caller's (lent). */
+static int send_keys(void *sock, int64_t *k, int lent, size_t kb, const unsigned char *kh, int more) {
+    if (!k) return zmq_send(sock, kh, CR_KC_FRAME, more ? ZMQ_SNDMORE : 0) < 0 ? -1 : 0;
+    return lent ? send_borrowed(sock, k, kb, more) : cr_send_owned(sock, k, kb, more);
+}
+
 static int sent(cr_wclient *w, int node, int rc, const cr_dhdr *h, size_t vb, cr_err *e) {
     if (rc < 0) return cr_errf(e, "send to node %d failed: %s", node, zmq_strerror(errno));
-    size_t kb = h->flags & CR_D_RANGE ? sizeof w->rframe : (size_t)h->nkeys * sizeof(int64_t);
+    size_t kb = h->flags & CR_D_RANGE ? sizeof w->rframe
+                : h->flags & CR_D_KHASH ? CR_KC_FRAME : (size_t)h->nkeys * sizeof(int64_t);
     atomic_fetch_add(&w->n->msgs_remote, 1);
     atomic_fetch_add(&w->n->bytes_remote, (long long)(sizeof *h + kb + vb));
     atomic_fetch_add(&w->n->keys_remote, h->nkeys);
@@ -325,16 +358,21 @@ static int send_owned(cr_wclient *w, int node, cr_dhdr *h, int64_t **keys, float
     *keys = NULL;
     if (vals) *vals = NULL;
     size_t kb = (size_t)h->nkeys * sizeof *k, vb = v ? (size_t)h->raw_bytes : 0;
+    int rng = as_range(w, h, k); /* before key caching: a range frame is not a list */
+    unsigned char kh[CR_KC_FRAME];
+    if (cache_keys(w, node, h, k, kh)) {
+        free(k);
+        k = NULL;
+    }
     void *z = deflate_rows(w, h, v, &vb);
     if (z) {
         free(v);
         v = z;
     }
-    int rng = as_range(w, h, k);
     int rc = zmq_send(sock, h, sizeof *h, ZMQ_SNDMORE) < 0 ? -1 : 0;
     if (rc == 0 && rng) rc = zmq_send(sock, w->rframe, sizeof w->rframe, v ? ZMQ_SNDMORE : 0) < 0 ? -1 : 0;
     if (rng) free(k);
-    else if (rc == 0) rc = cr_send_owned(sock, k, kb, v != NULL);
+    else if (rc == 0) rc = send_keys(sock, k, 0, kb, kh, v != NULL);
     else free(k);
     if (v && rc == 0) rc = cr_send_owned(sock, v, vb, 0);
     else free(v);
@@ -347,11 +385,13 @@ static int send_owned(cr_wclient *w, int node, cr_dhdr *h, int64_t **keys, float
 static int send_lent(cr_wclient *w, int node, cr_dhdr *h, const int64_t *keys, const float *vals, cr_err *e) {
     void *sock = w->peer[node];
     size_t kb = (size_t)h->nkeys * sizeof *keys, vb = vals ? (size_t)h->raw_bytes : 0;
+    int rng = as_range(w, h, keys); /* before key caching: a range frame is not a list */
+    unsigned char kh[CR_KC_FRAME];
+    int64_t *k = cache_keys(w, node, h, keys, kh) ? NULL : (int64_t *)keys;
     void *z = deflate_rows(w, h, vals, &vb);
-    int rng = as_range(w, h, keys);
     int rc = zmq_send(sock, h, sizeof *h, ZMQ_SNDMORE) < 0 ? -1 : 0;
     if (rc == 0 && rng) rc = zmq_send(sock, w->rframe, sizeof w->rframe, vals ? ZMQ_SNDMORE : 0) < 0 ? -1 : 0;
-    else if (rc == 0) rc = send_borrowed(sock, (void *)keys, kb, vals != NULL);
+    else if (rc == 0) rc = send_keys(sock, k, 1, kb, kh, vals != NULL);
     if (vals && rc == 0) rc = z ? cr_send_owned(sock, z, vb, 0) : send_borrowed(sock, (void *)vals, vb, 0);
     else free(z);
     return sent(w, node, rc, h, vb, e);
@@ -696,8 +736,66 @@ static int push_split(cr_wclient *w, cr_shard *s, wreq *r, const int64_t *keys, 
     return send_parts(w, s, r, e);
 }
 
+/* ---------- significantly-modified filter (docs/filters.md) ---------- */
+
+static inline int sig_on(const cr_wclient *w, const cr_shard *s) {
+    return s->def.filters.sigmod > 0 && !w->sig_bypass && w->n->nodes > 1 && !routed(s);
+}
+
+typedef struct sig_where {
+    const cr_shard *s;
+    int me;
+} sig_where;
+
+static int sig_local(void *ctx, int64_t key) {
+    const sig_where *x = ctx;
+    return cr_shard_owner(x->s, key) == x->me;
+}
+
+/* A push through the filter: keys and values are checked first (a bad
+ * push leaves the residuals as they were), then only the rows it lets
+ * through go on (req NULL: wait for them). */
+static int sig_push(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, const float *vals, uint32_t *req,
+                    cr_err *e) {
+    if (req) *req = 0;
+    if (check_keys(w, s, keys, n, "push", e) < 0 ||
+        cr_check_finite(vals, (size_t)n * (size_t)s->def.dim, "push refused", e) < 0)
+        return -1;
+    const int64_t *k;
+    const float *v;
+    sig_where at = {s, w->n->id};
+    int64_t m = cr_pfilter_sigmod(w->filt, w->n->filt, &s->def, table_id(w->n, s), keys, n, vals, sig_local, &at, &k, &v);
+    if (m == 0) { /* everything held back: a push without a message (access counting sees the rows sent) */
+        atomic_fetch_add(&w->n->pushes, 1);
+        w->n->ws[w->lw].pushes++;
+        return 0;
+    }
+    w->sig_bypass = 1;
+    int rc = req ? cr_wclient_push_copy(w, s, k, m, v, req, e) : cr_wclient_push_borrow(w, s, k, m, v, e);
+    w->sig_bypass = 0;
+    return rc;
+}
+
+int cr_wclient_flush(cr_wclient *w, cr_err *e) {
+    int ids[CR_NODE_MAX_TABLES], nt = cr_pfilter_sigmod_tables(w->filt, ids, CR_NODE_MAX_TABLES);
+    for (int i = 0; i < nt; i++) {
+        cr_shard *s = w->n->tables[ids[i]];
+        int64_t *k;
+        float *v;
+        int64_t m = cr_pfilter_sigmod_flush(w->filt, w->n->filt, &s->def, ids[i], &k, &v);
+        w->sig_bypass = 1;
+        int rc = m ? cr_wclient_push_borrow(w, s, k, m, v, e) : 0;
+        w->sig_bypass = 0;
+        free(k);
+        free(v);
+        if (rc < 0) return -1;
+    }
+    return 0;
+}
+
 int cr_wclient_push_borrow(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, const float *vals,
                            cr_err *e) {
+    if (sig_on(w, s)) return sig_push(w, s, keys, n, vals, NULL, e);
     if (routed(s)) return reloc_access(w, s, keys, n, NULL, vals, NULL, e);
     wreq *r;
     int rc = push_begin(w, s, keys, n, vals, &r, e);
@@ -711,6 +809,7 @@ int cr_wclient_push_borrow(cr_wclient *w, cr_shard *s, const int64_t *keys, int6
 
 int cr_wclient_push_copy(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, const float *vals,
                          uint32_t *req, cr_err *e) {
+    if (sig_on(w, s)) return sig_push(w, s, keys, n, vals, req, e);
     if (routed(s)) return reloc_access(w, s, keys, n, NULL, vals, req, e);
     wreq *r;
     *req = 0;
@@ -734,6 +833,12 @@ int cr_wclient_push_take(cr_wclient *w, cr_shard *s, int64_t **keys, int64_t n, 
     *keys = NULL;
     *vals = NULL;
     *req = 0;
+    if (sig_on(w, s)) {
+        int rs = sig_push(w, s, k, n, v, req, e);
+        free(k);
+        free(v);
+        return rs;
+    }
     if (routed(s)) {
         int rr = reloc_access(w, s, k, n, NULL, v, req, e);
         free(k);
@@ -771,6 +876,11 @@ static const float *reply_rows(cr_parts *p, int vf, const cr_dhdr *h, int32_t di
     size_t vb = (size_t)h->raw_bytes;
     const float *v = p->n > vf ? cr_parts_data(p, vf) : NULL;
     *buf = NULL;
+    if (v && (h->flags & CR_D_ZEROS)) { /* zero-removed rows (cr_filter.h), maybe deflated too */
+        size_t want = (size_t)h->nkeys * (size_t)dim * sizeof(float);
+        *buf = cr_xmalloc(want + 1);
+        return cr_filter_frame_in(h->flags, v, cr_parts_size(p, vf), h->raw_bytes, *buf, want, e) < 0 ? NULL : *buf;
+    }
     if (!v || vb != (size_t)h->nkeys * (size_t)dim * sizeof(float) ||
         (!(h->flags & CR_D_ZLIB) && cr_parts_size(p, vf) != vb))
         return NULL;
@@ -799,7 +909,7 @@ static int place_rows(wreq *r, int part, cr_parts *p, const cr_dhdr *h, cr_err *
     const float *v = reply_rows(p, idx ? 2 : 1, h, r->dim, &buf, e);
     int rc = v ? 0 : -1;
     size_t rowb = (size_t)r->dim * sizeof(float);
-    if (v && r->whole && !idx) memcpy(r->out, v, (size_t)h->raw_bytes);
+    if (v && r->whole && !idx) memcpy(r->out, v, (size_t)h->nkeys * rowb);
     for (int64_t i = 0; v && (idx || !r->whole) && i < h->nkeys; i++) {
         int64_t at = ix ? ix[i] : i;
         if (at < 0 || at >= r->want[part]) {

@@ -66,6 +66,11 @@ int cr_wclient_push_copy(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_
 int cr_wclient_push_take(cr_wclient *w, cr_shard *s, int64_t **keys, int64_t n, float **vals, uint32_t *req,
                          cr_err *e);
 
+/* Push what the significantly-modified filter (docs/filters.md) holds back
+ * on this worker's tables, and wait until it is applied: the worker calls
+ * it at each barrier and at the end of each command, so that no update
+ * stays behind. Nothing to do without the filter. */
+int cr_wclient_flush(cr_wclient *w, cr_err *e);
 /* Range operations (T:pull_range, T:push_range): as the borrowing pull and
  * push of the ids of keys [lo, hi) in key order (ids: ps/cr_place.h; the
  * keys themselves under range placement), but each node's part travels as

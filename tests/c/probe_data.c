@@ -19,6 +19,7 @@
 
 #include "base/cr_time.h"
 #include "net/cr_auth.h"
+#include "net/cr_filter.h"
 #include "net/cr_wire.h"
 #include "ps/cr_proto.h"
 
@@ -134,6 +135,41 @@ static void malformed_cases(void *s, int64_t mine, int64_t other) {
     expect_error(s, "gradient that does not inflate", b10, l10, 3);
 }
 
+/* Requests shaped by the traffic filters (src/net/cr_filter.h) that no
+ * real worker sends: a hash of a list never stored, a hash frame of the
+ * wrong size, a list stored for a worker that does not exist, a
+ * zero-removed gradient that does not decode. Worker 0's cache is only
+ * read (a miss changes nothing), so the running job is not disturbed. */
+static void filter_cases(void *s, int64_t mine) {
+    unsigned char hf[12] = {1, 2, 3, 4, 5, 6, 7, 8, 2, 0, 0, 0};
+    cr_dhdr kh = header(CR_D_PULL, 0, 2, 3);
+    kh.worker = 0;
+    kh.flags = CR_D_KHASH;
+    kh.aux = 77;
+    const void *b1[] = {&kh, hf};
+    size_t l1[] = {sizeof kh, sizeof hf};
+    expect_error(s, "key cache: a hash never stored", b1, l1, 2);
+    cr_dhdr kw = kh;
+    kw.req = next_req++;
+    size_t l2[] = {sizeof kw, 8};
+    const void *b2[] = {&kw, hf};
+    expect_error(s, "key cache: hash frame of 8 bytes", b2, l2, 2);
+    cr_dhdr ks = header(CR_D_PULL, 0, 2, 3);
+    ks.flags = CR_D_KSTORE | CR_D_KRESET;
+    ks.aux = 1;
+    int64_t two[2] = {mine, mine};
+    const void *b3[] = {&ks, two};
+    size_t l3[] = {sizeof ks, sizeof two};
+    expect_error(s, "key cache: a list from worker 99 (no such worker)", b3, l3, 2);
+    cr_dhdr zh = header(CR_D_PUSH, 0, 1, 3);
+    zh.flags = CR_D_ZEROS;
+    zh.raw_bytes = 11;
+    unsigned char bad[11] = {3, 0, 0, 0, 1, 0, 0, 0, 1, 2, 3};
+    const void *b4[] = {&zh, &mine, bad};
+    size_t l4[] = {sizeof zh, sizeof mine, sizeof bad};
+    expect_error(s, "zero-removed gradient of an unknown kind", b4, l4, 3);
+}
+
 static void nan_push(void *s, int64_t mine, const char *name) {
     cr_dhdr h = header(CR_D_PUSH, 0, 1, 3);
     float v[3] = {1.0f, NAN, 1.0f};
@@ -181,6 +217,7 @@ static int probe(void *ctx, const char *addr) {
     float before[3], after[3];
     pull_row(s, mine, before);
     malformed_cases(s, mine, other);
+    filter_cases(s, mine);
     nan_push(s, mine, "NaN push");
     pull_row(s, mine, after);
     int finite = isfinite(after[0]) && isfinite(after[1]) && isfinite(after[2]);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "cr_test.h"
+#include "ps/cr_ckpt.h"
 #include "ps/cr_fmap.h"
 #include "ps/cr_proto.h"
 #include "ps/cr_table.h"
@@ -248,7 +249,48 @@ static void test_threads(void) {
     cr_shard_destroy(&tshard);
 }
 
+/* The checkpoint format of a sparse table: the flag in dtype, stored rows
+ * with each key in the first two state floats (bit patterns, whatever they
+ * look like as floats), a state too narrow for a key refused. */
+static void test_ckpt_format(void) {
+    char path[] = "/tmp/crescent_sparse_ckptXXXXXX";
+    int fd = mkstemp(path);
+    CR_CHECK(fd >= 0);
+    close(fd);
+    cr_err e;
+    cr_ckpt_writer *w = cr_ckpt_writer_open(path, &e);
+    CR_CHECK(w);
+    CR_CHECK(cr_ckpt_put_table_typed(w, "bad", 1, 2, "sgd", 1, CR_CKPT_F32 | CR_CKPT_SPARSE, &e) < 0);
+    cr_ckpt_writer_abort(&w);
+    w = cr_ckpt_writer_open(path, &e);
+    CR_CHECK(cr_ckpt_put_table_typed(w, "S", 3, 2, "adagrad", 4, CR_CKPT_F32 | CR_CKPT_SPARSE, &e) == 0);
+    int64_t keys[3] = {-1, INT64_MIN, 0x7ff8000000000001LL}; /* the last two halves read as a NaN float */
+    float v[6] = {1, 2, 3, 4, 5, 6}, st[12];
+    for (int i = 0; i < 3; i++) {
+        memcpy(st + 4 * i, &keys[i], 8); /* little-endian: low half first */
+        st[4 * i + 2] = (float)i, st[4 * i + 3] = -1;
+    }
+    CR_CHECK(cr_ckpt_put_rows(w, 3, v, st, &e) == 0);
+    CR_CHECK(cr_ckpt_writer_commit(&w, &e) == 0);
+    cr_ckpt_reader *r = cr_ckpt_reader_open(path, &e);
+    CR_CHECK(r);
+    cr_ckpt_table_info info;
+    CR_CHECK(cr_ckpt_next_table(r, &info, &e) == 1);
+    CR_CHECK(info.dtype == (CR_CKPT_F32 | CR_CKPT_SPARSE) && info.keys == 3 && info.state_dim == 4);
+    float v2[6], st2[12];
+    CR_CHECK(cr_ckpt_get_rows(r, 3, v2, st2, &e) == 0);
+    CR_CHECK(!memcmp(v, v2, sizeof v) && !memcmp(st, st2, sizeof st));
+    for (int i = 0; i < 3; i++) {
+        int64_t k;
+        memcpy(&k, st2 + 4 * i, 8);
+        CR_CHECK(k == keys[i]);
+    }
+    cr_ckpt_reader_close(&r);
+    remove(path);
+}
+
 int main(void) {
+    CR_RUN(test_ckpt_format);
     CR_RUN(test_threads);
     CR_RUN(test_fmap_growth);
     CR_RUN(test_fmap_delete_and_specials);
