@@ -26,7 +26,8 @@
 --   every epoch; 0: only at the end), tol (0: run every epoch; > 0: stop
 --   once an epoch lowers the objective by at most tol x the objective; the
 --   test gathers the weights after each epoch and its time counts as
---   training), quiet (0).
+--   training), filters (none; key_cache,zeros,sigmod=X: the weight table's
+--   traffic filters, docs/filters.md), quiet (0).
 -- Every epoch prints and logs (JSONL) objective (training sum of losses +
 -- l1 |w|_1 + l2/2 |w|^2), test_logloss, test_accuracy, test_auc,
 -- bytes_remote (the epoch's remote bytes, job:stats()), nnz (non-zero
@@ -37,7 +38,7 @@ local cr = require "crescent"
 
 local me = "examples/logreg.lua"
 local opt = { data = "data/gcide.svm", heldout = 0.2, split_seed = 1, optimizer = "dbpg", l1 = 1, l2 = 0, epochs = 20,
-              placement = "range", tau = 0, blocks = 64, split = "balanced", rho = 0.1, beta = 1, ada_c = 0, batch = 1000, eval = 1, tol = 0, quiet = 0 }
+              placement = "range", tau = 0, blocks = 64, split = "balanced", rho = 0.1, beta = 1, ada_c = 0, batch = 1000, eval = 1, tol = 0, filters = "", quiet = 0 }
 local numeric = { heldout = true, split_seed = true, l1 = true, l2 = true, epochs = true, tau = true, blocks = true, rho = true,
                   lr = true, beta = true, delta = true, ada_c = true, batch = true, eval = true, tol = true, quiet = true }
 local accept = { lr = "number", delta = "number" }
@@ -108,6 +109,14 @@ else
 end
 local tdef = { name = "w", keys = F, dim = opt.optimizer == "dbpg" and 2 or 1, init = cr.init.zeros(), optimizer = o }
 if opt.placement ~= "range" then tdef.placement = pfile or opt.placement end
+-- filters=key_cache,zeros,sigmod=X: the table's traffic filters (docs/filters.md)
+if opt.filters ~= "" then
+  tdef.filters = {}
+  for item in opt.filters:gmatch("[^,]+") do
+    local k, v = item:match("^(%w[%w_]*)=(.*)$")
+    if k then tdef.filters[k] = tonumber(v) or v else tdef.filters[item] = true end
+  end
+end
 local W = job:table(tdef)
 -- dbpg's blocks: key ranges holding equal shares of the file's entries
 -- (blocks=equal: equal key ranges); the same bounds go to every worker.
