@@ -56,4 +56,64 @@ M.optim = {
     dbpg = optimizer("dbpg", { lr = true, l1 = true, l2 = true, delta = true, ada_c = true, tau = true }),
 }
 
+-- ---------- job:table{}'s optimizer (crescent.job) ----------
+
+-- Optimizer options given as fields of job:table{} (the issue 11 contract:
+-- job:table{optimizer = "ftrl", alpha = 0.1, l1 = 1, ...}), by rule name.
+-- (adagrad's initial accumulator only through cr.optim.adagrad{init=}: a
+-- table's `init` is its initializer.)
+M.optim_fields = {
+    sgd = { "lr" }, adagrad = { "lr", "eps" },
+    ftrl = { "alpha", "beta", "l1", "l2" }, dbpg = { "lr", "l1", "l2", "delta", "ada_c", "tau" },
+}
+M.optim_keys = {}
+for _, ks in pairs(M.optim_fields) do for _, k in ipairs(ks) do M.optim_keys[k] = true end end
+
+function M.unknown_option(k) return ("job:table{}: unknown option '%s'"):format(tostring(k)) end
+
+-- k is an option of o's rule given by name (optimizer = "ftrl", l1 = ...).
+function M.optim_field(o, k)
+    return type(o.optimizer) == "string" and M.optim_keys[k] or false
+end
+
+-- job:table{}'s optimizer description (o: its options; optim: cr.optim):
+-- o.optimizer (a cr.optim description, or a rule name with the rule's
+-- options as fields of o), by default add for an i32 table, sgd{lr = 0.01}
+-- otherwise. Raises a one-line message.
+function M.table_optimizer(o, optim)
+    local opt = o.optimizer or (o.dtype == "i32" and "add") or optim.sgd { lr = 0.01 }
+    if type(opt) ~= "string" then return opt end
+    if not optim[opt] then
+        error(("job:table{}: table '%s': unknown optimizer '%s' (expected sgd, adagrad, add, assign, ftrl or dbpg)")
+            :format(tostring(o.name), opt), 0)
+    end
+    return M.optim_from_fields(o, opt, optim[opt])
+end
+
+-- The rule's fields of the C table definition def (l_job.c j_table) from
+-- the optimizer description opt.
+function M.optim_def(def, opt)
+    def.optimizer = opt.name
+    def.lr = opt.lr or (opt.name == "ftrl" and 0.1 or opt.name == "dbpg" and 1) or 0.01
+    def.eps, def.init_acc, def.l1, def.l2 = opt.eps or 1e-8, opt.init or 0, opt.l1, opt.l2
+    def.beta, def.delta, def.ada_c, def.tau = opt.beta or 1, opt.delta or -1, opt.ada_c, opt.tau
+end
+
+-- job:table{}'s optimizer from a rule name and the declaration's fields o
+-- (make: cr.optim[name]). A field the rule does not take is an error.
+function M.optim_from_fields(o, name, make)
+    local args = {}
+    local allowed = {}
+    for _, k in ipairs(M.optim_fields[name] or {}) do allowed[k] = true end
+    for k in pairs(M.optim_keys) do
+        if o[k] ~= nil then
+            if not allowed[k] then
+                error(("job:table{}: table '%s': option '%s' is not an option of optimizer %s"):format(o.name, k, name), 0)
+            end
+            args[k] = o[k]
+        end
+    end
+    return make(args)
+end
+
 return M

@@ -163,7 +163,7 @@ local table_keys = { name = true, keys = true, dim = true, init = true, optimize
 local function check_table(self, o)
     if type(o) ~= "table" then error("job:table{...}: table expected", 3) end
     for k in pairs(o) do
-        if not (table_keys[k] or tables.optim_field(o, k)) then error(tables.unknown_option(k), 3) end
+        if not (table_keys[k] or init_opt.optim_field(o, k)) then error(init_opt.unknown_option(k), 3) end
     end
     if type(o.name) ~= "string" or o.name == "" then error("job:table{}: name (string) required", 3) end
     if self.tables[o.name] then error(("job:table{}: table '%s' already exists"):format(o.name), 3) end
@@ -173,7 +173,7 @@ local function check_table(self, o)
     end
     if math.type(o.dim) ~= "integer" or o.dim <= 0 then error("job:table{}: dim must be a positive integer", 3) end
     local init = o.init or init_opt.init.zeros()
-    local okopt, opt = pcall(tables.optimizer, o, init_opt.optim)
+    local okopt, opt = pcall(init_opt.table_optimizer, o, init_opt.optim)
     if not okopt then error(opt, 3) end
     if type(init) ~= "table" or not init.kind then error("job:table{}: init must come from cr.init", 3) end
     if type(opt) ~= "table" or not opt.name then error("job:table{}: optimizer must come from cr.optim", 3) end
@@ -214,7 +214,7 @@ function Job:table(o)
         name = o.name, keys = o.keys, dim = o.dim, init = init.kind, a = init.a, b = init.b,
         seed = self.seed, compress = o.compress and 1 or 0, dtype = o.dtype or "f32", placement = pl,
     }
-    tables.optim_def(def, opt)
+    init_opt.optim_def(def, opt)
     for k, v in pairs(filt) do def[k] = v end
     if o.keys == "sparse" then
         def.keys, def.sparse, def.sparse_placement = 0, true, o.placement or "hash"
