@@ -124,6 +124,7 @@ cr_logreg_data *cr_logreg_load(const char *path, const cr_logreg_load_opts *o, c
     cr_logreg_data *d = ld.d;
     d->file_examples = ld.rows;
     d->features = o->features > 0 ? o->features : ld.maxkey;
+    d->nfcount = ld.maxkey;
     if (rc == 0 && pl) rc = check_placement(&ld, pl, e);
     cr_placement_destroy(&pl);
     if (rc != 0) {
@@ -252,12 +253,13 @@ static inline int64_t block_of(const cr_logreg_data *d, int64_t k) {
 }
 
 int64_t cr_logreg_balanced(const cr_logreg_data *d, int64_t nblocks, int64_t *bounds) {
+    /* fcount covers the ids seen (nfcount); declared features past them count 0 */
     int64_t F = d->features, total = 0, nb = 0;
-    for (int64_t k = 0; k < F && d->fcount; k++) total += d->fcount[k];
+    for (int64_t k = 0; k < d->nfcount; k++) total += d->fcount[k];
     bounds[nb++] = 0;
     int64_t cum = 0;
     for (int64_t k = 0; k < F; k++) {
-        cum += d->fcount ? d->fcount[k] : 1;
+        cum += total ? (k < d->nfcount ? d->fcount[k] : 0) : 1;
         /* a new block after k once the blocks so far hold their share */
         if (nb < nblocks && k + 1 < F && (__int128)cum * nblocks >= (__int128)nb * (total ? total : F)) bounds[nb++] = k + 1;
     }

@@ -51,7 +51,8 @@ typedef struct cr_logreg_data {
     float *val;              /* nnz values */
     float *y;                /* n labels, +1 / -1 */
     double *margin;          /* n margins <x_i, w> (zero after loading) */
-    int64_t *fcount;         /* entries of each feature over every line of the file (features) */
+    int64_t *fcount;         /* entries of each feature over every line of the file (nfcount) */
+    int64_t nfcount;         /* the largest feature id seen */
     /* batches (cr_logreg_batches) */
     int64_t nbatches;
     int64_t *bat_ex;         /* nbatches + 1 example offsets */

@@ -328,6 +328,13 @@ static void test_balanced(void) {
     cr_logreg_blocks(d, 4, 7, b);
     CR_CHECK(d->nblocks == 4 && d->bkey[1] == 1);
     cr_logreg_destroy(&d);
+    /* declared features past the ids seen hold no entries: the last block */
+    cr_logreg_load_opts o = {.features = 20, .split = CR_LOGREG_ALL, .parts = 1};
+    cr_err e;
+    d = cr_logreg_load(path, &o, &e);
+    CR_CHECK(d && d->features == 20 && d->nfcount == 7);
+    CR_CHECK(cr_logreg_balanced(d, 4, b) == 4 && b[3] == 4 && b[4] == 20);
+    cr_logreg_destroy(&d);
     remove(path);
 }
 
