@@ -360,46 +360,51 @@ static int check_node(cr_job *j, int node, cr_err *e) {
     return cr_errf(e, "node %d out of range [0, %d)", node, cr_job_nodes(j));
 }
 
-int cr_job_get_rows(cr_job *j, int table, int node, int64_t lo, int64_t count, int32_t dim, int32_t sdim,
-                    float *values, float *state, cr_err *e) {
+/* GETROWS r (a range or a key list) from node into values and state. */
+static int get_rows(cr_job *j, int node, const cr_msg_rows *r, int32_t dim, int32_t sdim, float *values,
+                    float *state, cr_err *e) {
     begin(j);
     cr_proto_msg m;
-    cr_msg_rows r = {.table = table, .lo = lo, .count = count};
-    if (check_node(j, node, e) < 0 || cr_proto_encode_rows(CR_M_GETROWS, &r, &m, e) < 0) return done(j, -1, e);
-    rows_sink k = {.dim = dim, .sdim = sdim, .count = count, .values = values, .state = state};
+    if (check_node(j, node, e) < 0 || cr_proto_encode_rows(CR_M_GETROWS, r, &m, e) < 0) return done(j, -1, e);
+    rows_sink k = {.dim = dim, .sdim = sdim, .count = r->count, .values = values, .state = state};
     return done(j, request(j, node, &m, 1, NULL, take_rows, &k, e), e);
+}
+
+/* SETROWS r (a range or a key list; its values and state set here) to node. */
+static int set_rows(cr_job *j, int node, cr_msg_rows *r, int32_t dim, int32_t sdim, const float *values,
+                    const float *state, cr_err *e) {
+    begin(j);
+    cr_proto_msg m;
+    r->values = values;
+    r->state = state;
+    r->valuesn = (size_t)(r->count * dim) * sizeof(float);
+    r->staten = state ? (size_t)(r->count * sdim) * sizeof(float) : 0;
+    if (check_node(j, node, e) < 0 || cr_proto_encode_rows(CR_M_SETROWS, r, &m, e) < 0) return done(j, -1, e);
+    return done(j, request(j, node, &m, 1, NULL, NULL, NULL, e), e);
+}
+
+int cr_job_get_rows(cr_job *j, int table, int node, int64_t lo, int64_t count, int32_t dim, int32_t sdim,
+                    float *values, float *state, cr_err *e) {
+    cr_msg_rows r = {.table = table, .lo = lo, .count = count};
+    return get_rows(j, node, &r, dim, sdim, values, state, e);
 }
 
 int cr_job_set_rows(cr_job *j, int table, int node, int64_t lo, int64_t count, int32_t dim, int32_t sdim,
                     const float *values, const float *state, cr_err *e) {
-    begin(j);
-    cr_proto_msg m;
-    cr_msg_rows r = {.table = table, .lo = lo, .count = count, .values = values, .state = state};
-    r.valuesn = (size_t)(count * dim) * sizeof(float);
-    r.staten = state ? (size_t)(count * sdim) * sizeof(float) : 0;
-    if (check_node(j, node, e) < 0 || cr_proto_encode_rows(CR_M_SETROWS, &r, &m, e) < 0) return done(j, -1, e);
-    return done(j, request(j, node, &m, 1, NULL, NULL, NULL, e), e);
+    cr_msg_rows r = {.table = table, .lo = lo, .count = count};
+    return set_rows(j, node, &r, dim, sdim, values, state, e);
 }
 
 int cr_job_get_keys(cr_job *j, int table, int node, const int64_t *keys, int64_t n, int32_t dim, int32_t sdim,
                     float *values, float *state, cr_err *e) {
-    begin(j);
-    cr_proto_msg m;
     cr_msg_rows r = {.table = table, .count = n, .keys = keys};
-    if (check_node(j, node, e) < 0 || cr_proto_encode_rows(CR_M_GETROWS, &r, &m, e) < 0) return done(j, -1, e);
-    rows_sink k = {.dim = dim, .sdim = sdim, .count = n, .values = values, .state = state};
-    return done(j, request(j, node, &m, 1, NULL, take_rows, &k, e), e);
+    return get_rows(j, node, &r, dim, sdim, values, state, e);
 }
 
 int cr_job_set_keys(cr_job *j, int table, int node, const int64_t *keys, int64_t n, int32_t dim, int32_t sdim,
                     const float *values, const float *state, cr_err *e) {
-    begin(j);
-    cr_proto_msg m;
-    cr_msg_rows r = {.table = table, .count = n, .values = values, .state = state, .keys = keys};
-    r.valuesn = (size_t)(n * dim) * sizeof(float);
-    r.staten = state ? (size_t)(n * sdim) * sizeof(float) : 0;
-    if (check_node(j, node, e) < 0 || cr_proto_encode_rows(CR_M_SETROWS, &r, &m, e) < 0) return done(j, -1, e);
-    return done(j, request(j, node, &m, 1, NULL, NULL, NULL, e), e);
+    cr_msg_rows r = {.table = table, .count = n, .keys = keys};
+    return set_rows(j, node, &r, dim, sdim, values, state, e);
 }
 
 int cr_job_dump(cr_job *j, int table, int node, uint64_t *cursor, int64_t max, int32_t dim, int32_t sdim,
