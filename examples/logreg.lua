@@ -146,21 +146,12 @@ local function gather()
   return all
 end
 
-local function norms(w)
-  local a, b, nnz = 0.0, 0.0, 0
-  for k = 1, F do
-    local x = w:get(k, 1)
-    if x ~= 0 then a, b, nnz = a + math.abs(x), b + x * x, nnz + 1 end
-  end
-  return a, b, nnz
-end
-
 local train_s, rec = 0.0, nil
 -- The training objective at the table's weights w (gathered) and the
 -- epoch's result r; also the weights' L1 norm and non-zeros.
 local function objective(r, w)
   local loss = opt.optimizer == "dbpg" and r.sum.loss or job:call("objective", {}).sum.loss
-  local l1n, l2n, nnz = norms(w)
+  local l1n, l2n, nnz = w:norms(1)
   return loss + opt.l1 * l1n + opt.l2 / 2 * l2n, loss, nnz
 end
 

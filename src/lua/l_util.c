@@ -3,11 +3,12 @@
  * Matrix: cr.core.util.matrix(rows, cols [, "f32" | "i32"]) or
  * matrix({{...},{...}} [, dtype]); m:rows(), m:cols(), m:dtype(), m:get(i, j),
  * m:set(i, j, v) (1-based), m:row(i) -> table, m:totable(), #m == rows,
- * tostring(m).
+ * m:norms([col]) -> sum |x|, sum x^2, non-zeros (f32), tostring(m).
  * Ints: cr.core.util.ints(n) or ints{...}; see l_util.h. */
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -182,6 +183,26 @@ static int m_totable(lua_State *L) {
 
 static int m_len(lua_State *L) { return m_rows(L); }
 
+/* m:norms([col]) -> sum |x|, sum x^2, non-zeros: over column col (1-based),
+ * or over every value. f32 matrices. */
+static int m_norms(lua_State *L) {
+    cr_mat *m = cr_lmat_check(L, 1);
+    if (((lmat *)m)->dtype != CR_LDT_F32) luaL_error(L, "norms: an f32 matrix expected");
+    int64_t c0 = 0, c1 = m->cols;
+    if (!lua_isnoneornil(L, 2)) c0 = check_index(L, 2, m->cols, "column"), c1 = c0 + 1;
+    double a = 0, b = 0;
+    int64_t nz = 0;
+    for (int64_t i = 0; i < m->rows; i++)
+        for (int64_t j = c0; j < c1; j++) {
+            double x = m->data[i * m->cols + j];
+            a += fabs(x), b += x * x, nz += x != 0;
+        }
+    lua_pushnumber(L, a);
+    lua_pushnumber(L, b);
+    lua_pushinteger(L, nz);
+    return 3;
+}
+
 static int m_tostring(lua_State *L) {
     cr_mat *m = cr_lmat_check(L, 1);
     lua_pushfstring(L, "crescent.Matrix(%d x %d%s)", (int)m->rows, (int)m->cols,
@@ -294,7 +315,7 @@ static int l_now(lua_State *L) { lua_pushnumber(L, cr_now()); return 1; }
 int cr_lopen_util(lua_State *L) {
     static const luaL_Reg methods[] = {
         {"rows", m_rows}, {"cols", m_cols}, {"get", m_get}, {"set", m_set},
-        {"row", m_row},   {"totable", m_totable}, {"dtype", m_dtype}, {NULL, NULL}};
+        {"row", m_row},   {"totable", m_totable}, {"dtype", m_dtype}, {"norms", m_norms}, {NULL, NULL}};
     if (luaL_newmetatable(L, CR_MATRIX_MT)) {
         luaL_newlib(L, methods);
         lua_setfield(L, -2, "__index");
