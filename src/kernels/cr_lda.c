@@ -48,6 +48,17 @@ typedef struct bscratch {
     int32_t *tp, *small, *large;
 } bscratch;
 
+/* MH: everything a step reads of one topic, in one half cache line (at
+ * K = 1000 separate arrays of K would be about 40 KiB that every token
+ * touches at random topics: more than L1). ck: current total; ndk: the
+ * current document's count; inv = 1 / (max(snapk, 0) + V beta), inv1 the
+ * same with snapk + 1, invm1 with snapk - 1 (negative when snapk < 1: no
+ * token of the snapshot can be left out of it). */
+typedef struct tglob {
+    double inv, inv1, invm1;
+    int32_t ck, ndk;
+} tglob;
+
 /* A token of the MH visiting order: token tbeg + tok of document dbeg + doc
  * (offsets from the chunk's first token and document). */
 typedef struct sent {
@@ -66,9 +77,9 @@ typedef struct sctx {
     const int32_t *snap;    /* MH: the snapshot rows */
     int32_t *cw;            /* plain: current counts, nkeys x K */
     int32_t *ck;            /* current totals */
-    int32_t *ndk;           /* current document's topic counts */
-    double *inv, *inv1;     /* 1 / (max(snapk, 0) + V beta), and with + 1 */
-    double *invm1;          /* 1 / (max(snapk - 1, 0) + V beta) */
+    int32_t *ndk;           /* plain: current document's topic counts */
+    double *inv;            /* plain: 1 / (max(ck, 0) + V beta) */
+    tglob *tg;              /* MH: per topic (ck, the caller's copy, written back at the end) */
     aent *dense;            /* K slots of beta * inv */
     double Q;               /* dense mass */
     int64_t *soff;          /* nkeys + 1 offsets into sp */
@@ -168,10 +179,13 @@ static void build_dense(sctx *x, bscratch *b) {
     int K = x->K;
     x->Q = 0;
     for (int k = 0; k < K; k++) {
-        x->inv[k] = 1.0 / (pos(x->snapk[k]) + x->vbeta);
-        x->inv1[k] = 1.0 / (pos(x->snapk[k]) + 1 + x->vbeta);
-        x->invm1[k] = 1.0 / (pos(x->snapk[k] - 1) + x->vbeta);
-        b->w[k] = x->beta * x->inv[k];
+        tglob *g = &x->tg[k];
+        g->inv = 1.0 / (pos(x->snapk[k]) + x->vbeta);
+        g->inv1 = 1.0 / (pos(x->snapk[k]) + 1 + x->vbeta);
+        g->invm1 = x->snapk[k] >= 1 ? 1.0 / (pos(x->snapk[k] - 1) + x->vbeta) : -1.0;
+        g->ck = x->ck[k];
+        g->ndk = 0;
+        b->w[k] = x->beta * g->inv;
         b->tp[k] = k;
         x->Q += b->w[k];
     }
@@ -195,7 +209,7 @@ static void build_slice(sctx *x, cr_lda_corpus *c, int64_t r0, int64_t r1, bscra
         for (int k = 0; k < K; k++) {
             pr[2 * k] = pr[2 * k + 1] = row[k];
             if (row[k] > 0) {
-                b->w[m] = row[k] * x->inv[k];
+                b->w[m] = row[k] * x->tg[k].inv;
                 b->tp[m++] = k;
                 S += b->w[m - 1];
             }
@@ -236,16 +250,16 @@ typedef struct tok {
     double zt;     /* the table's mass S_r + Q */
 } tok;
 
-static inline double tw(const sctx *x, const int32_t *p, int k) { return (pos(p[2 * k + 1]) + x->beta) * x->inv[k]; }
+static inline double tw(const sctx *x, const int32_t *p, int k) { return (pos(p[2 * k + 1]) + x->beta) * x->tg[k].inv; }
 
 static inline void tok_init(const sctx *x, tok *t, int64_t r, int s0) {
     t->p = x->pw + 2 * (r - x->r0) * x->K;
     t->r = r;
     t->s0 = s0;
     int32_t sn = t->p[2 * s0 + 1];
-    t->own = sn >= 1 && x->snapk[s0] >= 1 && !(x->flags & CR_LDA_TEST_NO_OWN);
+    t->own = sn >= 1 && x->tg[s0].invm1 > 0 && !(x->flags & CR_LDA_TEST_NO_OWN);
     t->zt = x->S[r] + x->Q;
-    t->fe0 = t->own ? (sn - 1 + x->beta) * x->invm1[s0] : tw(x, t->p, s0);
+    t->fe0 = t->own ? (sn - 1 + x->beta) * x->tg[s0].invm1 : tw(x, t->p, s0);
     t->ze = t->zt - tw(x, t->p, s0) + t->fe0;
 }
 
@@ -253,12 +267,12 @@ static inline void tok_init(const sctx *x, tok *t, int64_t r, int s0) {
 static inline double fe(const sctx *x, const tok *t, int k) { return k == t->s0 ? t->fe0 : tw(x, t->p, k); }
 static inline double zx(const sctx *x, const tok *t, int k) {
     if (k == t->s0 || !t->own) return t->zt;
-    return t->ze - tw(x, t->p, k) + (pos(t->p[2 * k + 1]) + 1 + x->beta) * x->inv1[k];
+    return t->ze - tw(x, t->p, k) + (pos(t->p[2 * k + 1]) + 1 + x->beta) * x->tg[k].inv1;
 }
 
 /* pi(k) without the document part: (n_wk + beta) / (n_k + V beta), current. */
 static inline double wpart(const sctx *x, const int32_t *p, int k) {
-    return (pos(p[2 * k]) + x->beta) / (pos(x->ck[k]) + x->vbeta);
+    return (pos(p[2 * k]) + x->beta) / (pos(x->tg[k].ck) + x->vbeta);
 }
 
 static inline wprop wdraw(sctx *x, int64_t r) {
@@ -278,7 +292,7 @@ static inline int resolve(wprop w) { return w.coin < w.a->prob ? w.a->topic : w.
  * with that share propose s itself (no move, returns -1); else a draw from
  * f_e: the table, thinned at s0 (f_e(s0) <= table(s0)). */
 static inline int draw_off(sctx *x, const tok *t, int s, wprop w) {
-    double fs = tw(x, t->p, s), gs = (pos(t->p[2 * s + 1]) + 1 + x->beta) * x->inv1[s];
+    double fs = tw(x, t->p, s), gs = (pos(t->p[2 * s + 1]) + 1 + x->beta) * x->tg[s].inv1;
     if (unif(&x->rng) * (t->ze - fs + gs) < gs - fs) return -1;
     for (;;) {
         int k = resolve(w);
@@ -294,8 +308,9 @@ static inline int word_step(sctx *x, const tok *t, int s, wprop w) {
     int u = s == t->s0 || !t->own ? resolve(w) : draw_off(x, t, s, w);
     if (u < 0 || u == s) return s;
     const int32_t *p = t->p;
-    double num = (x->ndk[u] + x->alpha) * (pos(p[2 * u]) + x->beta) * (pos(x->ck[s]) + x->vbeta);
-    double den = (x->ndk[s] + x->alpha) * (pos(p[2 * s]) + x->beta) * (pos(x->ck[u]) + x->vbeta);
+    const tglob *gu = &x->tg[u], *gs = &x->tg[s];
+    double num = (gu->ndk + x->alpha) * (pos(p[2 * u]) + x->beta) * (pos(gs->ck) + x->vbeta);
+    double den = (gs->ndk + x->alpha) * (pos(p[2 * s]) + x->beta) * (pos(gu->ck) + x->vbeta);
     if (!(x->flags & CR_LDA_TEST_NO_QRATIO)) {
         num *= fe(x, t, s) * zx(x, t, s);
         den *= fe(x, t, u) * zx(x, t, u);
@@ -329,9 +344,9 @@ static inline int doc_step(sctx *x, const int32_t *z, const int32_t *p, int s, i
 /* Remove / add a token of topic k from / to the current counts (MH: row of
  * pairs p; plain: row of counts p). */
 static inline void move_mh(sctx *x, int32_t *p, int k, int d) {
-    x->ndk[k] += d;
+    x->tg[k].ndk += d;
     p[2 * k] += d;
-    x->ck[k] += d;
+    x->tg[k].ck += d;
 }
 static inline void move_plain(sctx *x, int32_t *p, int k, int d) {
     x->ndk[k] += d;
@@ -359,10 +374,15 @@ static inline void look_fetch(sctx *x, const int32_t *z, int64_t j, int steps) {
     int64_t i = x->tbeg + x->seq[j].tok;
     const int32_t *pr = x->pw + 2 * ((int64_t)x->row[i] - x->r0) * x->K;
     __builtin_prefetch(pr + 2 * z[i], 1);
+    __builtin_prefetch(x->tg + z[i], 1);
     for (int st = 0; st < steps && st < CR_LDA_PEND; st++) {
-        __builtin_prefetch(pr + 2 * resolve(p->w[st]));
+        int u = resolve(p->w[st]);
         int64_t dp = p->dpos[st];
-        __builtin_prefetch(pr + 2 * (dp >= 0 ? z[dp] : -1 - dp));
+        int t = dp >= 0 ? z[dp] : (int)(-1 - dp);
+        __builtin_prefetch(pr + 2 * u);
+        __builtin_prefetch(x->tg + u);
+        __builtin_prefetch(pr + 2 * t);
+        __builtin_prefetch(x->tg + t);
     }
 }
 
@@ -383,12 +403,18 @@ static inline int mh_token(sctx *x, int32_t *z, int64_t i, int64_t t0, int64_t L
     return s != s0;
 }
 
-/* Fill / clear the document scratch from z[t0 .. t1). */
+/* Fill / clear the document scratch from z[t0 .. t1) (plain: ndk; MH: tg). */
 static void doc_enter(sctx *x, const int32_t *z, int64_t t0, int64_t t1) {
     for (int64_t i = t0; i < t1; i++) x->ndk[z[i]]++;
 }
 static void doc_leave(sctx *x, const int32_t *z, int64_t t0, int64_t t1) {
     for (int64_t i = t0; i < t1; i++) x->ndk[z[i]] = 0;
+}
+static void mh_enter(sctx *x, const int32_t *z, int64_t t0, int64_t t1) {
+    for (int64_t i = t0; i < t1; i++) x->tg[z[i]].ndk++;
+}
+static void mh_leave(sctx *x, const int32_t *z, int64_t t0, int64_t t1) {
+    for (int64_t i = t0; i < t1; i++) x->tg[z[i]].ndk = 0;
 }
 
 /* MH over the visiting order x->seq. A document's counts are filled when
@@ -402,18 +428,18 @@ static int64_t mh_seq(sctx *x, int32_t *z, int steps) {
     for (int64_t j = 0; j < x->nseq; j++) {
         int64_t dj = x->dbeg + x->seq[j].doc;
         if (dj != d) {
-            if (d >= 0) doc_leave(x, z, t0, t0 + L);
+            if (d >= 0) mh_leave(x, z, t0, t0 + L);
             d = dj;
             t0 = x->doc_off[d];
             L = x->doc_off[d + 1] - t0;
-            doc_enter(x, z, t0, t0 + L);
+            mh_enter(x, z, t0, t0 + L);
         }
         tprop cur = x->ring[RING(j)];
         if (j + CR_LDA_AHEAD < x->nseq) look_draw(x, j + CR_LDA_AHEAD, steps);
         if (j + CR_LDA_AHEAD - 1 < x->nseq) look_fetch(x, z, j + CR_LDA_AHEAD - 1, steps);
         changed += mh_token(x, z, x->tbeg + x->seq[j].tok, t0, L, &cur, steps);
     }
-    if (d >= 0) doc_leave(x, z, t0, t0 + L);
+    if (d >= 0) mh_leave(x, z, t0, t0 + L);
     return changed;
 }
 
@@ -481,11 +507,12 @@ static void ctx_init(sctx *x, cr_lda_corpus *c, int64_t ch, const int32_t *snap,
     x->flags = o->test_flags;
     cr_rng_seed2(&x->rng, o->seed, (uint64_t)ch);
     cr_rng_seed2(&x->prng, o->seed ^ 0x5bd1e995u, (uint64_t)ch);
-    x->ndk = cr_xcalloc((size_t)K, sizeof *x->ndk);
-    x->inv = cr_xmalloc((size_t)K * sizeof *x->inv);
-    if (!mh) return;
-    x->inv1 = cr_xmalloc((size_t)K * sizeof *x->inv1);
-    x->invm1 = cr_xmalloc((size_t)K * sizeof *x->invm1);
+    if (!mh) {
+        x->ndk = cr_xcalloc((size_t)K, sizeof *x->ndk);
+        x->inv = cr_xmalloc((size_t)K * sizeof *x->inv);
+        return;
+    }
+    x->tg = cr_xmalloc((size_t)K * sizeof *x->tg);
     x->snap = snap;
     x->dense = cr_xmalloc((size_t)K * sizeof *x->dense);
     x->soff = cr_xmalloc((size_t)(nkeys + 1) * sizeof *x->soff);
@@ -499,8 +526,7 @@ static void ctx_init(sctx *x, cr_lda_corpus *c, int64_t ch, const int32_t *snap,
 static void ctx_free(sctx *x) {
     free(x->ndk);
     free(x->inv);
-    free(x->inv1);
-    free(x->invm1);
+    free(x->tg);
     free(x->dense);
     free(x->soff);
     free(x->S);
@@ -559,6 +585,7 @@ static int64_t sweep_mh(sctx *x, cr_lda_corpus *c, int64_t ch, int32_t *dwk, con
         changed += mh_seq(x, c->z, o->mh_steps);
         flush_slice(x, dwk, r0, r1);
     }
+    for (int k = 0; k < x->K; k++) x->ck[k] = x->tg[k].ck;
     free(seq);
     free(start);
     return changed;
@@ -629,7 +656,7 @@ double cr_lda_word_loglik(const int32_t *counts, int64_t n, double beta) {
 /* The exact conditional of the (removed) token into exact, normalized. */
 static void exact_cond(const sctx *x, const int32_t *p, double *exact) {
     double tot = 0;
-    for (int k = 0; k < x->K; k++) tot += exact[k] = (x->ndk[k] + x->alpha) * wpart(x, p, k);
+    for (int k = 0; k < x->K; k++) tot += exact[k] = (x->tg[k].ndk + x->alpha) * wpart(x, p, k);
     for (int k = 0; k < x->K; k++) exact[k] /= tot;
 }
 
@@ -668,7 +695,7 @@ int cr_lda_mh_chain(cr_lda_corpus *c, int64_t ch, const int32_t *nwk, const int3
     int s0 = c->z[token];
     tok t;
     tok_init(&x, &t, c->row[token], s0);
-    doc_enter(&x, c->z, t0, t0 + L);
+    mh_enter(&x, c->z, t0, t0 + L);
     move_mh(&x, t.p, s0, -1);
     if (exact) exact_cond(&x, t.p, exact);
     run_chains(&x, &t, c->z, token, t0, L, chains, steps, out);
