@@ -355,11 +355,16 @@ static inline void move_plain(sctx *x, int32_t *p, int k, int d) {
 }
 
 /* Stage 1 of the lookahead, for the j-th token of the visiting order: draw
- * its proposals, prefetch the word proposals' alias slots. */
-static inline void look_draw(sctx *x, int64_t j, int steps) {
+ * its proposals, prefetch the word proposals' alias slots, and if it
+ * enters a document, the document's topics (a slice enters a document by
+ * reading them all: at K = 1000 its rows are smaller, so a document has
+ * tokens in more slices, and each entry missed in cache). */
+static inline void look_draw(sctx *x, const int32_t *z, int64_t j, int steps) {
     int64_t i = x->tbeg + x->seq[j].tok, d = x->dbeg + x->seq[j].doc;
     int64_t d0 = x->doc_off[d], L = x->doc_off[d + 1] - d0, r = x->row[i];
     tprop *p = &x->ring[RING(j)];
+    if (j == 0 || x->seq[j].doc != x->seq[j - 1].doc)
+        for (int64_t a = 0; a < L && a < 64; a += 16) __builtin_prefetch(z + d0 + a);
     for (int st = 0; st < steps && st < CR_LDA_PEND; st++) {
         p->w[st] = wdraw(x, r);
         __builtin_prefetch(p->w[st].a);
@@ -423,7 +428,7 @@ static void mh_leave(sctx *x, const int32_t *z, int64_t t0, int64_t t1) {
  * waits on memory much less. Returns how many tokens changed. */
 static int64_t mh_seq(sctx *x, int32_t *z, int steps) {
     int64_t changed = 0, d = -1, t0 = 0, L = 0;
-    for (int64_t j = 0; j < x->nseq && j < CR_LDA_AHEAD; j++) look_draw(x, j, steps);
+    for (int64_t j = 0; j < x->nseq && j < CR_LDA_AHEAD; j++) look_draw(x, z, j, steps);
     for (int64_t j = 0; j < x->nseq && j < CR_LDA_AHEAD - 1; j++) look_fetch(x, z, j, steps);
     for (int64_t j = 0; j < x->nseq; j++) {
         int64_t dj = x->dbeg + x->seq[j].doc;
@@ -435,7 +440,7 @@ static int64_t mh_seq(sctx *x, int32_t *z, int steps) {
             mh_enter(x, z, t0, t0 + L);
         }
         tprop cur = x->ring[RING(j)];
-        if (j + CR_LDA_AHEAD < x->nseq) look_draw(x, j + CR_LDA_AHEAD, steps);
+        if (j + CR_LDA_AHEAD < x->nseq) look_draw(x, z, j + CR_LDA_AHEAD, steps);
         if (j + CR_LDA_AHEAD - 1 < x->nseq) look_fetch(x, z, j + CR_LDA_AHEAD - 1, steps);
         changed += mh_token(x, z, x->tbeg + x->seq[j].tok, t0, L, &cur, steps);
     }
@@ -537,48 +542,72 @@ static void ctx_free(sctx *x) {
     free(x->b.large);
 }
 
-/* The MH visiting order of chunk ch: its rows cut into slices of srows
- * rows, the slices one after the other, each in document order; *start
- * (nslices + 1 entries, the caller's) where each slice's tokens begin. A
- * slice's rows and tables are built just before its tokens and its changes
- * written just after, so they stay in cache (LightLDA's model slices) and
- * the workspace holds one slice; the price is filling a document's counts
- * once per slice that has tokens of it. */
-static sent *visit_order(const cr_lda_corpus *c, int64_t ch, int64_t srows, int64_t nsl, int64_t **start) {
+/* The MH visiting order of chunk ch: its rows cut into the slices [bnd[s],
+ * bnd[s + 1]) (nsl of them), the slices one after the other, each in
+ * document order; *start (nsl + 1 entries, the caller's) where each
+ * slice's tokens begin. A slice's rows and tables are built just before
+ * its tokens and its changes written just after, so they stay in cache
+ * (LightLDA's model slices) and the workspace holds one slice; the price is
+ * filling a document's counts once per slice that has tokens of it. */
+static sent *visit_order(const cr_lda_corpus *c, int64_t ch, const int64_t *bnd, int64_t nsl, int64_t **start) {
     int64_t d0 = c->chunk_doc[ch], d1 = c->chunk_doc[ch + 1], tb = c->doc_off[d0], n = c->doc_off[d1] - tb;
     sent *seq = cr_xmalloc((size_t)(n ? n : 1) * sizeof *seq);
     int64_t *off = cr_xcalloc((size_t)(nsl + 1), sizeof *off), *at = cr_xmalloc((size_t)(nsl + 1) * sizeof *at);
-    for (int64_t i = tb; i < c->doc_off[d1]; i++) off[c->row[i] / srows + 1]++;
+    int32_t *rs = cr_xmalloc((size_t)(bnd[nsl] ? bnd[nsl] : 1) * sizeof *rs); /* row -> slice */
+    for (int64_t s = 0; s < nsl; s++)
+        for (int64_t r = bnd[s]; r < bnd[s + 1]; r++) rs[r] = (int32_t)s;
+    for (int64_t i = tb; i < c->doc_off[d1]; i++) off[rs[c->row[i]] + 1]++;
     for (int64_t s = 0; s < nsl; s++) off[s + 1] += off[s];
     memcpy(at, off, (size_t)(nsl + 1) * sizeof *at);
     for (int64_t d = d0; d < d1; d++)
         for (int64_t i = c->doc_off[d]; i < c->doc_off[d + 1]; i++)
-            seq[at[c->row[i] / srows]++] = (sent){(int32_t)(i - tb), (int32_t)(d - d0)};
+            seq[at[rs[c->row[i]]]++] = (sent){(int32_t)(i - tb), (int32_t)(d - d0)};
+    free(rs);
     free(at);
     *start = off;
     return seq;
 }
 
-/* Rows per model slice: about CR_LDA_SLICE_BYTES of counts and alias slots. */
+/* Model slices: the first about CR_LDA_SLICE_BYTES of counts and alias
+ * slots, each next one twice as many rows, up to CR_LDA_SLICE_MAX bytes.
+ * Rows are in word-id order, and vocabularies are numbered by descending
+ * frequency (make data, format=text), so the first slices hold the words
+ * most tokens have, which stay in cache while the slice is sampled; a
+ * later row has few tokens, whose counts miss the cache anyway, and small
+ * slices there would only make each document be entered again and again
+ * (a document of L tokens costs O(L) per slice that has its tokens). */
 #define CR_LDA_SLICE_BYTES ((int64_t)4 << 20)
-static int64_t slice_rows(int K, int64_t want) {
-    if (want > 0) return want;
-    int64_t r = CR_LDA_SLICE_BYTES / ((int64_t)K * 8 + (int64_t)sizeof(aent) * (K < 64 ? K : 64));
-    return r < 1 ? 1 : r;
+#define CR_LDA_SLICE_MAX ((int64_t)64 << 20)
+
+/* The slice bounds of nkeys rows (want > 0: slices of want rows each)
+ * into a new array of *nsl + 1 entries. */
+static int64_t *slice_bounds(int K, int64_t nkeys, int64_t want, int64_t *nsl) {
+    int64_t row = (int64_t)K * 8 + (int64_t)sizeof(aent) * (K < 64 ? K : 64);
+    int64_t first = want > 0 ? want : CR_LDA_SLICE_BYTES / row, most = want > 0 ? want : CR_LDA_SLICE_MAX / row;
+    if (first < 1) first = 1;
+    if (most < first) most = first;
+    int64_t n = 0, *b = cr_xmalloc((size_t)(nkeys + 2) * sizeof *b);
+    b[0] = 0;
+    for (int64_t r = 0, size = first; r < nkeys; size = size * 2 < most ? size * 2 : most) {
+        r = r + size < nkeys ? r + size : nkeys;
+        b[++n] = r;
+    }
+    *nsl = n;
+    return b;
 }
 
 /* MH over chunk ch slice by slice; the changes go to dwk. Returns how many
  * tokens changed. */
 static int64_t sweep_mh(sctx *x, cr_lda_corpus *c, int64_t ch, int32_t *dwk, const cr_lda_sample_opts *o) {
-    int64_t nkeys = cr_lda_chunk_nkeys(c, ch), srows = slice_rows(x->K, o->slice_rows);
-    int64_t nsl = (nkeys + srows - 1) / srows, *start, changed = 0;
+    int64_t nkeys = cr_lda_chunk_nkeys(c, ch), nsl, *start, changed = 0;
+    int64_t *bnd = slice_bounds(x->K, nkeys, o->slice_rows, &nsl);
     x->doc_off = c->doc_off;
     x->row = c->row;
     x->dbeg = c->chunk_doc[ch];
     x->tbeg = c->doc_off[x->dbeg];
-    sent *seq = visit_order(c, ch, srows, nsl, &start);
+    sent *seq = visit_order(c, ch, bnd, nsl, &start);
     for (int64_t sl = 0; sl < nsl; sl++) {
-        int64_t r0 = sl * srows, r1 = r0 + srows < nkeys ? r0 + srows : nkeys;
+        int64_t r0 = bnd[sl], r1 = bnd[sl + 1];
         build_slice(x, c, r0, r1, &x->b);
         x->seq = seq + start[sl];
         x->nseq = start[sl + 1] - start[sl];
@@ -586,6 +615,7 @@ static int64_t sweep_mh(sctx *x, cr_lda_corpus *c, int64_t ch, int32_t *dwk, con
         flush_slice(x, dwk, r0, r1);
     }
     for (int k = 0; k < x->K; k++) x->ck[k] = x->tg[k].ck;
+    free(bnd);
     free(seq);
     free(start);
     return changed;
