@@ -73,6 +73,8 @@ typedef struct sctx {
     double alpha, beta, vbeta;
     const int32_t *snapk;   /* snapshot totals */
     int32_t *pw;            /* MH: the slice's rows x K (current, snapshot) pairs */
+    uint64_t *bm;           /* MH: per row of the slice bw words, bit k set if pair k may be nonzero */
+    int64_t bw, bm_rows;    /* words per row; rows bm has room for */
     int64_t r0;             /* MH: the slice's first row */
     const int32_t *snap;    /* MH: the snapshot rows */
     int32_t *cw;            /* plain: current counts, nkeys x K */
@@ -201,13 +203,21 @@ static void build_slice(sctx *x, cr_lda_corpus *c, int64_t r0, int64_t r1, bscra
     x->r0 = r0;
     x->pw = workspace(&c->ws, &c->ws_cap, (size_t)(2 * (r1 - r0) * K) * sizeof(int32_t));
     x->sp = c->arena;
+    if (r1 - r0 > x->bm_rows) {
+        free(x->bm);
+        x->bm_rows = r1 - r0;
+        x->bm = cr_xmalloc((size_t)(x->bm_rows * x->bw) * sizeof *x->bm);
+    }
+    memset(x->bm, 0, (size_t)((r1 - r0) * x->bw) * sizeof *x->bm);
     for (int64_t r = r0; r < r1; r++) {
         const int32_t *row = x->snap + r * K;
         int32_t *pr = x->pw + 2 * (r - r0) * K;
+        uint64_t *bits = x->bm + (r - r0) * x->bw;
         int m = 0;
         double S = 0;
         for (int k = 0; k < K; k++) {
             pr[2 * k] = pr[2 * k + 1] = row[k];
+            bits[k >> 6] |= (uint64_t)(row[k] != 0) << (k & 63);
             if (row[k] > 0) {
                 b->w[m] = row[k] * x->tg[k].inv;
                 b->tp[m++] = k;
@@ -243,6 +253,7 @@ static void flush_slice(const sctx *x, int32_t *dwk, int64_t r0, int64_t r1) {
  * applied): q = the table for every x. */
 typedef struct tok {
     int32_t *p;    /* row of pairs */
+    uint64_t *bits; /* the row's bits (x->bm): a clear bit k means pair k is (0, 0) */
     int64_t r;     /* row */
     int s0, own;
     double fe0;    /* f_e(s0) */
@@ -250,29 +261,41 @@ typedef struct tok {
     double zt;     /* the table's mass S_r + Q */
 } tok;
 
-static inline double tw(const sctx *x, const int32_t *p, int k) { return (pos(p[2 * k + 1]) + x->beta) * x->tg[k].inv; }
+static const int32_t zpair[2] = {0, 0};
+
+/* The (current, snapshot) pair of topic k of the token's row: the row's
+ * pair, or (0, 0) without touching it when its bit is clear. At K = 1000
+ * most of a row's topics are zero and uniform proposals (the document
+ * proposal's alpha share, the dense table) land on random ones: the bits
+ * (K / 8 bytes a row) answer from cache where the pairs (8 K bytes) miss. */
+static inline const int32_t *at(const tok *t, int k) {
+    return (t->bits[k >> 6] >> (k & 63)) & 1 ? t->p + 2 * k : zpair;
+}
+
+static inline double tw(const sctx *x, const tok *t, int k) { return (pos(at(t, k)[1]) + x->beta) * x->tg[k].inv; }
 
 static inline void tok_init(const sctx *x, tok *t, int64_t r, int s0) {
     t->p = x->pw + 2 * (r - x->r0) * x->K;
+    t->bits = x->bm + (r - x->r0) * x->bw;
     t->r = r;
     t->s0 = s0;
-    int32_t sn = t->p[2 * s0 + 1];
+    int32_t sn = at(t, s0)[1];
     t->own = sn >= 1 && x->tg[s0].invm1 > 0 && !(x->flags & CR_LDA_TEST_NO_OWN);
     t->zt = x->S[r] + x->Q;
-    t->fe0 = t->own ? (sn - 1 + x->beta) * x->tg[s0].invm1 : tw(x, t->p, s0);
-    t->ze = t->zt - tw(x, t->p, s0) + t->fe0;
+    t->fe0 = t->own ? (sn - 1 + x->beta) * x->tg[s0].invm1 : tw(x, t, s0);
+    t->ze = t->zt - tw(x, t, s0) + t->fe0;
 }
 
 /* f_e(k), and Z_x = sum_k f_x(k). */
-static inline double fe(const sctx *x, const tok *t, int k) { return k == t->s0 ? t->fe0 : tw(x, t->p, k); }
+static inline double fe(const sctx *x, const tok *t, int k) { return k == t->s0 ? t->fe0 : tw(x, t, k); }
 static inline double zx(const sctx *x, const tok *t, int k) {
     if (k == t->s0 || !t->own) return t->zt;
-    return t->ze - tw(x, t->p, k) + (pos(t->p[2 * k + 1]) + 1 + x->beta) * x->tg[k].inv1;
+    return t->ze - tw(x, t, k) + (pos(at(t, k)[1]) + 1 + x->beta) * x->tg[k].inv1;
 }
 
 /* pi(k) without the document part: (n_wk + beta) / (n_k + V beta), current. */
-static inline double wpart(const sctx *x, const int32_t *p, int k) {
-    return (pos(p[2 * k]) + x->beta) / (pos(x->tg[k].ck) + x->vbeta);
+static inline double wpart(const sctx *x, const tok *t, int k) {
+    return (pos(at(t, k)[0]) + x->beta) / (pos(x->tg[k].ck) + x->vbeta);
 }
 
 static inline wprop wdraw(sctx *x, int64_t r) {
@@ -292,11 +315,11 @@ static inline int resolve(wprop w) { return w.coin < w.a->prob ? w.a->topic : w.
  * with that share propose s itself (no move, returns -1); else a draw from
  * f_e: the table, thinned at s0 (f_e(s0) <= table(s0)). */
 static inline int draw_off(sctx *x, const tok *t, int s, wprop w) {
-    double fs = tw(x, t->p, s), gs = (pos(t->p[2 * s + 1]) + 1 + x->beta) * x->tg[s].inv1;
+    double fs = tw(x, t, s), gs = (pos(at(t, s)[1]) + 1 + x->beta) * x->tg[s].inv1;
     if (unif(&x->rng) * (t->ze - fs + gs) < gs - fs) return -1;
     for (;;) {
         int k = resolve(w);
-        if (k != t->s0 || unif(&x->rng) * tw(x, t->p, t->s0) < t->fe0) return k;
+        if (k != t->s0 || unif(&x->rng) * tw(x, t, t->s0) < t->fe0) return k;
         w = wdraw(x, t->r);
     }
 }
@@ -307,10 +330,9 @@ static inline int draw_off(sctx *x, const tok *t, int s, wprop w) {
 static inline int word_step(sctx *x, const tok *t, int s, wprop w) {
     int u = s == t->s0 || !t->own ? resolve(w) : draw_off(x, t, s, w);
     if (u < 0 || u == s) return s;
-    const int32_t *p = t->p;
     const tglob *gu = &x->tg[u], *gs = &x->tg[s];
-    double num = (gu->ndk + x->alpha) * (pos(p[2 * u]) + x->beta) * (pos(gs->ck) + x->vbeta);
-    double den = (gs->ndk + x->alpha) * (pos(p[2 * s]) + x->beta) * (pos(gu->ck) + x->vbeta);
+    double num = (gu->ndk + x->alpha) * (pos(at(t, u)[0]) + x->beta) * (pos(gs->ck) + x->vbeta);
+    double den = (gs->ndk + x->alpha) * (pos(at(t, s)[0]) + x->beta) * (pos(gu->ck) + x->vbeta);
     if (!(x->flags & CR_LDA_TEST_NO_QRATIO)) {
         num *= fe(x, t, s) * zx(x, t, s);
         den *= fe(x, t, u) * zx(x, t, u);
@@ -334,18 +356,20 @@ static inline int64_t ddraw(sctx *x, int64_t d0, int64_t L) {
 /* A doc-proposal MH step from state s with the drawn proposal dp (the
  * chain's token holds s in z). q_d(k) ~ n_dk + alpha with the token
  * counted, so the n_dk + alpha terms cancel in the ratio. */
-static inline int doc_step(sctx *x, const int32_t *z, const int32_t *p, int s, int64_t dp) {
+static inline int doc_step(sctx *x, const int32_t *z, const tok *tk, int s, int64_t dp) {
     int t = dp >= 0 ? z[dp] : (int)(-1 - dp);
     if (t == s) return s;
-    double num = wpart(x, p, t), den = wpart(x, p, s);
+    double num = wpart(x, tk, t), den = wpart(x, tk, s);
     return unif(&x->rng) * den < num ? t : s;
 }
 
-/* Remove / add a token of topic k from / to the current counts (MH: row of
- * pairs p; plain: row of counts p). */
-static inline void move_mh(sctx *x, int32_t *p, int k, int d) {
+/* Remove / add a token of topic k from / to the current counts (MH: the
+ * token's row, whose bit k is set as the pair may no longer be zero;
+ * plain: row of counts p). */
+static inline void move_mh(sctx *x, tok *t, int k, int d) {
     x->tg[k].ndk += d;
-    p[2 * k] += d;
+    t->bits[k >> 6] |= (uint64_t)1 << (k & 63);
+    t->p[2 * k] += d;
     x->tg[k].ck += d;
 }
 static inline void move_plain(sctx *x, int32_t *p, int k, int d) {
@@ -365,6 +389,7 @@ static inline void look_draw(sctx *x, const int32_t *z, int64_t j, int steps) {
     tprop *p = &x->ring[RING(j)];
     if (j == 0 || x->seq[j].doc != x->seq[j - 1].doc)
         for (int64_t a = 0; a < L && a < 64; a += 16) __builtin_prefetch(z + d0 + a);
+    __builtin_prefetch(x->bm + (r - x->r0) * x->bw);
     for (int st = 0; st < steps && st < CR_LDA_PEND; st++) {
         p->w[st] = wdraw(x, r);
         __builtin_prefetch(p->w[st].a);
@@ -377,16 +402,18 @@ static inline void look_draw(sctx *x, const int32_t *z, int64_t j, int steps) {
 static inline void look_fetch(sctx *x, const int32_t *z, int64_t j, int steps) {
     const tprop *p = &x->ring[RING(j)];
     int64_t i = x->tbeg + x->seq[j].tok;
-    const int32_t *pr = x->pw + 2 * ((int64_t)x->row[i] - x->r0) * x->K;
+    int64_t r = (int64_t)x->row[i] - x->r0;
+    const int32_t *pr = x->pw + 2 * r * x->K;
+    const uint64_t *bits = x->bm + r * x->bw;
     __builtin_prefetch(pr + 2 * z[i], 1);
     __builtin_prefetch(x->tg + z[i], 1);
     for (int st = 0; st < steps && st < CR_LDA_PEND; st++) {
         int u = resolve(p->w[st]);
         int64_t dp = p->dpos[st];
         int t = dp >= 0 ? z[dp] : (int)(-1 - dp);
-        __builtin_prefetch(pr + 2 * u);
+        if ((bits[u >> 6] >> (u & 63)) & 1) __builtin_prefetch(pr + 2 * u);
         __builtin_prefetch(x->tg + u);
-        __builtin_prefetch(pr + 2 * t);
+        if ((bits[t >> 6] >> (t & 63)) & 1) __builtin_prefetch(pr + 2 * t);
         __builtin_prefetch(x->tg + t);
     }
 }
@@ -397,14 +424,14 @@ static inline int mh_token(sctx *x, int32_t *z, int64_t i, int64_t t0, int64_t L
     int s0 = z[i], s = s0;
     tok t;
     tok_init(x, &t, x->row[i], s0);
-    move_mh(x, t.p, s, -1);
+    move_mh(x, &t, s, -1);
     for (int st = 0; st < steps; st++) {
         int pre = st < CR_LDA_PEND;
         s = word_step(x, &t, s, pre ? cur->w[st] : wdraw(x, t.r));
         z[i] = s;
-        z[i] = s = doc_step(x, z, t.p, s, pre ? cur->dpos[st] : ddraw(x, t0, L));
+        z[i] = s = doc_step(x, z, &t, s, pre ? cur->dpos[st] : ddraw(x, t0, L));
     }
-    move_mh(x, t.p, s, +1);
+    move_mh(x, &t, s, +1);
     return s != s0;
 }
 
@@ -518,6 +545,7 @@ static void ctx_init(sctx *x, cr_lda_corpus *c, int64_t ch, const int32_t *snap,
         return;
     }
     x->tg = cr_xmalloc((size_t)K * sizeof *x->tg);
+    x->bw = (K + 63) / 64;
     x->snap = snap;
     x->dense = cr_xmalloc((size_t)K * sizeof *x->dense);
     x->soff = cr_xmalloc((size_t)(nkeys + 1) * sizeof *x->soff);
@@ -532,6 +560,7 @@ static void ctx_free(sctx *x) {
     free(x->ndk);
     free(x->inv);
     free(x->tg);
+    free(x->bm);
     free(x->dense);
     free(x->soff);
     free(x->S);
@@ -684,7 +713,7 @@ double cr_lda_word_loglik(const int32_t *counts, int64_t n, double beta) {
 }
 
 /* The exact conditional of the (removed) token into exact, normalized. */
-static void exact_cond(const sctx *x, const int32_t *p, double *exact) {
+static void exact_cond(const sctx *x, const tok *p, double *exact) {
     double tot = 0;
     for (int k = 0; k < x->K; k++) tot += exact[k] = (x->tg[k].ndk + x->alpha) * wpart(x, p, k);
     for (int k = 0; k < x->K; k++) exact[k] /= tot;
@@ -699,7 +728,7 @@ static void run_chains(sctx *x, const tok *t, int32_t *z, int64_t token, int64_t
             z[token] = s;
             s = word_step(x, t, s, wdraw(x, t->r));
             z[token] = s;
-            s = doc_step(x, z, t->p, s, ddraw(x, t0, L));
+            s = doc_step(x, z, t, s, ddraw(x, t0, L));
         }
         out[q] = s;
     }
@@ -719,15 +748,18 @@ int cr_lda_mh_chain(cr_lda_corpus *c, int64_t ch, const int32_t *nwk, const int3
     sctx x;
     ctx_init(&x, c, ch, nwk, nk, ck, o, 1);
     build_slice(&x, c, 0, nkeys, &x.b);
-    for (int64_t i = 0; i < nkeys * K; i++) x.pw[2 * i] = cur_wk[i]; /* the current counts, not the snapshot's */
+    for (int64_t i = 0; i < nkeys * K; i++) { /* the current counts, not the snapshot's */
+        x.pw[2 * i] = cur_wk[i];
+        x.bm[(i / K) * x.bw + (i % K) / 64] |= (uint64_t)(cur_wk[i] != 0) << (i % K % 64);
+    }
     x.flags = flags | o->test_flags;
     int64_t t0 = c->doc_off[d], L = c->doc_off[d + 1] - t0;
     int s0 = c->z[token];
     tok t;
     tok_init(&x, &t, c->row[token], s0);
     mh_enter(&x, c->z, t0, t0 + L);
-    move_mh(&x, t.p, s0, -1);
-    if (exact) exact_cond(&x, t.p, exact);
+    move_mh(&x, &t, s0, -1);
+    if (exact) exact_cond(&x, &t, exact);
     run_chains(&x, &t, c->z, token, t0, L, chains, steps, out);
     c->z[token] = s0;
     ctx_free(&x);

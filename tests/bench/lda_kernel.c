@@ -84,7 +84,8 @@ int main(int argc, char **argv) {
     int32_t *nwk = cr_xmalloc((size_t)(c->V * K) * 4), *nk = cr_xcalloc((size_t)K, 4);
     cr_lda_word_topic_counts(c, 0, c->V, nwk);
     for (int64_t i = 0; i < c->V * K; i++) nk[i % K] += nwk[i];
-    cr_lda_sample_opts o = {mh ? CR_LDA_MH : CR_LDA_PLAIN, 50.0 / K, 0.01, 2, 0, 0, getenv("LDA_SLICE_ROWS") ? atoll(getenv("LDA_SLICE_ROWS")) : 0};
+    double alpha = getenv("LDA_ALPHA") ? atof(getenv("LDA_ALPHA")) : 0.1; /* examples/lda.lua's default */
+    cr_lda_sample_opts o = {mh ? CR_LDA_MH : CR_LDA_PLAIN, alpha, 0.01, 2, 0, 0, getenv("LDA_SLICE_ROWS") ? atoll(getenv("LDA_SLICE_ROWS")) : 0};
     double *tps = cr_xmalloc((size_t)sweeps * sizeof *tps);
     int64_t most = 1;
     for (int64_t ch = 0; ch < c->nchunks; ch++)
