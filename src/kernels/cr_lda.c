@@ -194,6 +194,36 @@ static void build_dense(sctx *x, bscratch *b) {
     alias_build(x->dense, b->w, b->tp, K, x->Q, b->small, b->large, b->p);
 }
 
+/* One snapshot row: its nonzero entries into the pairs pr and the bits,
+ * its positive ones as the sparse table's weights (b->w, b->tp); returns
+ * how many, *S their mass. At K = 1000 most of a row is zero: it is
+ * scanned 16 entries (a cache line) at a time. */
+static int scan_row(const sctx *x, const int32_t *row, int32_t *pr, uint64_t *bits, bscratch *b, double *S) {
+    int K = x->K, m = 0;
+    double sum = 0;
+    for (int k0 = 0; k0 < K; k0 += 16) {
+        int k1 = k0 + 16 < K ? k0 + 16 : K;
+        if (k1 - k0 == 16) { /* eight 8-byte loads, no branch per entry */
+            uint64_t v[8], any = 0;
+            memcpy(v, row + k0, sizeof v);
+            for (int j = 0; j < 8; j++) any |= v[j];
+            if (!any) continue;
+        }
+        for (int k = k0; k < k1; k++) {
+            if (row[k] == 0) continue; /* its pair is written when its bit is set */
+            pr[2 * k] = pr[2 * k + 1] = row[k];
+            bits[k >> 6] |= (uint64_t)1 << (k & 63);
+            if (row[k] > 0) {
+                b->w[m] = row[k] * x->tg[k].inv;
+                b->tp[m++] = k;
+                sum += b->w[m - 1];
+            }
+        }
+    }
+    *S = sum;
+    return m;
+}
+
 /* Slice [r0, r1) of the chunk's rows: their (current, snapshot) pairs in
  * the corpus's workspace and their sparse tables in its arena (both reused
  * by the next slice). One scan of each snapshot row. */
@@ -210,20 +240,8 @@ static void build_slice(sctx *x, cr_lda_corpus *c, int64_t r0, int64_t r1, bscra
     }
     memset(x->bm, 0, (size_t)((r1 - r0) * x->bw) * sizeof *x->bm);
     for (int64_t r = r0; r < r1; r++) {
-        const int32_t *row = x->snap + r * K;
-        int32_t *pr = x->pw + 2 * (r - r0) * K;
-        uint64_t *bits = x->bm + (r - r0) * x->bw;
-        int m = 0;
-        double S = 0;
-        for (int k = 0; k < K; k++) {
-            pr[2 * k] = pr[2 * k + 1] = row[k];
-            bits[k >> 6] |= (uint64_t)(row[k] != 0) << (k & 63);
-            if (row[k] > 0) {
-                b->w[m] = row[k] * x->tg[k].inv;
-                b->tp[m++] = k;
-                S += b->w[m - 1];
-            }
-        }
+        double S;
+        int m = scan_row(x, x->snap + r * K, x->pw + 2 * (r - r0) * K, x->bm + (r - r0) * x->bw, b, &S);
         arena_grow(x, c, n, m);
         x->soff[r] = n;
         x->S[r] = S;
@@ -233,12 +251,21 @@ static void build_slice(sctx *x, cr_lda_corpus *c, int64_t r0, int64_t r1, bscra
     x->soff[r1] = n;
 }
 
-/* The slice's changes into the caller's dwk (its pairs still in cache). */
+/* The slice's changes into the caller's dwk (its pairs still in cache):
+ * zero where the bit is clear (the pair was never written). */
 static void flush_slice(const sctx *x, int32_t *dwk, int64_t r0, int64_t r1) {
-    const int32_t *pw = x->pw;
-    int64_t n = (r1 - r0) * x->K;
-    int32_t *out = dwk + r0 * x->K;
-    for (int64_t i = 0; i < n; i++) out[i] = pw[2 * i] - pw[2 * i + 1];
+    int K = x->K;
+    for (int64_t r = r0; r < r1; r++) {
+        const int32_t *pr = x->pw + 2 * (r - r0) * K;
+        const uint64_t *bits = x->bm + (r - r0) * x->bw;
+        int32_t *out = dwk + r * K;
+        memset(out, 0, (size_t)K * sizeof *out);
+        for (int64_t b = 0; b < x->bw; b++)
+            for (uint64_t m = bits[b]; m; m &= m - 1) {
+                int k = (int)(b * 64 + __builtin_ctzll(m));
+                out[k] = pr[2 * k] - pr[2 * k + 1];
+            }
+    }
 }
 
 /* The token being sampled: its row's pairs, its topic s0 when the call
@@ -364,11 +391,15 @@ static inline int doc_step(sctx *x, const int32_t *z, const tok *tk, int s, int6
 }
 
 /* Remove / add a token of topic k from / to the current counts (MH: the
- * token's row, whose bit k is set as the pair may no longer be zero;
- * plain: row of counts p). */
+ * token's row: a pair whose bit is clear is (0, 0), written now and its
+ * bit set; plain: row of counts p). */
 static inline void move_mh(sctx *x, tok *t, int k, int d) {
     x->tg[k].ndk += d;
-    t->bits[k >> 6] |= (uint64_t)1 << (k & 63);
+    uint64_t *w = &t->bits[k >> 6], b = (uint64_t)1 << (k & 63);
+    if (!(*w & b)) {
+        *w |= b;
+        t->p[2 * k] = t->p[2 * k + 1] = 0;
+    }
     t->p[2 * k] += d;
     x->tg[k].ck += d;
 }
@@ -750,7 +781,8 @@ int cr_lda_mh_chain(cr_lda_corpus *c, int64_t ch, const int32_t *nwk, const int3
     build_slice(&x, c, 0, nkeys, &x.b);
     for (int64_t i = 0; i < nkeys * K; i++) { /* the current counts, not the snapshot's */
         x.pw[2 * i] = cur_wk[i];
-        x.bm[(i / K) * x.bw + (i % K) / 64] |= (uint64_t)(cur_wk[i] != 0) << (i % K % 64);
+        x.pw[2 * i + 1] = nwk[i];
+        x.bm[(i / K) * x.bw + (i % K) / 64] |= (uint64_t)(cur_wk[i] != 0 || nwk[i] != 0) << (i % K % 64);
     }
     x.flags = flags | o->test_flags;
     int64_t t0 = c->doc_off[d], L = c->doc_off[d + 1] - t0;
