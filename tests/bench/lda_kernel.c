@@ -7,7 +7,10 @@
  * builds included) and the log-likelihood per token, then one line
  *   "lda_kernel K=.. sampler=.. tokens=.. tokens_per_s=.. ns_per_token=.."
  * with the median over sweeps 2.. (the first sweep starts from random
- * topics, where the MH sampler accepts more moves than later). */
+ * topics, where the MH sampler accepts more moves than later).
+ * alpha 0.1 and beta 0.01, the example's defaults (LDA_ALPHA overrides
+ * alpha: it sets how many document proposals are uniform, K alpha /
+ * (L + K alpha), which is most of what grows with K). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
