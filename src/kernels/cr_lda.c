@@ -628,27 +628,21 @@ static sent *visit_order(const cr_lda_corpus *c, int64_t ch, const int64_t *bnd,
     return seq;
 }
 
-/* Model slices: the first about CR_LDA_SLICE_BYTES of counts and alias
- * slots, each next one twice as many rows, up to CR_LDA_SLICE_MAX bytes.
- * Rows are in word-id order, and vocabularies are numbered by descending
- * frequency (make data, format=text), so the first slices hold the words
- * most tokens have, which stay in cache while the slice is sampled; a
- * later row has few tokens, whose counts miss the cache anyway, and small
- * slices there would only make each document be entered again and again
- * (a document of L tokens costs O(L) per slice that has its tokens). */
+/* Model slices of about CR_LDA_SLICE_BYTES of counts and alias slots each.
+ * (Slices growing along the rows, which are by descending frequency, so
+ * that a document is refilled less often in the tail, were slower at
+ * K = 1000: the tail's rows then no longer stay in the last-level cache.) */
 #define CR_LDA_SLICE_BYTES ((int64_t)4 << 20)
-#define CR_LDA_SLICE_MAX ((int64_t)64 << 20)
 
 /* The slice bounds of nkeys rows (want > 0: slices of want rows each)
  * into a new array of *nsl + 1 entries. */
 static int64_t *slice_bounds(int K, int64_t nkeys, int64_t want, int64_t *nsl) {
     int64_t row = (int64_t)K * 8 + (int64_t)sizeof(aent) * (K < 64 ? K : 64);
-    int64_t first = want > 0 ? want : CR_LDA_SLICE_BYTES / row, most = want > 0 ? want : CR_LDA_SLICE_MAX / row;
-    if (first < 1) first = 1;
-    if (most < first) most = first;
+    int64_t size = want > 0 ? want : CR_LDA_SLICE_BYTES / row;
+    if (size < 1) size = 1;
     int64_t n = 0, *b = cr_xmalloc((size_t)(nkeys + 2) * sizeof *b);
     b[0] = 0;
-    for (int64_t r = 0, size = first; r < nkeys; size = size * 2 < most ? size * 2 : most) {
+    for (int64_t r = 0; r < nkeys;) {
         r = r + size < nkeys ? r + size : nkeys;
         b[++n] = r;
     }
