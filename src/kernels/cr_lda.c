@@ -48,6 +48,17 @@ typedef struct bscratch {
     int32_t *tp, *small, *large;
 } bscratch;
 
+/* MH: everything a step reads of one topic, in one half cache line (at
+ * K = 1000 separate arrays of K would be about 40 KiB that every token
+ * touches at random topics: more than L1). ck: current total; ndk: the
+ * current document's count; inv = 1 / (max(snapk, 0) + V beta), inv1 the
+ * same with snapk + 1, invm1 with snapk - 1 (negative when snapk < 1: no
+ * token of the snapshot can be left out of it). */
+typedef struct tglob {
+    double inv, inv1, invm1;
+    int32_t ck, ndk;
+} tglob;
+
 /* A token of the MH visiting order: token tbeg + tok of document dbeg + doc
  * (offsets from the chunk's first token and document). */
 typedef struct sent {
@@ -62,13 +73,15 @@ typedef struct sctx {
     double alpha, beta, vbeta;
     const int32_t *snapk;   /* snapshot totals */
     int32_t *pw;            /* MH: the slice's rows x K (current, snapshot) pairs */
+    uint64_t *bm;           /* MH: per row of the slice bw words, bit k set if pair k may be nonzero */
+    int64_t bw, bm_rows;    /* words per row; rows bm has room for */
     int64_t r0;             /* MH: the slice's first row */
     const int32_t *snap;    /* MH: the snapshot rows */
     int32_t *cw;            /* plain: current counts, nkeys x K */
     int32_t *ck;            /* current totals */
-    int32_t *ndk;           /* current document's topic counts */
-    double *inv, *inv1;     /* 1 / (max(snapk, 0) + V beta), and with + 1 */
-    double *invm1;          /* 1 / (max(snapk - 1, 0) + V beta) */
+    int32_t *ndk;           /* plain: current document's topic counts */
+    double *inv;            /* plain: 1 / (max(ck, 0) + V beta) */
+    tglob *tg;              /* MH: per topic (ck, the caller's copy, written back at the end) */
     aent *dense;            /* K slots of beta * inv */
     double Q;               /* dense mass */
     int64_t *soff;          /* nkeys + 1 offsets into sp */
@@ -168,14 +181,47 @@ static void build_dense(sctx *x, bscratch *b) {
     int K = x->K;
     x->Q = 0;
     for (int k = 0; k < K; k++) {
-        x->inv[k] = 1.0 / (pos(x->snapk[k]) + x->vbeta);
-        x->inv1[k] = 1.0 / (pos(x->snapk[k]) + 1 + x->vbeta);
-        x->invm1[k] = 1.0 / (pos(x->snapk[k] - 1) + x->vbeta);
-        b->w[k] = x->beta * x->inv[k];
+        tglob *g = &x->tg[k];
+        g->inv = 1.0 / (pos(x->snapk[k]) + x->vbeta);
+        g->inv1 = 1.0 / (pos(x->snapk[k]) + 1 + x->vbeta);
+        g->invm1 = x->snapk[k] >= 1 ? 1.0 / (pos(x->snapk[k] - 1) + x->vbeta) : -1.0;
+        g->ck = x->ck[k];
+        g->ndk = 0;
+        b->w[k] = x->beta * g->inv;
         b->tp[k] = k;
         x->Q += b->w[k];
     }
     alias_build(x->dense, b->w, b->tp, K, x->Q, b->small, b->large, b->p);
+}
+
+/* One snapshot row: its nonzero entries into the pairs pr and the bits,
+ * its positive ones as the sparse table's weights (b->w, b->tp); returns
+ * how many, *S their mass. At K = 1000 most of a row is zero: it is
+ * scanned 16 entries (a cache line) at a time. */
+static int scan_row(const sctx *x, const int32_t *row, int32_t *pr, uint64_t *bits, bscratch *b, double *S) {
+    int K = x->K, m = 0;
+    double sum = 0;
+    for (int k0 = 0; k0 < K; k0 += 16) {
+        int k1 = k0 + 16 < K ? k0 + 16 : K;
+        if (k1 - k0 == 16) { /* eight 8-byte loads, no branch per entry */
+            uint64_t v[8], any = 0;
+            memcpy(v, row + k0, sizeof v);
+            for (int j = 0; j < 8; j++) any |= v[j];
+            if (!any) continue;
+        }
+        for (int k = k0; k < k1; k++) {
+            if (row[k] == 0) continue; /* its pair is written when its bit is set */
+            pr[2 * k] = pr[2 * k + 1] = row[k];
+            bits[k >> 6] |= (uint64_t)1 << (k & 63);
+            if (row[k] > 0) {
+                b->w[m] = row[k] * x->tg[k].inv;
+                b->tp[m++] = k;
+                sum += b->w[m - 1];
+            }
+        }
+    }
+    *S = sum;
+    return m;
 }
 
 /* Slice [r0, r1) of the chunk's rows: their (current, snapshot) pairs in
@@ -187,19 +233,15 @@ static void build_slice(sctx *x, cr_lda_corpus *c, int64_t r0, int64_t r1, bscra
     x->r0 = r0;
     x->pw = workspace(&c->ws, &c->ws_cap, (size_t)(2 * (r1 - r0) * K) * sizeof(int32_t));
     x->sp = c->arena;
+    if (r1 - r0 > x->bm_rows) {
+        free(x->bm);
+        x->bm_rows = r1 - r0;
+        x->bm = cr_xmalloc((size_t)(x->bm_rows * x->bw) * sizeof *x->bm);
+    }
+    memset(x->bm, 0, (size_t)((r1 - r0) * x->bw) * sizeof *x->bm);
     for (int64_t r = r0; r < r1; r++) {
-        const int32_t *row = x->snap + r * K;
-        int32_t *pr = x->pw + 2 * (r - r0) * K;
-        int m = 0;
-        double S = 0;
-        for (int k = 0; k < K; k++) {
-            pr[2 * k] = pr[2 * k + 1] = row[k];
-            if (row[k] > 0) {
-                b->w[m] = row[k] * x->inv[k];
-                b->tp[m++] = k;
-                S += b->w[m - 1];
-            }
-        }
+        double S;
+        int m = scan_row(x, x->snap + r * K, x->pw + 2 * (r - r0) * K, x->bm + (r - r0) * x->bw, b, &S);
         arena_grow(x, c, n, m);
         x->soff[r] = n;
         x->S[r] = S;
@@ -209,12 +251,21 @@ static void build_slice(sctx *x, cr_lda_corpus *c, int64_t r0, int64_t r1, bscra
     x->soff[r1] = n;
 }
 
-/* The slice's changes into the caller's dwk (its pairs still in cache). */
+/* The slice's changes into the caller's dwk (its pairs still in cache):
+ * zero where the bit is clear (the pair was never written). */
 static void flush_slice(const sctx *x, int32_t *dwk, int64_t r0, int64_t r1) {
-    const int32_t *pw = x->pw;
-    int64_t n = (r1 - r0) * x->K;
-    int32_t *out = dwk + r0 * x->K;
-    for (int64_t i = 0; i < n; i++) out[i] = pw[2 * i] - pw[2 * i + 1];
+    int K = x->K;
+    for (int64_t r = r0; r < r1; r++) {
+        const int32_t *pr = x->pw + 2 * (r - r0) * K;
+        const uint64_t *bits = x->bm + (r - r0) * x->bw;
+        int32_t *out = dwk + r * K;
+        memset(out, 0, (size_t)K * sizeof *out);
+        for (int64_t b = 0; b < x->bw; b++)
+            for (uint64_t m = bits[b]; m; m &= m - 1) {
+                int k = (int)(b * 64 + __builtin_ctzll(m));
+                out[k] = pr[2 * k] - pr[2 * k + 1];
+            }
+    }
 }
 
 /* The token being sampled: its row's pairs, its topic s0 when the call
@@ -229,6 +280,7 @@ static void flush_slice(const sctx *x, int32_t *dwk, int64_t r0, int64_t r1) {
  * applied): q = the table for every x. */
 typedef struct tok {
     int32_t *p;    /* row of pairs */
+    uint64_t *bits; /* the row's bits (x->bm): a clear bit k means pair k is (0, 0) */
     int64_t r;     /* row */
     int s0, own;
     double fe0;    /* f_e(s0) */
@@ -236,29 +288,41 @@ typedef struct tok {
     double zt;     /* the table's mass S_r + Q */
 } tok;
 
-static inline double tw(const sctx *x, const int32_t *p, int k) { return (pos(p[2 * k + 1]) + x->beta) * x->inv[k]; }
+static const int32_t zpair[2] = {0, 0};
+
+/* The (current, snapshot) pair of topic k of the token's row: the row's
+ * pair, or (0, 0) without touching it when its bit is clear. At K = 1000
+ * most of a row's topics are zero and uniform proposals (the document
+ * proposal's alpha share, the dense table) land on random ones: the bits
+ * (K / 8 bytes a row) answer from cache where the pairs (8 K bytes) miss. */
+static inline const int32_t *at(const tok *t, int k) {
+    return (t->bits[k >> 6] >> (k & 63)) & 1 ? t->p + 2 * k : zpair;
+}
+
+static inline double tw(const sctx *x, const tok *t, int k) { return (pos(at(t, k)[1]) + x->beta) * x->tg[k].inv; }
 
 static inline void tok_init(const sctx *x, tok *t, int64_t r, int s0) {
     t->p = x->pw + 2 * (r - x->r0) * x->K;
+    t->bits = x->bm + (r - x->r0) * x->bw;
     t->r = r;
     t->s0 = s0;
-    int32_t sn = t->p[2 * s0 + 1];
-    t->own = sn >= 1 && x->snapk[s0] >= 1 && !(x->flags & CR_LDA_TEST_NO_OWN);
+    int32_t sn = at(t, s0)[1];
+    t->own = sn >= 1 && x->tg[s0].invm1 > 0 && !(x->flags & CR_LDA_TEST_NO_OWN);
     t->zt = x->S[r] + x->Q;
-    t->fe0 = t->own ? (sn - 1 + x->beta) * x->invm1[s0] : tw(x, t->p, s0);
-    t->ze = t->zt - tw(x, t->p, s0) + t->fe0;
+    t->fe0 = t->own ? (sn - 1 + x->beta) * x->tg[s0].invm1 : tw(x, t, s0);
+    t->ze = t->zt - tw(x, t, s0) + t->fe0;
 }
 
 /* f_e(k), and Z_x = sum_k f_x(k). */
-static inline double fe(const sctx *x, const tok *t, int k) { return k == t->s0 ? t->fe0 : tw(x, t->p, k); }
+static inline double fe(const sctx *x, const tok *t, int k) { return k == t->s0 ? t->fe0 : tw(x, t, k); }
 static inline double zx(const sctx *x, const tok *t, int k) {
     if (k == t->s0 || !t->own) return t->zt;
-    return t->ze - tw(x, t->p, k) + (pos(t->p[2 * k + 1]) + 1 + x->beta) * x->inv1[k];
+    return t->ze - tw(x, t, k) + (pos(at(t, k)[1]) + 1 + x->beta) * x->tg[k].inv1;
 }
 
 /* pi(k) without the document part: (n_wk + beta) / (n_k + V beta), current. */
-static inline double wpart(const sctx *x, const int32_t *p, int k) {
-    return (pos(p[2 * k]) + x->beta) / (pos(x->ck[k]) + x->vbeta);
+static inline double wpart(const sctx *x, const tok *t, int k) {
+    return (pos(at(t, k)[0]) + x->beta) / (pos(x->tg[k].ck) + x->vbeta);
 }
 
 static inline wprop wdraw(sctx *x, int64_t r) {
@@ -278,11 +342,11 @@ static inline int resolve(wprop w) { return w.coin < w.a->prob ? w.a->topic : w.
  * with that share propose s itself (no move, returns -1); else a draw from
  * f_e: the table, thinned at s0 (f_e(s0) <= table(s0)). */
 static inline int draw_off(sctx *x, const tok *t, int s, wprop w) {
-    double fs = tw(x, t->p, s), gs = (pos(t->p[2 * s + 1]) + 1 + x->beta) * x->inv1[s];
+    double fs = tw(x, t, s), gs = (pos(at(t, s)[1]) + 1 + x->beta) * x->tg[s].inv1;
     if (unif(&x->rng) * (t->ze - fs + gs) < gs - fs) return -1;
     for (;;) {
         int k = resolve(w);
-        if (k != t->s0 || unif(&x->rng) * tw(x, t->p, t->s0) < t->fe0) return k;
+        if (k != t->s0 || unif(&x->rng) * tw(x, t, t->s0) < t->fe0) return k;
         w = wdraw(x, t->r);
     }
 }
@@ -293,9 +357,9 @@ static inline int draw_off(sctx *x, const tok *t, int s, wprop w) {
 static inline int word_step(sctx *x, const tok *t, int s, wprop w) {
     int u = s == t->s0 || !t->own ? resolve(w) : draw_off(x, t, s, w);
     if (u < 0 || u == s) return s;
-    const int32_t *p = t->p;
-    double num = (x->ndk[u] + x->alpha) * (pos(p[2 * u]) + x->beta) * (pos(x->ck[s]) + x->vbeta);
-    double den = (x->ndk[s] + x->alpha) * (pos(p[2 * s]) + x->beta) * (pos(x->ck[u]) + x->vbeta);
+    const tglob *gu = &x->tg[u], *gs = &x->tg[s];
+    double num = (gu->ndk + x->alpha) * (pos(at(t, u)[0]) + x->beta) * (pos(gs->ck) + x->vbeta);
+    double den = (gs->ndk + x->alpha) * (pos(at(t, s)[0]) + x->beta) * (pos(gu->ck) + x->vbeta);
     if (!(x->flags & CR_LDA_TEST_NO_QRATIO)) {
         num *= fe(x, t, s) * zx(x, t, s);
         den *= fe(x, t, u) * zx(x, t, u);
@@ -319,19 +383,25 @@ static inline int64_t ddraw(sctx *x, int64_t d0, int64_t L) {
 /* A doc-proposal MH step from state s with the drawn proposal dp (the
  * chain's token holds s in z). q_d(k) ~ n_dk + alpha with the token
  * counted, so the n_dk + alpha terms cancel in the ratio. */
-static inline int doc_step(sctx *x, const int32_t *z, const int32_t *p, int s, int64_t dp) {
+static inline int doc_step(sctx *x, const int32_t *z, const tok *tk, int s, int64_t dp) {
     int t = dp >= 0 ? z[dp] : (int)(-1 - dp);
     if (t == s) return s;
-    double num = wpart(x, p, t), den = wpart(x, p, s);
+    double num = wpart(x, tk, t), den = wpart(x, tk, s);
     return unif(&x->rng) * den < num ? t : s;
 }
 
-/* Remove / add a token of topic k from / to the current counts (MH: row of
- * pairs p; plain: row of counts p). */
-static inline void move_mh(sctx *x, int32_t *p, int k, int d) {
-    x->ndk[k] += d;
-    p[2 * k] += d;
-    x->ck[k] += d;
+/* Remove / add a token of topic k from / to the current counts (MH: the
+ * token's row: a pair whose bit is clear is (0, 0), written now and its
+ * bit set; plain: row of counts p). */
+static inline void move_mh(sctx *x, tok *t, int k, int d) {
+    x->tg[k].ndk += d;
+    uint64_t *w = &t->bits[k >> 6], b = (uint64_t)1 << (k & 63);
+    if (!(*w & b)) {
+        *w |= b;
+        t->p[2 * k] = t->p[2 * k + 1] = 0;
+    }
+    t->p[2 * k] += d;
+    x->tg[k].ck += d;
 }
 static inline void move_plain(sctx *x, int32_t *p, int k, int d) {
     x->ndk[k] += d;
@@ -340,11 +410,17 @@ static inline void move_plain(sctx *x, int32_t *p, int k, int d) {
 }
 
 /* Stage 1 of the lookahead, for the j-th token of the visiting order: draw
- * its proposals, prefetch the word proposals' alias slots. */
-static inline void look_draw(sctx *x, int64_t j, int steps) {
+ * its proposals, prefetch the word proposals' alias slots, and if it
+ * enters a document, the document's topics (a slice enters a document by
+ * reading them all: at K = 1000 its rows are smaller, so a document has
+ * tokens in more slices, and each entry missed in cache). */
+static inline void look_draw(sctx *x, const int32_t *z, int64_t j, int steps) {
     int64_t i = x->tbeg + x->seq[j].tok, d = x->dbeg + x->seq[j].doc;
     int64_t d0 = x->doc_off[d], L = x->doc_off[d + 1] - d0, r = x->row[i];
     tprop *p = &x->ring[RING(j)];
+    if (j == 0 || x->seq[j].doc != x->seq[j - 1].doc)
+        for (int64_t a = 0; a < L && a < 64; a += 16) __builtin_prefetch(z + d0 + a);
+    __builtin_prefetch(x->bm + (r - x->r0) * x->bw);
     for (int st = 0; st < steps && st < CR_LDA_PEND; st++) {
         p->w[st] = wdraw(x, r);
         __builtin_prefetch(p->w[st].a);
@@ -357,12 +433,19 @@ static inline void look_draw(sctx *x, int64_t j, int steps) {
 static inline void look_fetch(sctx *x, const int32_t *z, int64_t j, int steps) {
     const tprop *p = &x->ring[RING(j)];
     int64_t i = x->tbeg + x->seq[j].tok;
-    const int32_t *pr = x->pw + 2 * ((int64_t)x->row[i] - x->r0) * x->K;
+    int64_t r = (int64_t)x->row[i] - x->r0;
+    const int32_t *pr = x->pw + 2 * r * x->K;
+    const uint64_t *bits = x->bm + r * x->bw;
     __builtin_prefetch(pr + 2 * z[i], 1);
+    __builtin_prefetch(x->tg + z[i], 1);
     for (int st = 0; st < steps && st < CR_LDA_PEND; st++) {
-        __builtin_prefetch(pr + 2 * resolve(p->w[st]));
+        int u = resolve(p->w[st]);
         int64_t dp = p->dpos[st];
-        __builtin_prefetch(pr + 2 * (dp >= 0 ? z[dp] : -1 - dp));
+        int t = dp >= 0 ? z[dp] : (int)(-1 - dp);
+        if ((bits[u >> 6] >> (u & 63)) & 1) __builtin_prefetch(pr + 2 * u);
+        __builtin_prefetch(x->tg + u);
+        if ((bits[t >> 6] >> (t & 63)) & 1) __builtin_prefetch(pr + 2 * t);
+        __builtin_prefetch(x->tg + t);
     }
 }
 
@@ -372,23 +455,29 @@ static inline int mh_token(sctx *x, int32_t *z, int64_t i, int64_t t0, int64_t L
     int s0 = z[i], s = s0;
     tok t;
     tok_init(x, &t, x->row[i], s0);
-    move_mh(x, t.p, s, -1);
+    move_mh(x, &t, s, -1);
     for (int st = 0; st < steps; st++) {
         int pre = st < CR_LDA_PEND;
         s = word_step(x, &t, s, pre ? cur->w[st] : wdraw(x, t.r));
         z[i] = s;
-        z[i] = s = doc_step(x, z, t.p, s, pre ? cur->dpos[st] : ddraw(x, t0, L));
+        z[i] = s = doc_step(x, z, &t, s, pre ? cur->dpos[st] : ddraw(x, t0, L));
     }
-    move_mh(x, t.p, s, +1);
+    move_mh(x, &t, s, +1);
     return s != s0;
 }
 
-/* Fill / clear the document scratch from z[t0 .. t1). */
+/* Fill / clear the document scratch from z[t0 .. t1) (plain: ndk; MH: tg). */
 static void doc_enter(sctx *x, const int32_t *z, int64_t t0, int64_t t1) {
     for (int64_t i = t0; i < t1; i++) x->ndk[z[i]]++;
 }
 static void doc_leave(sctx *x, const int32_t *z, int64_t t0, int64_t t1) {
     for (int64_t i = t0; i < t1; i++) x->ndk[z[i]] = 0;
+}
+static void mh_enter(sctx *x, const int32_t *z, int64_t t0, int64_t t1) {
+    for (int64_t i = t0; i < t1; i++) x->tg[z[i]].ndk++;
+}
+static void mh_leave(sctx *x, const int32_t *z, int64_t t0, int64_t t1) {
+    for (int64_t i = t0; i < t1; i++) x->tg[z[i]].ndk = 0;
 }
 
 /* MH over the visiting order x->seq. A document's counts are filled when
@@ -397,23 +486,23 @@ static void doc_leave(sctx *x, const int32_t *z, int64_t t0, int64_t t1) {
  * waits on memory much less. Returns how many tokens changed. */
 static int64_t mh_seq(sctx *x, int32_t *z, int steps) {
     int64_t changed = 0, d = -1, t0 = 0, L = 0;
-    for (int64_t j = 0; j < x->nseq && j < CR_LDA_AHEAD; j++) look_draw(x, j, steps);
+    for (int64_t j = 0; j < x->nseq && j < CR_LDA_AHEAD; j++) look_draw(x, z, j, steps);
     for (int64_t j = 0; j < x->nseq && j < CR_LDA_AHEAD - 1; j++) look_fetch(x, z, j, steps);
     for (int64_t j = 0; j < x->nseq; j++) {
         int64_t dj = x->dbeg + x->seq[j].doc;
         if (dj != d) {
-            if (d >= 0) doc_leave(x, z, t0, t0 + L);
+            if (d >= 0) mh_leave(x, z, t0, t0 + L);
             d = dj;
             t0 = x->doc_off[d];
             L = x->doc_off[d + 1] - t0;
-            doc_enter(x, z, t0, t0 + L);
+            mh_enter(x, z, t0, t0 + L);
         }
         tprop cur = x->ring[RING(j)];
-        if (j + CR_LDA_AHEAD < x->nseq) look_draw(x, j + CR_LDA_AHEAD, steps);
+        if (j + CR_LDA_AHEAD < x->nseq) look_draw(x, z, j + CR_LDA_AHEAD, steps);
         if (j + CR_LDA_AHEAD - 1 < x->nseq) look_fetch(x, z, j + CR_LDA_AHEAD - 1, steps);
         changed += mh_token(x, z, x->tbeg + x->seq[j].tok, t0, L, &cur, steps);
     }
-    if (d >= 0) doc_leave(x, z, t0, t0 + L);
+    if (d >= 0) mh_leave(x, z, t0, t0 + L);
     return changed;
 }
 
@@ -481,11 +570,13 @@ static void ctx_init(sctx *x, cr_lda_corpus *c, int64_t ch, const int32_t *snap,
     x->flags = o->test_flags;
     cr_rng_seed2(&x->rng, o->seed, (uint64_t)ch);
     cr_rng_seed2(&x->prng, o->seed ^ 0x5bd1e995u, (uint64_t)ch);
-    x->ndk = cr_xcalloc((size_t)K, sizeof *x->ndk);
-    x->inv = cr_xmalloc((size_t)K * sizeof *x->inv);
-    if (!mh) return;
-    x->inv1 = cr_xmalloc((size_t)K * sizeof *x->inv1);
-    x->invm1 = cr_xmalloc((size_t)K * sizeof *x->invm1);
+    if (!mh) {
+        x->ndk = cr_xcalloc((size_t)K, sizeof *x->ndk);
+        x->inv = cr_xmalloc((size_t)K * sizeof *x->inv);
+        return;
+    }
+    x->tg = cr_xmalloc((size_t)K * sizeof *x->tg);
+    x->bw = (K + 63) / 64;
     x->snap = snap;
     x->dense = cr_xmalloc((size_t)K * sizeof *x->dense);
     x->soff = cr_xmalloc((size_t)(nkeys + 1) * sizeof *x->soff);
@@ -499,8 +590,8 @@ static void ctx_init(sctx *x, cr_lda_corpus *c, int64_t ch, const int32_t *snap,
 static void ctx_free(sctx *x) {
     free(x->ndk);
     free(x->inv);
-    free(x->inv1);
-    free(x->invm1);
+    free(x->tg);
+    free(x->bm);
     free(x->dense);
     free(x->soff);
     free(x->S);
@@ -511,54 +602,74 @@ static void ctx_free(sctx *x) {
     free(x->b.large);
 }
 
-/* The MH visiting order of chunk ch: its rows cut into slices of srows
- * rows, the slices one after the other, each in document order; *start
- * (nslices + 1 entries, the caller's) where each slice's tokens begin. A
- * slice's rows and tables are built just before its tokens and its changes
- * written just after, so they stay in cache (LightLDA's model slices) and
- * the workspace holds one slice; the price is filling a document's counts
- * once per slice that has tokens of it. */
-static sent *visit_order(const cr_lda_corpus *c, int64_t ch, int64_t srows, int64_t nsl, int64_t **start) {
+/* The MH visiting order of chunk ch: its rows cut into the slices [bnd[s],
+ * bnd[s + 1]) (nsl of them), the slices one after the other, each in
+ * document order; *start (nsl + 1 entries, the caller's) where each
+ * slice's tokens begin. A slice's rows and tables are built just before
+ * its tokens and its changes written just after, so they stay in cache
+ * (LightLDA's model slices) and the workspace holds one slice; the price is
+ * filling a document's counts once per slice that has tokens of it. */
+static sent *visit_order(const cr_lda_corpus *c, int64_t ch, const int64_t *bnd, int64_t nsl, int64_t **start) {
     int64_t d0 = c->chunk_doc[ch], d1 = c->chunk_doc[ch + 1], tb = c->doc_off[d0], n = c->doc_off[d1] - tb;
     sent *seq = cr_xmalloc((size_t)(n ? n : 1) * sizeof *seq);
     int64_t *off = cr_xcalloc((size_t)(nsl + 1), sizeof *off), *at = cr_xmalloc((size_t)(nsl + 1) * sizeof *at);
-    for (int64_t i = tb; i < c->doc_off[d1]; i++) off[c->row[i] / srows + 1]++;
+    int32_t *rs = cr_xmalloc((size_t)(bnd[nsl] ? bnd[nsl] : 1) * sizeof *rs); /* row -> slice */
+    for (int64_t s = 0; s < nsl; s++)
+        for (int64_t r = bnd[s]; r < bnd[s + 1]; r++) rs[r] = (int32_t)s;
+    for (int64_t i = tb; i < c->doc_off[d1]; i++) off[rs[c->row[i]] + 1]++;
     for (int64_t s = 0; s < nsl; s++) off[s + 1] += off[s];
     memcpy(at, off, (size_t)(nsl + 1) * sizeof *at);
     for (int64_t d = d0; d < d1; d++)
         for (int64_t i = c->doc_off[d]; i < c->doc_off[d + 1]; i++)
-            seq[at[c->row[i] / srows]++] = (sent){(int32_t)(i - tb), (int32_t)(d - d0)};
+            seq[at[rs[c->row[i]]]++] = (sent){(int32_t)(i - tb), (int32_t)(d - d0)};
+    free(rs);
     free(at);
     *start = off;
     return seq;
 }
 
-/* Rows per model slice: about CR_LDA_SLICE_BYTES of counts and alias slots. */
+/* Model slices of about CR_LDA_SLICE_BYTES of counts and alias slots each.
+ * (Slices growing along the rows, which are by descending frequency, so
+ * that a document is refilled less often in the tail, were slower at
+ * K = 1000: the tail's rows then no longer stay in the last-level cache.) */
 #define CR_LDA_SLICE_BYTES ((int64_t)4 << 20)
-static int64_t slice_rows(int K, int64_t want) {
-    if (want > 0) return want;
-    int64_t r = CR_LDA_SLICE_BYTES / ((int64_t)K * 8 + (int64_t)sizeof(aent) * (K < 64 ? K : 64));
-    return r < 1 ? 1 : r;
+
+/* The slice bounds of nkeys rows (want > 0: slices of want rows each)
+ * into a new array of *nsl + 1 entries. */
+static int64_t *slice_bounds(int K, int64_t nkeys, int64_t want, int64_t *nsl) {
+    int64_t row = (int64_t)K * 8 + (int64_t)sizeof(aent) * (K < 64 ? K : 64);
+    int64_t size = want > 0 ? want : CR_LDA_SLICE_BYTES / row;
+    if (size < 1) size = 1;
+    int64_t n = 0, *b = cr_xmalloc((size_t)(nkeys + 2) * sizeof *b);
+    b[0] = 0;
+    for (int64_t r = 0; r < nkeys;) {
+        r = r + size < nkeys ? r + size : nkeys;
+        b[++n] = r;
+    }
+    *nsl = n;
+    return b;
 }
 
 /* MH over chunk ch slice by slice; the changes go to dwk. Returns how many
  * tokens changed. */
 static int64_t sweep_mh(sctx *x, cr_lda_corpus *c, int64_t ch, int32_t *dwk, const cr_lda_sample_opts *o) {
-    int64_t nkeys = cr_lda_chunk_nkeys(c, ch), srows = slice_rows(x->K, o->slice_rows);
-    int64_t nsl = (nkeys + srows - 1) / srows, *start, changed = 0;
+    int64_t nkeys = cr_lda_chunk_nkeys(c, ch), nsl, *start, changed = 0;
+    int64_t *bnd = slice_bounds(x->K, nkeys, o->slice_rows, &nsl);
     x->doc_off = c->doc_off;
     x->row = c->row;
     x->dbeg = c->chunk_doc[ch];
     x->tbeg = c->doc_off[x->dbeg];
-    sent *seq = visit_order(c, ch, srows, nsl, &start);
+    sent *seq = visit_order(c, ch, bnd, nsl, &start);
     for (int64_t sl = 0; sl < nsl; sl++) {
-        int64_t r0 = sl * srows, r1 = r0 + srows < nkeys ? r0 + srows : nkeys;
+        int64_t r0 = bnd[sl], r1 = bnd[sl + 1];
         build_slice(x, c, r0, r1, &x->b);
         x->seq = seq + start[sl];
         x->nseq = start[sl + 1] - start[sl];
         changed += mh_seq(x, c->z, o->mh_steps);
         flush_slice(x, dwk, r0, r1);
     }
+    for (int k = 0; k < x->K; k++) x->ck[k] = x->tg[k].ck;
+    free(bnd);
     free(seq);
     free(start);
     return changed;
@@ -627,9 +738,9 @@ double cr_lda_word_loglik(const int32_t *counts, int64_t n, double beta) {
 }
 
 /* The exact conditional of the (removed) token into exact, normalized. */
-static void exact_cond(const sctx *x, const int32_t *p, double *exact) {
+static void exact_cond(const sctx *x, const tok *p, double *exact) {
     double tot = 0;
-    for (int k = 0; k < x->K; k++) tot += exact[k] = (x->ndk[k] + x->alpha) * wpart(x, p, k);
+    for (int k = 0; k < x->K; k++) tot += exact[k] = (x->tg[k].ndk + x->alpha) * wpart(x, p, k);
     for (int k = 0; k < x->K; k++) exact[k] /= tot;
 }
 
@@ -642,7 +753,7 @@ static void run_chains(sctx *x, const tok *t, int32_t *z, int64_t token, int64_t
             z[token] = s;
             s = word_step(x, t, s, wdraw(x, t->r));
             z[token] = s;
-            s = doc_step(x, z, t->p, s, ddraw(x, t0, L));
+            s = doc_step(x, z, t, s, ddraw(x, t0, L));
         }
         out[q] = s;
     }
@@ -662,15 +773,19 @@ int cr_lda_mh_chain(cr_lda_corpus *c, int64_t ch, const int32_t *nwk, const int3
     sctx x;
     ctx_init(&x, c, ch, nwk, nk, ck, o, 1);
     build_slice(&x, c, 0, nkeys, &x.b);
-    for (int64_t i = 0; i < nkeys * K; i++) x.pw[2 * i] = cur_wk[i]; /* the current counts, not the snapshot's */
+    for (int64_t i = 0; i < nkeys * K; i++) { /* the current counts, not the snapshot's */
+        x.pw[2 * i] = cur_wk[i];
+        x.pw[2 * i + 1] = nwk[i];
+        x.bm[(i / K) * x.bw + (i % K) / 64] |= (uint64_t)(cur_wk[i] != 0 || nwk[i] != 0) << (i % K % 64);
+    }
     x.flags = flags | o->test_flags;
     int64_t t0 = c->doc_off[d], L = c->doc_off[d + 1] - t0;
     int s0 = c->z[token];
     tok t;
     tok_init(&x, &t, c->row[token], s0);
-    doc_enter(&x, c->z, t0, t0 + L);
-    move_mh(&x, t.p, s0, -1);
-    if (exact) exact_cond(&x, t.p, exact);
+    mh_enter(&x, c->z, t0, t0 + L);
+    move_mh(&x, &t, s0, -1);
+    if (exact) exact_cond(&x, &t, exact);
     run_chains(&x, &t, c->z, token, t0, L, chains, steps, out);
     c->z[token] = s0;
     ctx_free(&x);

@@ -71,7 +71,8 @@ typedef struct cr_lda_sample_stats {
  * MH visits the rows in model slices (slice_rows) and keeps a workspace in
  * the corpus for one slice (2 x slice rows x K int32 and the alias slots of
  * their nonzeros, about 4 MiB by default, freed with the corpus); O(K +
- * nkeys + the chunk's tokens) scratch per call. */
+ * nkeys + the chunk's tokens + a slice's rows x K / 8 bytes of bitmaps)
+ * scratch per call. */
 int cr_lda_sample(cr_lda_corpus *c, int64_t ch, const int32_t *nwk, const int32_t *nk, int32_t *dwk, int32_t *dk,
                   const cr_lda_sample_opts *o, cr_lda_sample_stats *st, cr_err *e);
 

@@ -7,7 +7,10 @@
  * builds included) and the log-likelihood per token, then one line
  *   "lda_kernel K=.. sampler=.. tokens=.. tokens_per_s=.. ns_per_token=.."
  * with the median over sweeps 2.. (the first sweep starts from random
- * topics, where the MH sampler accepts more moves than later). */
+ * topics, where the MH sampler accepts more moves than later).
+ * alpha 0.1 and beta 0.01, the example's defaults (LDA_ALPHA overrides
+ * alpha: it sets how many document proposals are uniform, K alpha /
+ * (L + K alpha), which is most of what grows with K). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,7 +87,8 @@ int main(int argc, char **argv) {
     int32_t *nwk = cr_xmalloc((size_t)(c->V * K) * 4), *nk = cr_xcalloc((size_t)K, 4);
     cr_lda_word_topic_counts(c, 0, c->V, nwk);
     for (int64_t i = 0; i < c->V * K; i++) nk[i % K] += nwk[i];
-    cr_lda_sample_opts o = {mh ? CR_LDA_MH : CR_LDA_PLAIN, 50.0 / K, 0.01, 2, 0, 0, getenv("LDA_SLICE_ROWS") ? atoll(getenv("LDA_SLICE_ROWS")) : 0};
+    double alpha = getenv("LDA_ALPHA") ? atof(getenv("LDA_ALPHA")) : 0.1; /* examples/lda.lua's default */
+    cr_lda_sample_opts o = {mh ? CR_LDA_MH : CR_LDA_PLAIN, alpha, 0.01, 2, 0, 0, getenv("LDA_SLICE_ROWS") ? atoll(getenv("LDA_SLICE_ROWS")) : 0};
     double *tps = cr_xmalloc((size_t)sweeps * sizeof *tps);
     int64_t most = 1;
     for (int64_t ch = 0; ch < c->nchunks; ch++)
