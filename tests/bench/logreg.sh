@@ -34,11 +34,8 @@
 #    4, 16 (ssp staleness in blocks): the test logloss against the training
 #    time (cumulative epoch seconds), from each run's JSONL records.
 set -u
-. "$(dirname "$0")/lib.sh" # median, ratio
-cd "${CRESCENT_ROOT:-$(dirname "$0")/../..}"
-BIN=${CRESCENT_BIN:-$PWD/crescent}
-export LUA_PATH="${LUA_PATH:-$PWD/lua/?.lua;$PWD/lua/?/init.lua;;}" LUA_CPATH="${LUA_CPATH:-$PWD/build/lua/?.so;;}"
-export OPENBLAS_NUM_THREADS=1
+. "$(dirname "$0")/lib.sh" # median, ratio, bench_env
+bench_env "$0"
 RUNS=${RUNS:-3}
 CS=${CS:-1 0.1}
 EPOCHS=${EPOCHS:-40}

@@ -19,11 +19,8 @@
 # Then key caching (filters=key_cache, docs/filters.md): bytes of epochs 2+
 # against the same run without it, range placement (target: >= 40% fewer).
 set -u
-. "$(dirname "$0")/lib.sh" # median, ratio
-cd "${CRESCENT_ROOT:-$(dirname "$0")/../..}"
-BIN=${CRESCENT_BIN:-$PWD/crescent}
-export LUA_PATH="${LUA_PATH:-$PWD/lua/?.lua;$PWD/lua/?/init.lua;;}" LUA_CPATH="${LUA_CPATH:-$PWD/build/lua/?.so;;}"
-export OPENBLAS_NUM_THREADS=1
+. "$(dirname "$0")/lib.sh" # median, ratio, bench_env
+bench_env "$0"
 EPOCHS=${EPOCHS:-3}
 DATA=${PLACEMENT_DATA:-data/gcide.svm}
 METHODS=${METHODS:-random parsa tsh2 dppa metis}
