@@ -24,7 +24,7 @@
 --   w = 0 and |g| <= l1 - delta; default l1 / 2; -1: off), ada_c (dbpg's
 --   AdaDelay c, 0: off), batch (1000, ftrl and adagrad), eval (1: test metrics
 --   every epoch; 0: only at the end), tol (0: run every epoch; > 0: stop
---   once an epoch lowers the objective by at most tol x the objective; the
+--   once an epoch lowers the objective by at most tol x the objective, or raises it (said on stderr); the
 --   test gathers the weights after each epoch and its time counts as
 --   training), filters (none; key_cache,zeros,sigmod=X: the weight table's
 --   traffic filters, docs/filters.md), quiet (0).
@@ -155,7 +155,7 @@ local function objective(r, w)
   return loss + opt.l1 * l1n + opt.l2 / 2 * l2n, loss, nnz
 end
 
-local prev, ran = nil, 0
+local prev, ran, rose = nil, 0, false
 for ep = 1, opt.epochs do
   local r = job:epoch { total = N, epoch = ep }
   train_s, ran = train_s + r.seconds, ep
@@ -166,6 +166,7 @@ for ep = 1, opt.epochs do
     w = gather()
     obj, loss, nnz = objective(r, w)
     stop = prev ~= nil and (prev - obj) <= opt.tol * math.abs(obj)
+    rose = stop and obj > prev and prev
     prev = obj
     train_s = train_s + (cr.core.util.now() - t0)
   end
@@ -187,7 +188,12 @@ for ep = 1, opt.epochs do
   end
   job:log(rec)
   if stop then
-    say(("logreg: the objective fell by at most tol = %g of itself: stopped after %d epochs"):format(opt.tol, ep))
+    if rose then -- not a convergence: said even when quiet
+      io.stderr:write(("logreg: the objective rose from %.6g to %.6g in epoch %d: stopped (a smaller lr= may converge)\n")
+        :format(rose, obj, ep))
+    else
+      say(("logreg: the objective fell by at most tol = %g of itself: stopped after %d epochs"):format(opt.tol, ep))
+    end
     break
   end
 end

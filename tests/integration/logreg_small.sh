@@ -117,6 +117,18 @@ run ftrl1 1 optimizer=ftrl epochs=6 l1=1 batch=200
 run ftrl2 2 optimizer=ftrl epochs=6 l1=1 batch=200
 run ada 1 optimizer=adagrad epochs=6 l1=0 l2=1 batch=200
 
+# tol=: a rising objective stops the run and says so (on stderr, even
+# quiet); a converged one says it fell by at most tol
+timeout 60 "$BIN" run examples/logreg.lua -- data="$tmp/d.svm" lr=20 blocks=1 tol=1e-6 epochs=20 eval=0 quiet=1 \
+    >"$tmp/rise.out" 2>&1 || { cat "$tmp/rise.out"; fail "rise: exited non-zero"; }
+grep -q "the objective rose from .* in epoch 2: stopped" "$tmp/rise.out" || { cat "$tmp/rise.out"; fail "rise: not reported"; }
+grep -q "epochs=2 " "$tmp/rise.out" || { cat "$tmp/rise.out"; fail "rise: did not stop at epoch 2"; }
+timeout 60 "$BIN" run examples/logreg.lua -- data="$tmp/d.svm" tol=1e-2 epochs=40 eval=0 >"$tmp/tol.out" 2>&1 ||
+    { cat "$tmp/tol.out"; fail "tol: exited non-zero"; }
+grep -q "fell by at most tol = 0.01 of itself" "$tmp/tol.out" && ! grep -q "rose" "$tmp/tol.out" ||
+    { cat "$tmp/tol.out"; fail "tol: no convergence stop"; }
+echo "ok: tol stops (rise reported, convergence)"
+
 bad() { # name expected-message args...
     local name=$1 want=$2
     shift 2
