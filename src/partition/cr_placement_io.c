@@ -120,8 +120,8 @@ cr_placement *cr_placement_load(const char *path, cr_err *e) {
     }
     if (rc == 0 && have < 3) rc = cr_errf_at(e, path, ln, "missing header lines 'k', 'examples', 'keys'");
     if (rc == 0 && nseen != (uint64_t)nu + nv)
-        rc = cr_errf_at(e, path, ln, "%llu of %llu examples and keys assigned", (unsigned long long)nseen,
-                        (unsigned long long)nu + nv);
+        rc = cr_errf_at(e, path, ln, "%llu of %llu examples and keys assigned: the file ends early (cut short?)",
+                        (unsigned long long)nseen, (unsigned long long)nu + nv);
     free(line), free(seen_u), free(seen_v);
     fclose(f);
     if (rc != 0) cr_placement_destroy(&p);
