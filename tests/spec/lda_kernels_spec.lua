@@ -130,14 +130,18 @@ describe("kernels.lda", function()
 
   it("splits documents into disjoint parts and a held-out set that together cover the file", function()
     local p = svm("s.svm", TEXT)
-    local seen = {}
-    local function add(c)
+    local function docs_of(c, into) -- each document's words as "w1,w2,..."
       local t, o = c:tokens_offsets()
       for d = 1, #o - 1 do
         local words = {}
         for i = o:get(d) + 1, o:get(d + 1) do words[#words + 1] = t:get(i) end
-        seen[#seen + 1] = table.concat(words, ",")
+        into[#into + 1] = table.concat(words, ",")
       end
+      return into
+    end
+    local seen = {}
+    local function add(c)
+      docs_of(c, seen)
       return c:docs()
     end
     local n = 0
@@ -148,13 +152,7 @@ describe("kernels.lda", function()
     assert.are.equal(8, n)
     table.sort(seen)
     local all = assert(K.lda_load(p))
-    local want = {}
-    local t, o = all:tokens_offsets()
-    for d = 1, #o - 1 do
-      local words = {}
-      for i = o:get(d) + 1, o:get(d + 1) do words[#words + 1] = t:get(i) end
-      want[#want + 1] = table.concat(words, ",")
-    end
+    local want = docs_of(all, {})
     table.sort(want)
     assert.are.same(want, seen)
     local t4 = test:tokens_offsets()
