@@ -88,9 +88,9 @@ done
 timeout 120 "$BIN" run examples/logreg.lua --nodes 2 --metrics "$tmp/traffic.jsonl" -- data="$tmp/d.svm" quiet=1 \
     heldout=0 delta=-1 epochs=2 blocks=4 placement="$tmp/d.place" >"$tmp/traffic.out" 2>&1 ||
     { tail -5 "$tmp/traffic.out"; fail "traffic run exited non-zero"; }
-# run by crescent itself (its core module is the binary's own: under
-# `make asan` a plain lua5.4 cannot load the sanitized module)
-cat >"$tmp/traffic.lua" <<'EOF'
+# (CRESCENT_LUA: under `make asan`, lua5.4 with the sanitizer preloaded,
+# which the sanitized core module needs; tests/run.sh)
+${CRESCENT_LUA:-lua5.4} - "$tmp/d.svm" "$tmp/d.place" "$tmp/traffic.jsonl" <<'EOF' || fail "traffic: bytes not as predicted"
 local K = require("crescent.core").kernels
 local cjson = require "cjson"
 local owner = {}
@@ -112,7 +112,6 @@ for l in io.lines(arg[3]) do
 end
 print(("ok: traffic: 32 x %d remote (node, key) pairs + 40 x messages, every epoch"):format(pairs_))
 EOF
-"$BIN" run "$tmp/traffic.lua" -- "$tmp/d.svm" "$tmp/d.place" "$tmp/traffic.jsonl" || fail "traffic: bytes not as predicted"
 run ftrl1 1 optimizer=ftrl epochs=6 l1=1 batch=200
 run ftrl2 2 optimizer=ftrl epochs=6 l1=1 batch=200
 run ada 1 optimizer=adagrad epochs=6 l1=0 l2=1 batch=200
