@@ -6,8 +6,8 @@
 -- and hash, the assignment the job makes: example i (0-based, file order)
 -- goes to worker i % NODES (lua/models/logreg.lua deals the examples
 -- round robin over the workers: kernels.logreg_load part/parts), key k to
--- node k // ceil(keys / NODES) (range, src/ps/cr_table.h) or to
--- mix(k) % NODES (hash: the splitmix64 finalizer of src/ps/cr_place.h).
+-- its node under the table's range or hash placement (asked of the
+-- placement code itself, core.table.placement).
 local cr = require "crescent"
 local data, nodes, what = arg[1], math.tointeger(arg[2]), arg[3]
 local g = assert(cr.partition.graph(data))
@@ -18,16 +18,9 @@ else
   place = assert(cr.partition { graph = g, k = nodes, method = "random" })
   local nu, nv = #place.u, #place.v
   for i = 1, nu do place.u:set(i, (i - 1) % nodes) end
-  local block = (nv + nodes - 1) // nodes
-  local function mix(k) -- uint64 arithmetic on Lua's wrapping int64
-    k = k ~ (k >> 30); k = k * -4658895280553007687 -- 0xbf58476d1ce4e5b9
-    k = k ~ (k >> 27); k = k * -7723592293110705685 -- 0x94d049bb133111eb
-    return k ~ (k >> 31)
-  end
-  local function umod(h, n) return (((h >> 1) % n) * 2 + (h & 1)) % n end
-  for k = 0, nv - 1 do
-    place.v:set(k + 1, what == "range" and k // block or umod(mix(k), nodes))
-  end
+  -- the table's own placement code (core.table.placement, src/ps/cr_place.h)
+  local pl = cr.core.table.placement(nv, nodes, what, "w")
+  for k = 0, nv - 1 do place.v:set(k + 1, pl:owner(k)) end
 end
 local m = cr.partition.metrics(g, place)
 print(("t_sum %d"):format(m.t_sum))
