@@ -66,17 +66,31 @@ typedef struct sent {
 } sent;
 
 /* Everything a sweep over one chunk reads and writes. The MH sampler keeps
- * a slice's current and snapshot counts interleaved (pw: row r, topic k at
- * pw[2 ((r - r0) K + k)] and + 1), so that both are one cache miss. */
+ * a slice's current and snapshot counts interleaved, so that both are one
+ * cache miss, and compact: a row holds a (current, snapshot) pair only for
+ * the topics whose bit is set (bm), in topic order, so the pair of topic k
+ * is slot pre[k / 64] + (the set bits below k in its word) of the row's
+ * slots from pb. A row's nonzeros are few (at K = 1000 on gcide-docs about
+ * 14 per word after a few sweeps, against 1000 topics): dense rows (8 K
+ * bytes) made the model slices a tenth as large, and a document was
+ * refilled once per slice that has tokens of it (17 times per token at
+ * K = 1000, 7 at K = 100). A new pair is inserted in place (the row's later
+ * pairs shift); each row reserves min(K, its nonzeros + 2 x its tokens in
+ * the chunk) slots: a token adds at most two (its -1 and its +1). */
 typedef struct sctx {
     int K, flags;
     double alpha, beta, vbeta;
     const int32_t *snapk;   /* snapshot totals */
-    int32_t *pw;            /* MH: the slice's rows x K (current, snapshot) pairs */
-    uint64_t *bm;           /* MH: per row of the slice bw words, bit k set if pair k may be nonzero */
-    int64_t bw, bm_rows;    /* words per row; rows bm has room for */
+    int32_t *pw;            /* MH: the slice's (current, snapshot) pairs, compact (above) */
+    uint64_t *bm;           /* MH: per row of the slice bw words, bit k set if the row has a pair for k */
+    int32_t *pre;           /* MH: per row of the slice bw counts: set bits in the words before */
+    int64_t *pb;            /* MH: per row of the slice its first slot */
+    int32_t *pn;            /* MH: per row of the slice its slots in use */
+    int64_t bw, bm_rows;    /* words per row; rows the per-row arrays have room for */
     int64_t r0;             /* MH: the slice's first row */
     const int32_t *snap;    /* MH: the snapshot rows */
+    const int32_t *cur0;    /* MH chain tests: current rows to start from (NULL: the snapshot) */
+    const int32_t *rn;      /* MH: tokens of each of the chunk's rows in the chunk (NULL: reserve K) */
     int32_t *cw;            /* plain: current counts, nkeys x K */
     int32_t *ck;            /* current totals */
     int32_t *ndk;           /* plain: current document's topic counts */
@@ -127,16 +141,6 @@ static void *big_alloc(size_t n) {
     if (n < ((size_t)1 << 21) || posix_memalign(&p, (size_t)1 << 21, n) != 0) return cr_xmalloc(n ? n : 1);
     (void)madvise(p, n, MADV_HUGEPAGE);
     return p;
-}
-
-/* The corpus's workspace of at least n bytes (contents not kept). */
-static void *workspace(void **ws, size_t *cap, size_t n) {
-    if (n > *cap) {
-        free(*ws);
-        *ws = big_alloc(n);
-        *cap = n;
-    }
-    return *ws;
 }
 
 /* Vose's build of n slots for weights w of topics tp (n >= 1, sum > 0);
@@ -194,24 +198,36 @@ static void build_dense(sctx *x, bscratch *b) {
     alias_build(x->dense, b->w, b->tp, K, x->Q, b->small, b->large, b->p);
 }
 
-/* One snapshot row: its nonzero entries into the pairs pr and the bits,
- * its positive ones as the sparse table's weights (b->w, b->tp); returns
- * how many, *S their mass. At K = 1000 most of a row is zero: it is
+/* The rank of topic k in a row: its slot among the row's pairs. */
+static inline int64_t rank_of(const uint64_t *bits, const int32_t *pre, int k) {
+    return pre[k >> 6] + __builtin_popcountll(bits[k >> 6] & (((uint64_t)1 << (k & 63)) - 1));
+}
+
+/* One snapshot row (and with cur, the current row; else the snapshot is
+ * current): its entries nonzero in either into the compact pairs pr, the
+ * bits and the rank prefix pre, its positive snapshot entries as the
+ * sparse table's weights (b->w, b->tp); returns how many of those, *np the
+ * pairs, *S the weights' mass. At K = 1000 most of a row is zero: it is
  * scanned 16 entries (a cache line) at a time. */
-static int scan_row(const sctx *x, const int32_t *row, int32_t *pr, uint64_t *bits, bscratch *b, double *S) {
-    int K = x->K, m = 0;
+static int scan_row(const sctx *x, const int32_t *row, const int32_t *cur, int32_t *pr, uint64_t *bits,
+                    int32_t *pre, bscratch *b, double *S, int32_t *np) {
+    int K = x->K, m = 0, n = 0;
     double sum = 0;
     for (int k0 = 0; k0 < K; k0 += 16) {
         int k1 = k0 + 16 < K ? k0 + 16 : K;
-        if (k1 - k0 == 16) { /* eight 8-byte loads, no branch per entry */
+        if (!(k0 & 63)) pre[k0 >> 6] = n;
+        if (k1 - k0 == 16 && !cur) { /* eight 8-byte loads, no branch per entry */
             uint64_t v[8], any = 0;
             memcpy(v, row + k0, sizeof v);
             for (int j = 0; j < 8; j++) any |= v[j];
             if (!any) continue;
         }
         for (int k = k0; k < k1; k++) {
-            if (row[k] == 0) continue; /* its pair is written when its bit is set */
-            pr[2 * k] = pr[2 * k + 1] = row[k];
+            int32_t c = cur ? cur[k] : row[k];
+            if (row[k] == 0 && c == 0) continue;
+            pr[2 * n] = c;
+            pr[2 * n + 1] = row[k];
+            n++;
             bits[k >> 6] |= (uint64_t)1 << (k & 63);
             if (row[k] > 0) {
                 b->w[m] = row[k] * x->tg[k].inv;
@@ -221,7 +237,25 @@ static int scan_row(const sctx *x, const int32_t *row, int32_t *pr, uint64_t *bi
         }
     }
     *S = sum;
+    *np = n;
     return m;
+}
+
+/* Room for n more slots of pairs in the corpus's workspace (kept contents:
+ * the slice's rows before). */
+static void slots_grow(sctx *x, cr_lda_corpus *c, int64_t used, int64_t n) {
+    size_t need = (size_t)(used + n) * 2 * sizeof(int32_t);
+    if (need <= c->ws_cap) {
+        x->pw = c->ws;
+        return;
+    }
+    size_t cap = need * 3 / 2 + ((size_t)1 << 20);
+    int32_t *a = big_alloc(cap);
+    if (used) memcpy(a, c->ws, (size_t)used * 2 * sizeof(int32_t));
+    free(c->ws);
+    c->ws = a;
+    c->ws_cap = cap;
+    x->pw = a;
 }
 
 /* Slice [r0, r1) of the chunk's rows: their (current, snapshot) pairs in
@@ -229,19 +263,31 @@ static int scan_row(const sctx *x, const int32_t *row, int32_t *pr, uint64_t *bi
  * by the next slice). One scan of each snapshot row. */
 static void build_slice(sctx *x, cr_lda_corpus *c, int64_t r0, int64_t r1, bscratch *b) {
     int K = x->K;
-    int64_t n = 0;
+    int64_t n = 0, used = 0;
     x->r0 = r0;
-    x->pw = workspace(&c->ws, &c->ws_cap, (size_t)(2 * (r1 - r0) * K) * sizeof(int32_t));
     x->sp = c->arena;
     if (r1 - r0 > x->bm_rows) {
         free(x->bm);
+        free(x->pre);
+        free(x->pb);
+        free(x->pn);
         x->bm_rows = r1 - r0;
         x->bm = cr_xmalloc((size_t)(x->bm_rows * x->bw) * sizeof *x->bm);
+        x->pre = cr_xmalloc((size_t)(x->bm_rows * x->bw) * sizeof *x->pre);
+        x->pb = cr_xmalloc((size_t)x->bm_rows * sizeof *x->pb);
+        x->pn = cr_xmalloc((size_t)x->bm_rows * sizeof *x->pn);
     }
     memset(x->bm, 0, (size_t)((r1 - r0) * x->bw) * sizeof *x->bm);
     for (int64_t r = r0; r < r1; r++) {
         double S;
-        int m = scan_row(x, x->snap + r * K, x->pw + 2 * (r - r0) * K, x->bm + (r - r0) * x->bw, b, &S);
+        int32_t np;
+        slots_grow(x, c, used, K);
+        int m = scan_row(x, x->snap + r * K, x->cur0 ? x->cur0 + r * K : NULL, x->pw + 2 * used,
+                         x->bm + (r - r0) * x->bw, x->pre + (r - r0) * x->bw, b, &S, &np);
+        int64_t room = x->rn ? np + 2 * (int64_t)x->rn[r] : K;
+        x->pb[r - r0] = used;
+        x->pn[r - r0] = np;
+        used += room < K ? room : K;
         arena_grow(x, c, n, m);
         x->soff[r] = n;
         x->S[r] = S;
@@ -252,18 +298,18 @@ static void build_slice(sctx *x, cr_lda_corpus *c, int64_t r0, int64_t r1, bscra
 }
 
 /* The slice's changes into the caller's dwk (its pairs still in cache):
- * zero where the bit is clear (the pair was never written). */
+ * zero where the bit is clear (the row has no pair there). */
 static void flush_slice(const sctx *x, int32_t *dwk, int64_t r0, int64_t r1) {
     int K = x->K;
     for (int64_t r = r0; r < r1; r++) {
-        const int32_t *pr = x->pw + 2 * (r - r0) * K;
+        const int32_t *pr = x->pw + 2 * x->pb[r - r0];
         const uint64_t *bits = x->bm + (r - r0) * x->bw;
         int32_t *out = dwk + r * K;
         memset(out, 0, (size_t)K * sizeof *out);
         for (int64_t b = 0; b < x->bw; b++)
-            for (uint64_t m = bits[b]; m; m &= m - 1) {
+            for (uint64_t m = bits[b]; m; m &= m - 1, pr += 2) {
                 int k = (int)(b * 64 + __builtin_ctzll(m));
-                out[k] = pr[2 * k] - pr[2 * k + 1];
+                out[k] = pr[0] - pr[1];
             }
     }
 }
@@ -279,8 +325,10 @@ static void flush_slice(const sctx *x, int32_t *dwk, int64_t r0, int64_t r1) {
  * own = 0 (the snapshot does not hold the token, e.g. a push not yet
  * applied): q = the table for every x. */
 typedef struct tok {
-    int32_t *p;    /* row of pairs */
+    int32_t *p;    /* the row's pairs (compact) */
     uint64_t *bits; /* the row's bits (x->bm): a clear bit k means pair k is (0, 0) */
+    int32_t *pre;  /* the row's rank prefix (x->pre) */
+    int32_t *pn;   /* the row's pairs in use (x->pn) */
     int64_t r;     /* row */
     int s0, own;
     double fe0;    /* f_e(s0) */
@@ -296,14 +344,16 @@ static const int32_t zpair[2] = {0, 0};
  * proposal's alpha share, the dense table) land on random ones: the bits
  * (K / 8 bytes a row) answer from cache where the pairs (8 K bytes) miss. */
 static inline const int32_t *at(const tok *t, int k) {
-    return (t->bits[k >> 6] >> (k & 63)) & 1 ? t->p + 2 * k : zpair;
+    return (t->bits[k >> 6] >> (k & 63)) & 1 ? t->p + 2 * rank_of(t->bits, t->pre, k) : zpair;
 }
 
 static inline double tw(const sctx *x, const tok *t, int k) { return (pos(at(t, k)[1]) + x->beta) * x->tg[k].inv; }
 
 static inline void tok_init(const sctx *x, tok *t, int64_t r, int s0) {
-    t->p = x->pw + 2 * (r - x->r0) * x->K;
+    t->p = x->pw + 2 * x->pb[r - x->r0];
     t->bits = x->bm + (r - x->r0) * x->bw;
+    t->pre = x->pre + (r - x->r0) * x->bw;
+    t->pn = x->pn + (r - x->r0);
     t->r = r;
     t->s0 = s0;
     int32_t sn = at(t, s0)[1];
@@ -391,16 +441,21 @@ static inline int doc_step(sctx *x, const int32_t *z, const tok *tk, int s, int6
 }
 
 /* Remove / add a token of topic k from / to the current counts (MH: the
- * token's row: a pair whose bit is clear is (0, 0), written now and its
- * bit set; plain: row of counts p). */
+ * token's row: a pair whose bit is clear is (0, 0), inserted now at its
+ * rank (the row's reserve has room) and its bit set; plain: row of counts
+ * p). */
 static inline void move_mh(sctx *x, tok *t, int k, int d) {
     x->tg[k].ndk += d;
     uint64_t *w = &t->bits[k >> 6], b = (uint64_t)1 << (k & 63);
+    int64_t i = rank_of(t->bits, t->pre, k);
     if (!(*w & b)) {
+        memmove(t->p + 2 * (i + 1), t->p + 2 * i, (size_t)(*t->pn - i) * 2 * sizeof *t->p);
+        t->p[2 * i] = t->p[2 * i + 1] = 0;
+        (*t->pn)++;
         *w |= b;
-        t->p[2 * k] = t->p[2 * k + 1] = 0;
+        for (int64_t j = (k >> 6) + 1; j < x->bw; j++) t->pre[j]++;
     }
-    t->p[2 * k] += d;
+    t->p[2 * i] += d;
     x->tg[k].ck += d;
 }
 static inline void move_plain(sctx *x, int32_t *p, int k, int d) {
@@ -421,6 +476,8 @@ static inline void look_draw(sctx *x, const int32_t *z, int64_t j, int steps) {
     if (j == 0 || x->seq[j].doc != x->seq[j - 1].doc)
         for (int64_t a = 0; a < L && a < 64; a += 16) __builtin_prefetch(z + d0 + a);
     __builtin_prefetch(x->bm + (r - x->r0) * x->bw);
+    __builtin_prefetch(x->pre + (r - x->r0) * x->bw);
+    __builtin_prefetch(x->pb + (r - x->r0));
     for (int st = 0; st < steps && st < CR_LDA_PEND; st++) {
         p->w[st] = wdraw(x, r);
         __builtin_prefetch(p->w[st].a);
@@ -434,17 +491,18 @@ static inline void look_fetch(sctx *x, const int32_t *z, int64_t j, int steps) {
     const tprop *p = &x->ring[RING(j)];
     int64_t i = x->tbeg + x->seq[j].tok;
     int64_t r = (int64_t)x->row[i] - x->r0;
-    const int32_t *pr = x->pw + 2 * r * x->K;
+    const int32_t *pr = x->pw + 2 * x->pb[r];
     const uint64_t *bits = x->bm + r * x->bw;
-    __builtin_prefetch(pr + 2 * z[i], 1);
+    const int32_t *pre = x->pre + r * x->bw;
+    __builtin_prefetch(pr + 2 * rank_of(bits, pre, z[i]), 1);
     __builtin_prefetch(x->tg + z[i], 1);
     for (int st = 0; st < steps && st < CR_LDA_PEND; st++) {
         int u = resolve(p->w[st]);
         int64_t dp = p->dpos[st];
         int t = dp >= 0 ? z[dp] : (int)(-1 - dp);
-        if ((bits[u >> 6] >> (u & 63)) & 1) __builtin_prefetch(pr + 2 * u);
+        if ((bits[u >> 6] >> (u & 63)) & 1) __builtin_prefetch(pr + 2 * rank_of(bits, pre, u));
         __builtin_prefetch(x->tg + u);
-        if ((bits[t >> 6] >> (t & 63)) & 1) __builtin_prefetch(pr + 2 * t);
+        if ((bits[t >> 6] >> (t & 63)) & 1) __builtin_prefetch(pr + 2 * rank_of(bits, pre, t));
         __builtin_prefetch(x->tg + t);
     }
 }
@@ -592,6 +650,9 @@ static void ctx_free(sctx *x) {
     free(x->inv);
     free(x->tg);
     free(x->bm);
+    free(x->pre);
+    free(x->pb);
+    free(x->pn);
     free(x->dense);
     free(x->soff);
     free(x->S);
@@ -628,23 +689,31 @@ static sent *visit_order(const cr_lda_corpus *c, int64_t ch, const int64_t *bnd,
     return seq;
 }
 
-/* Model slices of about CR_LDA_SLICE_BYTES of counts and alias slots each.
- * (Slices growing along the rows, which are by descending frequency, so
- * that a document is refilled less often in the tail, were slower at
- * K = 1000: the tail's rows then no longer stay in the last-level cache.) */
+/* Model slices of about CR_LDA_SLICE_BYTES each of what the sweep reads
+ * of their rows: bits, rank prefix and pairs, and alias slots, estimated
+ * from each row's tokens in the chunk (a row has about as many pairs as
+ * tokens, at most K). Measured on gcide-docs (ns per token at K = 100 /
+ * 1000): 2 MiB 146 / 192, 4 MiB 132 / 174, 8 MiB 145 / 189, 16 MiB
+ * 158 / 256, one slice 167 / 312: past a few MiB the slice's rows no
+ * longer stay in cache while the token streams (z, rows, the visiting
+ * order) pass through it. */
 #define CR_LDA_SLICE_BYTES ((int64_t)4 << 20)
 
-/* The slice bounds of nkeys rows (want > 0: slices of want rows each)
- * into a new array of *nsl + 1 entries. */
-static int64_t *slice_bounds(int K, int64_t nkeys, int64_t want, int64_t *nsl) {
-    int64_t row = (int64_t)K * 8 + (int64_t)sizeof(aent) * (K < 64 ? K : 64);
-    int64_t size = want > 0 ? want : CR_LDA_SLICE_BYTES / row;
-    if (size < 1) size = 1;
+/* The slice bounds of nkeys rows with rn tokens each (want > 0: slices of
+ * want rows each) into a new array of *nsl + 1 entries. */
+static int64_t *slice_bounds(int K, int64_t nkeys, const int32_t *rn, int64_t want, int64_t *nsl) {
+    int64_t fixed = ((int64_t)K + 63) / 64 * 12 + 24;
     int64_t n = 0, *b = cr_xmalloc((size_t)(nkeys + 2) * sizeof *b);
     b[0] = 0;
     for (int64_t r = 0; r < nkeys;) {
-        r = r + size < nkeys ? r + size : nkeys;
-        b[++n] = r;
+        int64_t r1 = r, bytes = 0;
+        if (want > 0) r1 = r + want < nkeys ? r + want : nkeys;
+        else
+            do {
+                bytes += fixed + (int64_t)(8 + sizeof(aent)) * (rn[r1] < K ? rn[r1] : K);
+                r1++;
+            } while (r1 < nkeys && bytes < CR_LDA_SLICE_BYTES);
+        b[++n] = r = r1;
     }
     *nsl = n;
     return b;
@@ -654,11 +723,14 @@ static int64_t *slice_bounds(int K, int64_t nkeys, int64_t want, int64_t *nsl) {
  * tokens changed. */
 static int64_t sweep_mh(sctx *x, cr_lda_corpus *c, int64_t ch, int32_t *dwk, const cr_lda_sample_opts *o) {
     int64_t nkeys = cr_lda_chunk_nkeys(c, ch), nsl, *start, changed = 0;
-    int64_t *bnd = slice_bounds(x->K, nkeys, o->slice_rows, &nsl);
     x->doc_off = c->doc_off;
     x->row = c->row;
     x->dbeg = c->chunk_doc[ch];
     x->tbeg = c->doc_off[x->dbeg];
+    int32_t *rn = cr_xcalloc((size_t)(nkeys ? nkeys : 1), sizeof *rn);
+    for (int64_t i = x->tbeg; i < c->doc_off[c->chunk_doc[ch + 1]]; i++) rn[c->row[i]]++;
+    x->rn = rn;
+    int64_t *bnd = slice_bounds(x->K, nkeys, rn, o->slice_rows, &nsl);
     sent *seq = visit_order(c, ch, bnd, nsl, &start);
     for (int64_t sl = 0; sl < nsl; sl++) {
         int64_t r0 = bnd[sl], r1 = bnd[sl + 1];
@@ -669,6 +741,8 @@ static int64_t sweep_mh(sctx *x, cr_lda_corpus *c, int64_t ch, int32_t *dwk, con
         flush_slice(x, dwk, r0, r1);
     }
     for (int k = 0; k < x->K; k++) x->ck[k] = x->tg[k].ck;
+    x->rn = NULL;
+    free(rn);
     free(bnd);
     free(seq);
     free(start);
@@ -772,12 +846,8 @@ int cr_lda_mh_chain(cr_lda_corpus *c, int64_t ch, const int32_t *nwk, const int3
     memcpy(ck, cur_k, (size_t)K * sizeof *ck);
     sctx x;
     ctx_init(&x, c, ch, nwk, nk, ck, o, 1);
+    x.cur0 = cur_wk; /* the current counts, not the snapshot's */
     build_slice(&x, c, 0, nkeys, &x.b);
-    for (int64_t i = 0; i < nkeys * K; i++) { /* the current counts, not the snapshot's */
-        x.pw[2 * i] = cur_wk[i];
-        x.pw[2 * i + 1] = nwk[i];
-        x.bm[(i / K) * x.bw + (i % K) / 64] |= (uint64_t)(cur_wk[i] != 0 || nwk[i] != 0) << (i % K % 64);
-    }
     x.flags = flags | o->test_flags;
     int64_t t0 = c->doc_off[d], L = c->doc_off[d + 1] - t0;
     int s0 = c->z[token];

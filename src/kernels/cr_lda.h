@@ -69,10 +69,11 @@ typedef struct cr_lda_sample_stats {
  * "corpus has no topics (call init first)", "no chunk N (M chunks)",
  * "alpha must be > 0", "beta must be > 0", "mh_steps must be >= 1".
  * MH visits the rows in model slices (slice_rows) and keeps a workspace in
- * the corpus for one slice (2 x slice rows x K int32 and the alias slots of
- * their nonzeros, about 4 MiB by default, freed with the corpus); O(K +
- * nkeys + the chunk's tokens + a slice's rows x K / 8 bytes of bitmaps)
- * scratch per call. */
+ * the corpus for one slice (its rows' (current, snapshot) pairs, compact:
+ * at most min(K, nonzeros + 2 x tokens) per row, and the alias slots of
+ * their nonzeros, about 4 MiB in use by default, freed with the corpus);
+ * O(K + nkeys + the chunk's tokens + a slice's rows x K / 64 x 12 bytes of
+ * bitmaps and rank prefixes) scratch per call. */
 int cr_lda_sample(cr_lda_corpus *c, int64_t ch, const int32_t *nwk, const int32_t *nk, int32_t *dwk, int32_t *dk,
                   const cr_lda_sample_opts *o, cr_lda_sample_stats *st, cr_err *e);
 
