@@ -51,6 +51,7 @@ typedef struct cr_logreg_data {
     float *val;              /* nnz values */
     float *y;                /* n labels, +1 / -1 */
     double *margin;          /* n margins <x_i, w> (zero after loading) */
+    float *tex;              /* n: expf(-|margin|), with blocks (cr_logreg_blocks); kept with the margins */
     int64_t *fcount;         /* entries of each feature over every line of the file (nfcount) */
     int64_t nfcount;         /* the largest feature id seen */
     /* batches (cr_logreg_batches) */
