@@ -85,7 +85,7 @@ struct cr_node {
     pthread_cond_t clk_cv;  /* clocks or policy changed or stop */
     uint64_t cmd_gen;
     _Atomic uint64_t cancel_gen; /* the command generation cancelled (0: none) */
-    uint64_t clk_gen; /* bumped on every clocks/policy change */
+    _Atomic uint64_t clk_gen; /* bumped on every clocks/policy change (under mu; read without it by a spinning waiter) */
     cr_cmd cmd;
     char *cmd_buf1, *cmd_buf2;
     int64_t *clocks, *barriers; /* per global worker, from the scheduler */
