@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # examples/mf.lua end to end on a small zipf-mf set (2000 x 500, 100k cells):
 # 2 nodes x 1 worker, 1 x 1 and 1 x 2 all bring the test RMSE from ~1
-# (predicting 0) below 0.45 in 10 epochs, agree with 1 x 1 within 10%, and
-# write one metrics line per epoch.
+# (predicting 0) below 0.45 in 20 epochs, agree with 1 x 1 within 10%, and
+# write one metrics line per epoch. 20 epochs, not 10: at epoch 10 the RMSE
+# still falls 5% an epoch, so a 1 x 2 run whose workers drifted apart under
+# a loaded machine (asynchronous, as it may) once ended 14% above 1 x 1
+# under the sanitizers; by epoch 20 an epoch is worth about 1%.
 set -u
 BIN=${CRESCENT_BIN:?} ROOT=${CRESCENT_ROOT:?}
 tmp=$(mktemp -d)
@@ -17,7 +20,7 @@ rmse() { sed -n 's/^mf result: test_rmse=\([0-9.]*\).*/\1/p' "$1"; }
 for cfg in 2x1 1x1 1x2; do
     n=$cfg nodes=${cfg%x*} workers=${cfg#*x}
     timeout 120 "$BIN" run examples/mf.lua --nodes "$nodes" --workers "$workers" --metrics "$tmp/m$n.jsonl" -- \
-        --data "$tmp/d" --epochs 10 --batch 10000 >"$tmp/out$n" 2>&1
+        --data "$tmp/d" --epochs 20 --batch 10000 >"$tmp/out$n" 2>&1
     rc=$?
     cat "$tmp/out$n"
     [ $rc -eq 0 ] || { echo "FAIL: $n exited $rc"; exit 1; }
@@ -25,7 +28,7 @@ for cfg in 2x1 1x1 1x2; do
     [ -n "$r" ] || { echo "FAIL: $n printed no result line"; exit 1; }
     awk -v r="$r" 'BEGIN {exit !(r < 0.45)}' || { echo "FAIL: $n test RMSE $r >= 0.45"; exit 1; }
     lines=$(grep -c '"epoch"' "$tmp/m$n.jsonl" 2>/dev/null || echo 0)
-    [ "$lines" -eq 10 ] || { echo "FAIL: $n wrote $lines metrics lines, want 10"; exit 1; }
+    [ "$lines" -eq 20 ] || { echo "FAIL: $n wrote $lines metrics lines, want 20"; exit 1; }
     grep -q '"test_rmse"' "$tmp/m$n.jsonl" && grep -q '"cells_per_s"' "$tmp/m$n.jsonl" ||
         { echo "FAIL: metrics lack test_rmse/cells_per_s"; exit 1; }
 done
