@@ -36,6 +36,16 @@ void cr_optim_init_state(const cr_optim *o, float *state, int32_t dim) {
         memset(state, 0, (size_t)cr_optim_state_dim(o, dim) * sizeof *state);
 }
 
+void cr_optim_load_state(const cr_optim *o, float *cur, const float *in, int32_t dim) {
+    int32_t sd = cr_optim_state_dim(o, dim);
+    float pushers = o->kind == CR_OPTIM_DBPG ? cur[3] : 0;
+    memcpy(cur, in, (size_t)sd * sizeof *cur);
+    if (o->kind == CR_OPTIM_DBPG) {
+        cur[0] = cur[1] = cur[2] = 0;
+        cur[3] = pushers;
+    }
+}
+
 int cr_optim_check(const cr_optim *o, int32_t dim, cr_err *e) {
     const char *n = cr_optim_name(o);
     if (o->kind != CR_OPTIM_FTRL && o->kind != CR_OPTIM_DBPG) return 0;

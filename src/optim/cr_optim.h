@@ -60,6 +60,14 @@ int32_t cr_optim_state_dim(const cr_optim *o, int32_t dim);
 /* Initial state of one row (state_dim floats). */
 void cr_optim_init_state(const cr_optim *o, float *state, int32_t dim);
 
+/* A row's state set from outside (a checkpoint through job:load, or the
+ * job's set with state) over its current state cur: cur := in, except what
+ * belongs to the running job's workers: DBPG keeps the row's registered
+ * pushers (registered by this job's workers, whose count may differ from
+ * the saved job's) and starts a new pass (no partial sums of a pass cut by
+ * the save); its step count stays the file's. */
+void cr_optim_load_state(const cr_optim *o, float *cur, const float *in, int32_t dim);
+
 /* Check the rule's parameters for a table of dimension dim (ftrl: lr > 0,
  * beta >= 0, l1 >= 0, l2 >= 0; dbpg: dim 1 or 2, lr > 0, l1 >= 0, l2 >= 0,
  * ada_c >= 0, tau >= 0). Returns 0 or -1 with a message. */

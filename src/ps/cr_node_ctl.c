@@ -294,8 +294,8 @@ static int on_setrows(cr_node *n, const cr_proto_msg *m, cr_err *e) {
         free(st);
         return -1;
     }
-    if (keys) cr_shard_set_keys(s, keys, r.count, v, r.staten ? st : NULL);
-    else cr_shard_set_rows(s, r.lo, r.count, v, r.staten ? st : NULL);
+    if (keys) cr_shard_load_keys(s, keys, r.count, v, r.staten ? st : NULL);
+    else cr_shard_load_rows(s, r.lo, r.count, v, r.staten ? st : NULL);
     free(keys);
     free(v);
     free(st);

@@ -358,7 +358,14 @@ void cr_shard_get_rows(cr_shard *s, int64_t lo, int64_t count, float *vals, floa
     }
 }
 
-void cr_shard_set_rows(cr_shard *s, int64_t lo, int64_t count, const float *vals, const float *state) {
+/* A row's state from outside: as it is (load 0: the node's own moves), or
+ * through the rule's cr_optim_load_state (load 1: the job's set and load). */
+static void put_state(const cr_shard *s, float *dst, const float *src, int load) {
+    if (load) cr_optim_load_state(&s->def.optim, dst, src, s->def.dim);
+    else memcpy(dst, src, (size_t)s->sdim * sizeof(float));
+}
+
+static void set_rows(cr_shard *s, int64_t lo, int64_t count, const float *vals, const float *state, int load) {
     size_t dim = (size_t)s->def.dim, sd = (size_t)s->sdim;
     for (int64_t k = lo; k < lo + count; k++) {
         size_t r = (size_t)(k - s->lo), i = (size_t)(k - lo);
@@ -366,11 +373,19 @@ void cr_shard_set_rows(cr_shard *s, int64_t lo, int64_t count, const float *vals
         pthread_mutex_lock(m);
         memcpy(s->w + r * dim, vals + i * dim, dim * sizeof(float));
         if (sd) {
-            if (state) memcpy(s->state + r * sd, state + i * sd, sd * sizeof(float));
+            if (state) put_state(s, s->state + r * sd, state + i * sd, load);
             else cr_optim_init_state(&s->def.optim, s->state + r * sd, s->def.dim);
         }
         pthread_mutex_unlock(m);
     }
+}
+
+void cr_shard_set_rows(cr_shard *s, int64_t lo, int64_t count, const float *vals, const float *state) {
+    set_rows(s, lo, count, vals, state, 0);
+}
+
+void cr_shard_load_rows(cr_shard *s, int64_t lo, int64_t count, const float *vals, const float *state) {
+    set_rows(s, lo, count, vals, state, 1);
 }
 
 void cr_shard_get_keys(cr_shard *s, const int64_t *keys, int64_t n, float *vals, float *state) {
@@ -390,16 +405,24 @@ void cr_shard_get_keys(cr_shard *s, const int64_t *keys, int64_t n, float *vals,
     }
 }
 
-void cr_shard_set_keys(cr_shard *s, const int64_t *keys, int64_t n, const float *vals, const float *state) {
+static void set_keys(cr_shard *s, const int64_t *keys, int64_t n, const float *vals, const float *state, int load) {
     size_t dim = (size_t)s->def.dim, sd = (size_t)s->sdim;
     for (int64_t i = 0; i < n; i++) {
         pthread_mutex_t *m = lock_of(s, keys[i]);
         pthread_mutex_lock(m);
         float *r = sparse_row(s, keys[i], 1);
         memcpy(r, vals + i * dim, dim * sizeof(float));
-        if (state && sd) memcpy(r + dim, state + i * sd, sd * sizeof(float));
+        if (state && sd) put_state(s, r + dim, state + i * sd, load);
         pthread_mutex_unlock(m);
     }
+}
+
+void cr_shard_set_keys(cr_shard *s, const int64_t *keys, int64_t n, const float *vals, const float *state) {
+    set_keys(s, keys, n, vals, state, 0);
+}
+
+void cr_shard_load_keys(cr_shard *s, const int64_t *keys, int64_t n, const float *vals, const float *state) {
+    set_keys(s, keys, n, vals, state, 1);
 }
 
 int64_t cr_shard_dump(cr_shard *s, uint64_t *cursor, int64_t max, int64_t *keys, float *vals, float *state) {

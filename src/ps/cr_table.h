@@ -163,12 +163,17 @@ void cr_shard_push(cr_shard *s, const int64_t *keys, int64_t n, const float *g);
  * shard, values and optimizer state (state may be NULL: then skipped / reset). */
 void cr_shard_get_rows(cr_shard *s, int64_t lo, int64_t count, float *vals, float *state);
 void cr_shard_set_rows(cr_shard *s, int64_t lo, int64_t count, const float *vals, const float *state);
+/* The same, with state from outside the node (the job's set, job:load):
+ * through cr_optim_load_state, which keeps what belongs to this job's
+ * workers (DBPG's registrations). */
+void cr_shard_load_rows(cr_shard *s, int64_t lo, int64_t count, const float *vals, const float *state);
 /* A sparse table's rows of n keys (all this node's): values and optimizer
  * state (state may be NULL) out of the maps, initial ones for keys not
  * stored; set stores them (state NULL: a stored key keeps its state, a new
  * one gets the rule's initial state). */
 void cr_shard_get_keys(cr_shard *s, const int64_t *keys, int64_t n, float *vals, float *state);
 void cr_shard_set_keys(cr_shard *s, const int64_t *keys, int64_t n, const float *vals, const float *state);
+void cr_shard_load_keys(cr_shard *s, const int64_t *keys, int64_t n, const float *vals, const float *state);
 /* A sparse table's stored rows from *cursor on (0: the start): at most max
  * keys, values and states copied out; returns how many, and moves *cursor
  * (CR_SHARD_DUMP_END once every stripe is done). Between commands (no push

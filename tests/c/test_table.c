@@ -154,6 +154,38 @@ static void test_rows(void) {
     cr_shard_destroy(&s);
 }
 
+/* A DBPG row's state loaded from a checkpoint (job:load -> SETROWS ->
+ * cr_shard_load_rows) keeps the running job's registered pushers and drops
+ * the saved pass's partial sums: the saved job had 2 pushers and one push
+ * into its pass; this job has 1 worker, registered before the load. With
+ * the file's state taken as it was, the row would wait for a second pusher
+ * that never pushes, and take no step. */
+static void test_load_dbpg_state(void) {
+    cr_table_def d = def(CR_INIT_ZEROS);
+    d.dim = 2;
+    d.optim = (cr_optim){.kind = CR_OPTIM_DBPG, .lr = 1, .l1 = 0, .delta = -1};
+    cr_err e;
+    cr_shard *s = cr_shard_new(&d, 0, 1, &e);
+    CR_CHECK(s && s->sdim == 5);
+    int64_t key = 10;
+    float reg[2] = {0, -1}, g[2] = {-1, 1}, v[2], st[5];
+    cr_shard_push(s, &key, 1, reg); /* this job's one worker registers */
+    float saved_v[2] = {0.5f, 1}, saved_st[5] = {0.25f, 0.5f, 1, 2, 7}; /* g sum, u sum, pushes, pushers, steps */
+    cr_shard_load_rows(s, key, 1, saved_v, saved_st);
+    cr_shard_get_rows(s, key, 1, v, st);
+    CR_CHECK(v[0] == 0.5f && st[0] == 0 && st[1] == 0 && st[2] == 0);
+    CR_CHECK(st[3] == 1); /* this job's registration, not the file's 2 */
+    CR_CHECK(st[4] == 7); /* the steps stay the file's */
+    cr_shard_push(s, &key, 1, g); /* the one pusher's pass is complete: a step */
+    cr_shard_get_rows(s, key, 1, v, st);
+    CR_CHECK(v[0] > 0.5f && st[4] == 8);
+    /* the node's own moves (cr_shard_set_rows) keep every field */
+    cr_shard_set_rows(s, key, 1, saved_v, saved_st);
+    cr_shard_get_rows(s, key, 1, v, st);
+    CR_CHECK(!memcmp(st, saved_st, sizeof st));
+    cr_shard_destroy(&s);
+}
+
 static void test_def_check(void) {
     cr_table_def d = def(CR_INIT_UNIFORM);
     cr_err e;
@@ -189,6 +221,7 @@ int main(void) {
     CR_RUN(test_pull_push);
     CR_RUN(test_batch_path);
     CR_RUN(test_rows);
+    CR_RUN(test_load_dbpg_state);
     CR_RUN(test_def_check);
     CR_RUN(test_huge_shard);
     return cr_test_done();
