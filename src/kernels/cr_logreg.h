@@ -7,7 +7,9 @@
  * of each feature: feature id f (1-based in the file) is key f - 1, the
  * numbering `crescent partition` uses for the file (partition/cr_bigraph_io.c:
  * same reader, same flags for blank lines, so example i is the i-th sample
- * of the file, blank lines not counted). Each example keeps its margin
+ * of the file, blank lines not counted). Feature ids may come in any order
+ * (hashed features): each example's entries are sorted by key, and a
+ * repeated id's values summed. Each example keeps its margin
  * m_i = <x_i, w> so that a block-coordinate method updates it in place.
  *
  * Loss of example i: log(1 + exp(-y_i m_i)); its derivative in m_i is
