@@ -162,14 +162,19 @@ static void test_placement(void) {
     remove(pl);
 }
 
+/* Writes text to path (a test's small input file). */
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
 /* Feature ids in any order (hashed features) are sorted, and a repeated
  * id's values summed; lines in order load as before. The old loader
  * refused the first line ("ids not increasing"). */
 static void test_any_order(void) {
     const char *path = "/tmp/test_logreg_order.svm";
-    FILE *f = fopen(path, "w");
-    fputs("+1 3:1 1:2 3:0.5\n-1 2:1 4:3\n", f);
-    fclose(f);
+    write_text(path, "+1 3:1 1:2 3:0.5\n-1 2:1 4:3\n");
     cr_logreg_load_opts o = {.split = CR_LOGREG_ALL, .parts = 1};
     cr_err e;
     cr_logreg_data *d = cr_logreg_load(path, &o, &e);
@@ -186,15 +191,11 @@ static void test_any_order(void) {
 /* Bad LIBSVM input names the file and line. */
 static void test_bad_input(void) {
     const char *path = "/tmp/test_logreg_bad.svm";
-    FILE *f = fopen(path, "w");
-    fputs("+1 1:1 2:1\n-1 3:x\n", f);
-    fclose(f);
+    write_text(path, "+1 1:1 2:1\n-1 3:x\n");
     cr_logreg_load_opts o = {.split = CR_LOGREG_ALL, .parts = 1};
     cr_err e;
     CR_CHECK(!cr_logreg_load(path, &o, &e) && strstr(e.msg, "/tmp/test_logreg_bad.svm:2:"));
-    f = fopen(path, "w");
-    fputs("+1 1:1 2:1\n-1 3:1 9:1\n", f);
-    fclose(f);
+    write_text(path, "+1 1:1 2:1\n-1 3:1 9:1\n");
     o.features = 5; /* the table's keys */
     CR_CHECK(!cr_logreg_load(path, &o, &e) && strstr(e.msg, "/tmp/test_logreg_bad.svm:2:"));
     o.features = 0;
