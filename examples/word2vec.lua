@@ -23,7 +23,10 @@
 --   replicate; or hot: the NuPS heuristic over both tables together, keys
 --   whose expected accesses exceed 100x the mean replicated, the rest
 --   relocated), localize (1; 0: the model never moves
---   keys, for comparisons).
+--   keys, for comparisons), checkpoint (none; a path: saved after every
+--   epoch, and if it exists at start the run goes on from it until `epochs`
+--   epochs are done, docs/checkpoints.md; the corpus and the options that
+--   shape the tables must be the same).
 --   Nodes, workers, seed and the metrics file are options of `crescent run`.
 -- sample 1e-3, the tool's and gensim's default: on gcide-brown (5M words)
 -- one epoch of skip-gram with 1e-3 scores 0.499 on the synonym test and
@@ -44,7 +47,7 @@ local numeric = { sg = true, dim = true, window = true, negative = true, sample 
                   localize = true }
 local me = "examples/word2vec.lua"
 
-local accept = { save = "string" }
+local accept = { save = "string", checkpoint = "string" }
 for k in pairs(opt) do accept[k] = "string" end
 for k in pairs(numeric) do accept[k] = "number" end
 local _, given = cr.script.options(me, arg or {}, opt, accept)
@@ -132,9 +135,18 @@ say(("word2vec: %s, dim %d, window %d, negative %d, sample %g, alpha %g, %d epoc
 
 -- The traffic and access counters the "manage result" line reports: cr.script.traffic.
 local function traffic() return cr.script.traffic(job) end
-local traffic0, epochs0 = traffic(), 0
+if opt.checkpoint then
+  local f = io.open(opt.checkpoint, "rb")
+  if f then
+    f:close()
+    job:load(opt.checkpoint)
+    say(("word2vec: resumed from %s after epoch %d"):format(opt.checkpoint, job.epochs))
+  end
+end
+local traffic0, epochs0 = traffic(), job.epochs
 local raw, seconds = 0, 0.0
-for epoch = 1, opt.epochs do
+while job.epochs < opt.epochs do
+  local epoch = job.epochs + 1
   local r = job:epoch { total = vocab.raw, epoch = epoch }
   local wps = r.sum.raw / math.max(r.seconds, 1e-9)
   raw, seconds = raw + r.sum.raw, seconds + r.seconds
@@ -142,9 +154,10 @@ for epoch = 1, opt.epochs do
       r.sum.kept, r.seconds, wps))
   job:log { epoch = epoch, words = r.sum.raw, kept = r.sum.kept, pairs = r.sum.pairs, seconds = r.seconds,
             words_per_s = wps, bytes_remote = r.bytes_remote, messages = r.messages }
+  if opt.checkpoint then job:save(opt.checkpoint) end
 end
 local words_per_s = raw / math.max(seconds, 1e-9)
-local traffic1, ne = traffic(), opt.epochs
+local traffic1, ne = traffic(), math.max(job.epochs - epochs0, 1)
 
 -- The input vectors, gathered from the nodes in runs of rows.
 local vecs = cr.core.util.matrix(vocab.n, d)
@@ -168,7 +181,7 @@ if ana then
   say(("analogy: accuracy %.4f (semantic %.4f, syntactic %.4f) on %d of %d questions (coverage %.3f)"):format(
       ana.total, ana.semantic, ana.syntactic, ana.seen, ana.questions, ana.coverage))
 end
-job:log { epoch = opt.epochs, synonym_acc = syn and syn.accuracy, synonym_coverage = syn and syn.coverage,
+job:log { epoch = job.epochs, synonym_acc = syn and syn.accuracy, synonym_coverage = syn and syn.coverage,
           analogy_acc = ana and ana.total, analogy_coverage = ana and ana.coverage, words_per_s = words_per_s,
           train_seconds = seconds }
 -- per training epoch: bytes_remote (data plane, all nodes), reloc_bytes (the

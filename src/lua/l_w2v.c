@@ -225,7 +225,9 @@ typedef struct w2vr {
     cr_w2v_reader *r;
     cr_w2v_rbatch b;
     int state; /* 0 no batch, 1 batch read, 2 pool mapped */
-    cr_rng rng; /* window shrink and pool picks */
+    cr_rng rng;    /* window shrink and pool picks */
+    uint64_t seed; /* rng's: reseeded per epoch by R:rewind */
+    int64_t part;
 } w2vr;
 
 static w2vr *check_w2vr(lua_State *L, int idx) {
@@ -332,7 +334,9 @@ static int l_w2v_reader(lua_State *L) {
     cr_w2v_reader_opts ro = {o.part, o.parts, o.batch, o.max_sentence, o.sample};
     u->r = cr_w2v_reader_open(path, &u->v, &ro, (uint64_t)o.seed, &e);
     if (!u->r) return cr_lfail(L, e.msg);
-    cr_rng_seed2(&u->rng, (uint64_t)o.seed * 0x2545F4914F6CDD1Dull + 7, (uint64_t)o.part);
+    u->seed = (uint64_t)o.seed * 0x2545F4914F6CDD1Dull + 7;
+    u->part = o.part;
+    cr_rng_seed2(&u->rng, u->seed, (uint64_t)u->part);
     return 1;
 }
 
@@ -392,7 +396,11 @@ static int w2vr_pool(lua_State *L) {
 static int w2vr_rewind(lua_State *L) {
     w2vr *u = check_w2vr(L, 1);
     cr_err e;
-    if (cr_w2v_reader_rewind(u->r, luaL_checkinteger(L, 2), &e) != 0) luaL_error(L, "%s", e.msg);
+    lua_Integer epoch = luaL_checkinteger(L, 2);
+    if (cr_w2v_reader_rewind(u->r, epoch, &e) != 0) luaL_error(L, "%s", e.msg);
+    /* an epoch's draws depend on the seed, the part and the epoch only, not
+     * on the epochs before it: a run resumed from a checkpoint repeats them */
+    cr_rng_seed2(&u->rng, u->seed + (uint64_t)epoch * 0x9E3779B97F4A7C15ull, (uint64_t)u->part);
     u->state = 0;
     return 0;
 }

@@ -11,7 +11,7 @@
 # at least 20 of 24; untrained vectors (alpha 1e-9) must not (the test can
 # fail). The vectors are saved in the word2vec text format and read back;
 # the last metrics record holds synonym_acc, analogy_acc, analogy_coverage
-# and words_per_s.
+# and words_per_s. A checkpoint resumes (and one of other tables is refused).
 set -u
 BIN=${CRESCENT_BIN:?} ROOT=${CRESCENT_ROOT:?}
 tmp=$(mktemp -d)
@@ -66,4 +66,21 @@ grep -q "synonym_acc=$(acc sg_1x1) " "$tmp/score" ||
 timeout 60 "$BIN" run tests/integration/jobs/w2v_clocks.lua -- "$tmp/corpus.txt" >"$tmp/clk" 2>&1
 [ "$(grep -c '^w2v clocks: worker [01] clock 6$' "$tmp/clk")" -eq 2 ] ||
     { cat "$tmp/clk"; echo "FAIL: workers did not end at clock 6 (3 clocks x 2 epochs)"; exit 1; }
+# checkpoint: 2 epochs, then a second run resumes and trains epoch 3 only;
+# an epoch's draws (window shrinks) depend on the seed and the epoch, not on
+# the epochs before it, so the resumed epoch 3 makes the pairs sg_1x1's
+# epoch 3 made
+run ck2 1 1 epochs=2 checkpoint="$tmp/w.ckpt"
+run ckres 1 1 checkpoint="$tmp/w.ckpt"
+grep -q "resumed from $tmp/w.ckpt after epoch 2" "$tmp/ckres.out" || { echo "FAIL: no resume"; exit 1; }
+grep -q " words=80000 " "$tmp/ckres.out" || { echo "FAIL: the resumed run did not train exactly 1 epoch"; exit 1; }
+pairs() { sed -n 's/.*"epoch":3,.*"pairs":\([0-9]*\).*/\1/p' "$tmp/$1.jsonl" | head -n 1; }
+[ -n "$(pairs ckres)" ] && [ "$(pairs ckres)" = "$(pairs sg_1x1)" ] ||
+    { echo "FAIL: resumed epoch 3 made $(pairs ckres) pairs, the uninterrupted one $(pairs sg_1x1)"; exit 1; }
+awk -v a="$(acc ckres)" 'BEGIN {exit !(a >= 20 / 24)}' || { echo "FAIL: resumed run's synonym accuracy $(acc ckres)"; exit 1; }
+# a checkpoint of other tables is refused, naming the file and the table, and nothing is trained
+timeout 60 "$BIN" run examples/word2vec.lua -- $COMMON dim=10 checkpoint="$tmp/w.ckpt" >"$tmp/ckbad.out" 2>&1 &&
+    { cat "$tmp/ckbad.out"; echo "FAIL: a checkpoint of dim 20 loaded into dim 10"; exit 1; }
+grep -q "w.ckpt.*'in'" "$tmp/ckbad.out" || { cat "$tmp/ckbad.out"; echo "FAIL: the refusal names no file or table"; exit 1; }
+! grep -q "^epoch " "$tmp/ckbad.out" || { echo "FAIL: the refused run trained"; exit 1; }
 echo "ok: synonym accuracy sg 1x1 $(acc sg_1x1), sg 2x1 $(acc sg_2x1), cbow 1x2 $(acc cbow_1x2), untrained $a"
