@@ -20,6 +20,7 @@ typedef struct sbox {
     size_t used, cap;
     int refused;        /* an allocation was refused since the last reset */
     int stopped;        /* the interrupt fired: raise at every hook */
+    int closing;        /* coroutine.close calls in progress (sb_coclose) */
     char stop_msg[300]; /* "script:line: why" of the first raise */
     char where[200];    /* "script:line: " of the last refusal, or "" */
     lua_State *L;       /* main thread once built: where refusals happen */
@@ -172,6 +173,27 @@ static int sb_setmetatable(lua_State *L) {
     return 1;
 }
 
+/* coroutine.close(co), nested at most MAX_CLOSE deep. Lua 5.4.4 runs co's
+ * __close handlers on co's own count of C calls, not the caller's: a
+ * __close that closes a coroutine whose __close closes another, and so on,
+ * is never stopped by LUAI_MAXCCALLS and overflows the C stack (a crash,
+ * fixed upstream in 5.4.5). Each level may hold ~200 C calls of its own,
+ * so the bound keeps the worst case well inside a thread's stack. */
+#define MAX_CLOSE 8
+
+static int sb_coclose(lua_State *L) {
+    sbox *s = box_of(L);
+    luaL_checktype(L, 1, LUA_TTHREAD);
+    if (s->closing >= MAX_CLOSE)
+        return luaL_error(L, "coroutine.close: nested more than %d deep in a sandboxed script", MAX_CLOSE);
+    s->closing++;
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    int rc = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+    s->closing--;
+    return rc == LUA_OK ? lua_gettop(L) : lua_error(L);
+}
+
 static int sb_readonly(lua_State *L) { return luaL_error(L, "the string metatable is read-only"); }
 
 /* ---------- building the state ---------- */
@@ -247,6 +269,11 @@ static void add_lib(lua_State *L, const char *name, lua_CFunction open, const ch
         lua_settable(L, -5);
     }
     if (!strcmp(name, "string")) protect_string_mt(L);
+    if (!strcmp(name, "coroutine")) {
+        lua_getfield(L, -1, "close");
+        lua_pushcclosure(L, sb_coclose, 1);
+        lua_setfield(L, -2, "close");
+    }
     lua_setfield(L, -3, name);
     lua_pop(L, 1);
 }
@@ -362,7 +389,7 @@ void cr_sandbox_reset(lua_State *L) {
      * cannot reclaim: they allocate without Lua's collect-and-retry. With
      * no finalizer in Lua code (sb_setmetatable), collecting runs no script. */
     if (s->refused) lua_gc(L, LUA_GCCOLLECT);
-    s->refused = s->stopped = 0;
+    s->refused = s->stopped = s->closing = 0;
     s->stop_msg[0] = '\0';
     s->where[0] = '\0';
 }
