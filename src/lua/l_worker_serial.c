@@ -81,7 +81,10 @@ static int dump(lua_State *L, int idx, sbuf *s, int depth, char *err, size_t en,
         return -1;
     }
     idx = lua_absindex(L, idx);
-    luaL_checkstack(L, 4, "serialize");
+    if (!lua_checkstack(L, 4)) { /* not luaL_checkstack: a worker's reply runs unprotected */
+        snprintf(err, en, "%s: no memory left to serialize it (the state is at its memory cap)", path);
+        return -1;
+    }
     puts_(s, "{");
     lua_pushnil(L);
     while (lua_next(L, idx)) {

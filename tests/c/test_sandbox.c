@@ -7,6 +7,7 @@
 #include "cr_test.h"
 #include "lua/l_sandbox.h"
 #include "lua/l_sandbox_core.h"
+#include "lua/l_worker_serial.h"
 
 static char msg[CR_SANDBOX_MSG_MAX];
 
@@ -231,6 +232,33 @@ static void test_nested_close(void) {
     cr_sandbox_close(&L);
 }
 
+/* A worker serializes a model's result outside lua_pcall (l_worker.c,
+ * reply_top). A script that returns a deeply nested table after filling its
+ * state to the cap with live data left no room for the Lua stack to grow:
+ * the serializer raised with nothing to catch it and the node aborted. It
+ * now fails with a message. */
+static void test_result_at_cap(void) {
+    static const char src[] =
+        "nest = {} local t = nest for i = 1, 60 do t.x = {} t = t.x end\n"
+        "collectgarbage() -- shrinks the stack\n"
+        "keep = {} for i = 1, 1000 do keep[i] = false end\n"
+        "local n, sz, rep = 0, 1 << 20, string.rep\n"
+        "local function f() n = n + 1 keep[n] = rep('x', sz) end\n"
+        "while sz > 0 do if not pcall(f) then n, sz = n - 1, sz // 2 end end\n"
+        "return nest";
+    lua_State *L = cr_sandbox_new(16, "model script");
+    CR_CHECK(L);
+    CR_CHECK(cr_sandbox_load(L, src, strlen(src), "=probe", 0) == LUA_OK);
+    lua_pushvalue(L, -1); /* the chunk stays alive, as a model's functions do */
+    CR_CHECK(lua_pcall(L, 0, 1, 0) == LUA_OK);
+    char *out = NULL, err[300] = "";
+    size_t n;
+    CR_CHECK(cr_lser_dump(L, -1, &out, &n, err, sizeof err) < 0);
+    CR_CHECK(strstr(err, "value.x.x.x") && strstr(err, ": no memory left to serialize it (the state is at its memory cap)"));
+    free(out);
+    cr_sandbox_close(&L);
+}
+
 static void test_env_for_policies(void) {
     lua_State *L = cr_sandbox_new(64, "model script");
     CR_CHECK(L);
@@ -425,6 +453,7 @@ int main(void) {
     CR_RUN(test_memory_cap);
     CR_RUN(test_interrupt);
     CR_RUN(test_nested_close);
+    CR_RUN(test_result_at_cap);
     CR_RUN(test_env_for_policies);
     CR_RUN(test_worker_core_readers);
     CR_RUN(test_worker_core_no_writers);
