@@ -162,9 +162,13 @@ static int sb_undefined(lua_State *L) {
 }
 
 /* setmetatable(t, mt) without __gc: a finalizer would run script code at
- * any allocation and at lua_close, where nothing can interrupt it. */
+ * any allocation and at lua_close with hooks off, where nothing can
+ * interrupt it. The check is raw, as Lua's own: lua_getfield would call an
+ * __index of mt's metatable, which could rawset mt.__gc before Lua looks. */
 static int sb_setmetatable(lua_State *L) {
-    if (lua_istable(L, 2) && lua_getfield(L, 2, "__gc") != LUA_TNIL)
+    lua_settop(L, 2);
+    lua_pushliteral(L, "__gc");
+    if (lua_istable(L, 2) && lua_rawget(L, 2) != LUA_TNIL)
         return luaL_error(L, "setmetatable: __gc metamethods are not allowed in a sandboxed script");
     lua_settop(L, 2);
     lua_pushvalue(L, lua_upvalueindex(1));

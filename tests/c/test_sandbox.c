@@ -119,6 +119,13 @@ static void test_metatables_lead_nowhere(void) {
         {GIVES, "x_defined = 5 return x_defined", "5"},
         {REFUSED, "setmetatable({}, {__gc = function() while true do end end})", "__gc metamethods are not allowed"},
         {GIVES, "return setmetatable({}, {__index = {a = 1}}).a", "1"},
+        /* an __index that adds __gc while setmetatable looks for it: the
+         * finalizer ran, with hooks off (a `while true do end` there hung
+         * the worker for good) */
+        {GIVES,
+         "local mt = setmetatable({}, {__index = function(t, k) rawset(t, k, function() fired = true end) end})\n"
+         "setmetatable({}, mt) collectgarbage() collectgarbage() return tostring(rawget(_G, 'fired'))",
+         "nil"},
     };
     lua_State *L = cr_sandbox_new(64, "model script");
     CR_CHECK(L);
