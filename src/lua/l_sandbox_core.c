@@ -61,12 +61,26 @@ static void check_path(lua_State *L, const char *fn, const char *path) {
                       "options or in its option allow_read)", fn, path);
 }
 
+/* [-0, +0] Replace the table at idx by a copy of its raw fields, without
+ * its metatable: the reader then reads the very paths checked (an __index
+ * could answer an allowed path to the check, another to the reader). */
+static void plain_opts(lua_State *L, int idx) {
+    lua_newtable(L);
+    for (lua_pushnil(L); lua_next(L, idx);) {
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);
+        lua_rawset(L, -4);
+    }
+    lua_replace(L, idx);
+}
+
 /* A reader behind its path check. Upvalues: the reader, its `allowed`
  * entry, its name ("data.text"). */
 static int guarded(lua_State *L) {
     const allowed *a = lua_touserdata(L, lua_upvalueindex(2));
     const char *name = lua_tostring(L, lua_upvalueindex(3));
     check_path(L, name, luaL_checkstring(L, a->path_arg));
+    if (a->opts && lua_istable(L, a->path_arg + 1)) plain_opts(L, a->path_arg + 1);
     for (int i = 0; a->opts && a->opts[i] && lua_istable(L, a->path_arg + 1); i++) {
         if (lua_getfield(L, a->path_arg + 1, a->opts[i]) == LUA_TSTRING) check_path(L, name, lua_tostring(L, -1));
         lua_pop(L, 1);

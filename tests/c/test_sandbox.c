@@ -325,6 +325,18 @@ static void test_worker_core_readers(void) {
     }
     snprintf(src, sizeof src, "return cr.core.data.triples('%s', {entities = '/etc/passwd'})", mm);
     CR_CHECK(refused(L, src, "reading '/etc/passwd' is not allowed"));
+    /* options behind an __index: the check saw the allowed dictionary, the
+     * reader then got the undeclared secret one (its 3 names in n_ent) */
+    char secret[256], triples[256];
+    write_file("secret.tsv", "0\tsecret\n1\tx\n2\ty\n", secret);
+    write_file("t.tsv", "a\tr\tb\n", triples);
+    CR_CHECK(cr_sandbox_allow_read(L, triples) == 1);
+    snprintf(src, sizeof src,
+             "local n = 0 local o = setmetatable({grow = true}, {__index = function(t, k)\n"
+             "  if k == 'entities' then n = n + 1 return n == 1 and '%s' or '%s' end end})\n"
+             "local r, err = cr.core.data.triples('%s', o) return r and r.n_ent or err",
+             dict, secret, triples);
+    CR_CHECK(gives(L, src, "2"));
     CR_CHECK(refused(L, "return cr.core.eval.analogy(cr.core.util.matrix(1, 1), {}, '/etc/passwd')", "not allowed"));
     CR_CHECK(refused(L, "return cr.core.eval.synonyms(cr.core.util.matrix(1, 1), {}, '/etc/shadow')", "not allowed"));
     cr_sandbox_clear_reads(L);
