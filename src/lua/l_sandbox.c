@@ -235,17 +235,37 @@ static void add_base(lua_State *L) {
     lua_setfield(L, -2, "xpcall");
 }
 
+/* [-0, +1] A read-only view of the table at -1: reads go through, writes
+ * raise, and its metatable is hidden. */
+static void push_readonly(lua_State *L) {
+    lua_newtable(L);
+    lua_createtable(L, 0, 3);
+    lua_pushvalue(L, -3);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, sb_readonly);
+    lua_setfield(L, -2, "__newindex");
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
+    lua_setmetatable(L, -2);
+}
+
 /* [-0, +0] Hide the string metatable behind a read-only view, so that
- * getmetatable("") leads only to the allowed string table (at -1). */
+ * getmetatable("") leads only to the allowed string table (at -1), and
+ * only to a read-only view of it: string methods ("x"):rep are shared by
+ * every environment of the state (a policy's and its model's), so no
+ * script may replace them under another. */
 static void protect_string_mt(lua_State *L) {
     lua_pushliteral(L, "");
     lua_getmetatable(L, -1);
     lua_pushvalue(L, -3);
-    lua_setfield(L, -2, "__index");
+    push_readonly(L);               /* the methods */
+    lua_remove(L, -2);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "__index");
     lua_newtable(L);                /* the view returned by getmetatable("") */
     lua_createtable(L, 0, 3);       /* its metatable */
     lua_createtable(L, 0, 1);       /* what reading the view finds */
-    lua_pushvalue(L, -6);
+    lua_pushvalue(L, -4);
     lua_setfield(L, -2, "__index");
     lua_setfield(L, -2, "__index");
     lua_pushcfunction(L, sb_readonly);
@@ -253,8 +273,8 @@ static void protect_string_mt(lua_State *L) {
     lua_pushboolean(L, 0);
     lua_setfield(L, -2, "__metatable");
     lua_setmetatable(L, -2);
-    lua_setfield(L, -2, "__metatable");
-    lua_pop(L, 2);
+    lua_setfield(L, -3, "__metatable");
+    lua_pop(L, 3);
 }
 
 static void add_lib(lua_State *L, const char *name, lua_CFunction open, const char *const *only, const char *skip) {
@@ -307,11 +327,22 @@ static void make_strict(lua_State *L, int idx) {
     lua_setmetatable(L, idx);
 }
 
-void cr_sandbox_push_env(lua_State *L) {
+/* [-0, +1] A globals table from the template; with copy, each library
+ * table (string, math, ...) is a copy of its own. */
+static void push_env(lua_State *L, int copy) {
     lua_newtable(L);
     lua_getfield(L, LUA_REGISTRYINDEX, TEMPLATE_KEY);
     lua_pushnil(L);
     while (lua_next(L, -2)) { /* [env, template, k, v] */
+        if (copy && lua_istable(L, -1)) {
+            lua_newtable(L);
+            for (lua_pushnil(L); lua_next(L, -3); lua_pop(L, 1)) {
+                lua_pushvalue(L, -2);
+                lua_pushvalue(L, -2);
+                lua_rawset(L, -5);
+            }
+            lua_remove(L, -2);
+        }
         lua_pushvalue(L, -2);
         lua_insert(L, -2);
         lua_rawset(L, -5); /* leaves k for lua_next */
@@ -322,12 +353,18 @@ void cr_sandbox_push_env(lua_State *L) {
     make_strict(L, -1);
 }
 
+/* Why copies: a policy runs in its model's state, and the library tables
+ * of the state's globals are the model's. A policy that set math.max or
+ * table.insert there would run its code inside the model, with the
+ * model's values (a word2vec step size, the tables it pushes). */
+void cr_sandbox_push_env(lua_State *L) { push_env(L, 1); }
+
 /* Runs under lua_pcall: a memory error while building is caught. */
 static int build(lua_State *L) {
     make_template(L);
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, TEMPLATE_KEY);
-    cr_sandbox_push_env(L);
+    push_env(L, 0);
     lua_rawseti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
     return 0;
 }

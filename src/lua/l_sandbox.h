@@ -17,7 +17,8 @@
  *                            (cancel, stop, deadline): it goes on upwards
  *             collectgarbage "count", "step", "collect", "isrunning" only
  *   string    all but string.dump; the string metatable is hidden (its
- *             __metatable is a read-only view whose __index is this table)
+ *             __metatable is a read-only view whose __index is a read-only
+ *             view of this table; string methods ("x"):rep read it too)
  *   table math utf8   complete
  *   coroutine      complete; coroutine.close nested at most 8 deep (a
  *                  __close closing another coroutine: Lua 5.4.4 does not
@@ -78,9 +79,10 @@ void cr_sandbox_set_interrupt(lua_State *L, cr_sandbox_interrupt_fn fn, void *ar
  * command so that the next one starts clean. */
 void cr_sandbox_reset(lua_State *L);
 
-/* [-0, +1] A fresh globals table with the allow-listed functions only (the
- * library tables are shared with the state's globals), strict like them.
- * Used as the environment of a policy loaded into a model's state. */
+/* [-0, +1] A fresh globals table with the allow-listed functions only and
+ * copies of its own of the library tables (what a script changes in them
+ * the state's globals do not see), strict like them. Used as the
+ * environment of a policy loaded into a model's state. */
 void cr_sandbox_push_env(lua_State *L);
 
 /* [-0, +1] Load src as a text chunk named chunkname (a "@path" or "=name"

@@ -107,7 +107,8 @@ static void test_no_bytecode_no_dump(void) {
 
 static void test_metatables_lead_nowhere(void) {
     static const probe p[] = {
-        {GIVES, "return getmetatable('').__index == string", "true"},
+        {GIVES, "return getmetatable('').__index.rep == string.rep", "true"},
+        {REFUSED, "getmetatable('').__index.rep = print", "the string metatable is read-only"},
         {GIVES, "return tostring(getmetatable('').__index.dump)", "nil"},
         {REFUSED, "getmetatable('').__index = {}", "the string metatable is read-only"},
         {REFUSED, "getmetatable('').__gc = print", "the string metatable is read-only"},
@@ -276,6 +277,17 @@ static void test_env_for_policies(void) {
     CR_CHECK(lua_pcall(L, 0, 1, 0) == LUA_OK);
     CR_CHECK_STR(lua_tostring(L, -1), "tablenil" "true");
     lua_settop(L, 0);
+    /* a policy changing the libraries it sees: the model's are not those
+     * (a policy set math.max and the model's step size became its number) */
+    cr_sandbox_push_env(L);
+    src = "math.max = function() return 1e30 end table.insert = error\n"
+          "string.format = function() return 'policy' end\n"
+          "return pcall(function() getmetatable('').__index.format = string.format end)";
+    CR_CHECK(cr_sandbox_load(L, src, strlen(src), "=p", -1) == LUA_OK);
+    CR_CHECK(lua_pcall(L, 0, 1, 0) == LUA_OK && !lua_toboolean(L, -1));
+    lua_settop(L, 0);
+    CR_CHECK(gives(L, "local t = {} table.insert(t, 1) return math.max(1, 2) .. ('%d'):format(#t) .. string.format('x')",
+                   "21x"));
     cr_sandbox_close(&L);
 }
 
