@@ -411,6 +411,15 @@ int cr_sandbox_limit(lua_State *L) { return (int)(box_of(L)->cap >> 20); }
 
 size_t cr_sandbox_used(lua_State *L) { return box_of(L)->used; }
 
+int cr_sandbox_charge(lua_State *L, size_t bytes) {
+    sbox *s = box_of(L);
+    if (bytes > s->cap - s->used) return -1;
+    s->used += bytes;
+    return 0;
+}
+
+void cr_sandbox_uncharge(lua_State *L, size_t bytes) { box_of(L)->used -= bytes; }
+
 const char *cr_sandbox_set_label(lua_State *L, const char *label) {
     sbox *s = box_of(L);
     const char *old = s->label;

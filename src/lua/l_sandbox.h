@@ -69,6 +69,13 @@ int cr_sandbox_set_limit(lua_State *L, int memory_mb);
 int cr_sandbox_limit(lua_State *L);   /* the cap in MB */
 size_t cr_sandbox_used(lua_State *L); /* bytes held now */
 
+/* Count `bytes` that C code holds for the state (a userdata's malloc'd
+ * buffers, which the allocator never sees) against the cap: returns 0, or
+ * -1 with nothing counted if that would take the state over it. The owner
+ * gives them back with cr_sandbox_uncharge when it frees them. */
+int cr_sandbox_charge(lua_State *L, size_t bytes);
+void cr_sandbox_uncharge(lua_State *L, size_t bytes);
+
 /* The label used in memory errors; returns the previous one. */
 const char *cr_sandbox_set_label(lua_State *L, const char *label);
 

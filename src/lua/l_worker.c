@@ -258,14 +258,40 @@ static int t_wait(lua_State *L) {
 typedef struct lshandle {
     cr_shandle h;
     cr_shard *t;
+    size_t charged; /* bytes of the sampler's buffer counted against the cap */
 } lshandle;
+
+/* The handle's buffer is gone (closed, or all its samples pulled): its
+ * bytes no longer count against the cap. */
+static void h_release(lua_State *L, lshandle *h) {
+    cr_sandbox_uncharge(L, h->charged);
+    h->charged = 0;
+}
 
 static int h_gc(lua_State *L) {
     lshandle *h = luaL_checkudata(L, 1, SHANDLE_MT);
     lworker *w = get_worker(L);
     if (w && w->ws && h->t) cr_wsample_close(w->ws, h->h);
     h->t = NULL;
+    h_release(L, h);
     return 0;
+}
+
+/* Why charge: a handle of n samples holds n cr_samples (40 bytes; twice
+ * that under long-term postponing) in the sampler, and its userdata is
+ * tiny, so neither the cap nor the collector saw them: a loop of
+ * prepare_sample(d, 2^24) grew the node by 640 MB a turn. A full
+ * collection first gives back the buffers of handles no longer reachable. */
+static void charge_samples(lua_State *L, lshandle *h, lua_Integer n) {
+    size_t bytes = n >= 0 && n <= CR_WSAMPLE_MAX_N ? (size_t)(n + 1) * sizeof(cr_sample) : 0;
+    if (cr_sandbox_charge(L, bytes) < 0) {
+        lua_gc(L, LUA_GCCOLLECT);
+        if (cr_sandbox_charge(L, bytes) < 0)
+            luaL_error(L, "prepare_sample: %I samples need %d MB, more than is left under the model script's "
+                          "cap of %d MB (option memory_mb)",
+                       n, (int)(bytes >> 20) + 1, cr_sandbox_limit(L));
+    }
+    h->charged = bytes;
 }
 
 /* T:prepare_sample(dist, n) -> handle */
@@ -280,9 +306,14 @@ static int t_prepare_sample(lua_State *L) {
     if (cr_shard_need_range(s, "sampling", &pe) < 0) raise_err(L, &pe);
     lshandle *h = lua_newuserdatauv(L, sizeof *h, 0);
     h->t = NULL;
+    h->charged = 0;
     luaL_setmetatable(L, SHANDLE_MT);
+    charge_samples(L, h, n);
     cr_err e;
-    if (cr_wsample_prepare(w->ws, s, dist, (int64_t)n, &h->h, &e) < 0) raise_err(L, &e);
+    if (cr_wsample_prepare(w->ws, s, dist, (int64_t)n, &h->h, &e) < 0) {
+        h_release(L, h);
+        raise_err(L, &e);
+    }
     h->t = s;
     return 1;
 }
@@ -303,6 +334,7 @@ static void start_sample(lua_State *L, uint32_t *pend) {
     cr_mat *r = cr_lmat_new(L, m, s->def.dim);
     cr_err e;
     if (cr_wsample_pull(w->ws, s, h->h, m, k->data, r->data, pend, &e) < 0) raise_err(L, &e);
+    if (cr_wsample_left(w->ws, h->h) < 0) h_release(L, h); /* its last samples: closed */
 }
 
 /* T:pull_sample(handle [, m]) -> keys (Ints), rows (Matrix m x dim) */

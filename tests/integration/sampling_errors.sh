@@ -3,7 +3,8 @@
 # and a one-line error naming the script and line (job script, scheme
 # script) or the worker, the model script and line (model), never a crash:
 # distributions over unknown tables or with bad weights, undeclared
-# distributions, the wrong table, closed or overdrawn handles, scheme
+# distributions, the wrong table, closed or overdrawn handles, handles
+# whose samples do not fit the model's memory cap, scheme
 # scripts with a syntax or a runtime error or a bad configuration, unknown
 # scheme options and names (from job:sampling and from --sampling), level 4
 # on a node without weight.
@@ -35,6 +36,7 @@ expect m:undeclared 2 "worker [0-9] (node [0-9]): $M:91: prepare_sample: no dist
 expect m:wrong_table 2 "$M:92: prepare_sample: distribution 'neg' is over table 'E', not table 'R'"
 expect m:closed 1 "$M:96: pull_sample: the handle is closed"
 expect m:too_many 2 "$M:99: pull_sample: the handle has 2 samples left, asked for 3"
+expect m:hoard 1 "$M:104: prepare_sample: 16777216 samples need 641 MB, more than is left under the model script's cap of 256 MB (option memory_mb)"
 S="sampling_bad.lua:19: job:sampling: bad sampling scheme"
 printf 'return function(opts)\n  return { level = "bounded", pool = \n' >"$TMP/syntax.lua"
 expect s:file 1 "$S: $TMP/syntax.lua:3: unexpected symbol near <eof>" "$TMP/syntax.lua"

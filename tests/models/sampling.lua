@@ -99,6 +99,9 @@ function M.misuse(ctx, args)
         E:pull_sample(h, 3)
     elseif args.case == "local_empty" then
         E:prepare_sample("half", 3)
+    elseif args.case == "hoard" then -- handles hold their samples in C: they count against memory_mb
+        for _ = 1, 10 do E:prepare_sample("neg", 1 << 21) end -- 84 MB each, dropped: collected
+        E:prepare_sample("neg", 1 << 24)
     end
     return {}
 end
