@@ -234,7 +234,8 @@ local function resume(self, path, res)
     end
     set_clocks(self, res.clocks)
     self.epochs, self.curve, self.state = res.epochs, res.curve, res.state
-    if self.metrics then metrics.rewrite(self.metrics, res.text) end
+    local first = res.curve[1] and res.curve[1].epoch -- past 1: the curve was trimmed (crescent.epoch)
+    if self.metrics then metrics.rewrite(self.metrics, res.text, type(first) == "number" and first > 1 and first or nil) end
     if res.seed ~= self.seed then
         return ("job:load: note: %s was saved by a job with seed %d, this job has seed %d: "
             .. "its epochs draw other random orders than the saved run's would have"):format(path, res.seed, self.seed)

@@ -32,6 +32,22 @@ local function finite(x)
     return x == x and x ~= math.huge and x ~= -math.huge
 end
 
+-- job.curve keeps the last CURVE_MAX records. One per epoch for ever grew
+-- the scheduler by about 0.4 KB an epoch, and every checkpoint with it,
+-- whose metadata values stop at 16 MiB: job:save failed after about 80,000
+-- epochs of examples/mf.lua (25 ms each). The metrics file keeps them all.
+M.CURVE_MAX = 10000
+
+local function add_record(curve, rec)
+    local n = #curve + 1
+    curve[n] = rec
+    local over = n - M.CURVE_MAX
+    if over > 0 then
+        table.move(curve, over + 1, n, 1)
+        for i = n - over + 1, n do curve[i] = nil end
+    end
+end
+
 -- job:call(name, args) -> {results = {per worker}, sum = {...}}
 local function call(self, name, args)
     self:_check()
@@ -71,7 +87,7 @@ local function epoch(self, args, quiet)
         error(("job:epoch: epoch %d: the loss is %s (the model diverged: lower the learning rate)")
             :format(self.epochs, tostring(sum.loss)), 2)
     end
-    self.curve[#self.curve + 1] = { epoch = self.epochs, loss = sum.loss, seconds = secs }
+    add_record(self.curve, { epoch = self.epochs, loss = sum.loss, seconds = secs })
     -- Tables managed by a decision script (manage = "auto"...) decide
     -- again from the accesses of this epoch (crescent.table, docs/management.md).
     for _, t in ipairs(self.tables) do

@@ -108,15 +108,34 @@ function M.check_target(path)
     end
 end
 
+-- Copy to f the lines of the file at path before its first record of an
+-- epoch >= before, one line at a time (nothing without before or file).
+local function copy_before(f, path, before)
+    local old = before and io.open(path, "rb")
+    if not old then return true end
+    for line in old:lines() do
+        local rec = M.decode(line)
+        if type(rec) == "table" and type(rec.epoch) == "number" and rec.epoch >= before then break end
+        local ok, err = f:write(line, "\n")
+        if not ok then old:close() return nil, err end
+    end
+    old:close()
+    return true
+end
+
 -- Replace the metrics file's content with text (written to PATH.tmp,
 -- flushed, renamed), so that its lines continue where a saved run's stopped.
-function M.rewrite(path, text)
+-- before (an epoch or nil): text is a curve that starts at that epoch
+-- (crescent.epoch keeps the last records only), so the file's lines of the
+-- epochs before it are kept ahead of text.
+function M.rewrite(path, text, before)
     M.check_target(path)
     local tmp = path .. ".tmp"
     M.check_target(tmp)
     local f, err = io.open(tmp, "wb")
     if not f then error("cannot rewrite metrics file: " .. err, 0) end
-    local ok, werr = f:write(text)
+    local ok, werr = copy_before(f, path, before)
+    if ok then ok, werr = f:write(text) end
     if ok then ok, werr = f:flush() end
     local cok, cerr = f:close()
     if not ok or not cok then

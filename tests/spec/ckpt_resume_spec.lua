@@ -85,6 +85,42 @@ describe("job:save and job:load", function()
     b:close()
   end)
 
+  it("keep the curve to its last CURVE_MAX records; job:load keeps the metrics file's earlier lines", function()
+    local ep = require "crescent.epoch"
+    local max = ep.CURVE_MAX
+    ep.CURVE_MAX = 4
+    local ok, err = pcall(function()
+      local a = open{ metrics = path("t.jsonl") }
+      for e = 1, 10 do
+        a:epoch{ steps = 1 }
+        a:log{ epoch = e, loss = e }
+        assert.is_true(#a.curve <= 4)
+      end
+      assert.are.same({ 7, 8, 9, 10 }, { a.curve[1].epoch, a.curve[2].epoch, a.curve[3].epoch, a.curve[4].epoch })
+      a:save(path("t.ckpt"))
+      local saved = read(path("t.jsonl"))
+      a:epoch{ steps = 1 }
+      a:log{ epoch = 11, loss = 11 }
+      a:close()
+      local b = open{ metrics = path("t.jsonl") }
+      b:load(path("t.ckpt"))
+      assert.are.equal(10, b.epochs)
+      assert.are.equal(4, #b.curve)
+      -- epochs 1 to 10: 1 to 6 as the file had them, 7 to 10 from the curve
+      local was, now = {}, {}
+      for l in saved:gmatch("[^\n]+") do was[#was + 1] = l end
+      for l in read(path("t.jsonl")):gmatch("[^\n]+") do now[#now + 1] = l end
+      assert.are.equal(10, #now)
+      for e = 1, 10 do
+        if e <= 6 then assert.are.equal(was[e], now[e]) end
+        assert.truthy(now[e]:find(('"epoch":%d,"loss":%d,'):format(e, e), 1, true), now[e])
+      end
+      b:close()
+    end)
+    ep.CURVE_MAX = max
+    assert(ok, err)
+  end)
+
   it("says so when the job's seed is not the saved one", function()
     local a = open{ seed = 5 }
     a:save(path("s.ckpt"))
