@@ -1,7 +1,7 @@
 /* crescent.core.util: the Matrix userdata, seeded rng, monotonic time.
  *
- * Matrix: cr.core.util.matrix(rows, cols [, "f32" | "i32"]) or
- * matrix({{...},{...}} [, dtype]); m:rows(), m:cols(), m:dtype(), m:get(i, j),
+ * Matrix: cr.core.util.matrix(rows, cols [, "f32" | "i32"]) (each at most
+ * 2^31 - 1) or matrix({{...},{...}} [, dtype]); m:rows(), m:cols(), m:dtype(), m:get(i, j),
  * m:set(i, j, v) (1-based), m:row(i) -> table, m:totable(), #m == rows,
  * m:norms([col]) -> sum |x|, sum x^2, non-zeros (f32), tostring(m).
  * Ints: cr.core.util.ints(n) or ints{...}; see l_util.h. */
@@ -26,6 +26,12 @@ cr_mat *cr_lmat_new(lua_State *L, int64_t rows, int64_t cols) { return cr_lmat_n
 
 cr_mat *cr_lmat_new_typed(lua_State *L, int64_t rows, int64_t cols, int dtype) {
     if (rows < 0 || cols < 0) luaL_error(L, "matrix size must be non-negative");
+    /* Each side is bounded, not only the bytes: a matrix of 0 columns takes
+     * no memory whatever its rows, and a loop over 2^62 of them (m:norms)
+     * ran in C, where not even a cancel stops it. */
+    if (rows > INT32_MAX || cols > INT32_MAX)
+        luaL_error(L, "matrix too large (%I x %I; at most %d rows and columns)", (lua_Integer)rows,
+                   (lua_Integer)cols, INT32_MAX);
     if (cols > 0 && rows > (int64_t)((SIZE_MAX - sizeof(lmat)) / sizeof(float)) / cols)
         luaL_error(L, "matrix too large");
     size_t n = (size_t)(rows * cols);

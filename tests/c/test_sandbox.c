@@ -375,6 +375,11 @@ static void test_worker_core_no_writers(void) {
     /* userdata counts against the cap too */
     CR_CHECK(refused(L, "return cr.core.util.matrix(1e5, 1e5)", "probe:1: model script exceeded 64 MB"));
     CR_CHECK(refused(L, "return cr.core.util.ints(1e9)", "probe:1: model script exceeded 64 MB"));
+    /* no memory, but 2^62 rows for C loops (its m:norms() never returned) */
+    CR_CHECK(refused(L, "return cr.core.util.matrix(1 << 62, 0)",
+                     "probe:1: matrix too large (4611686018427387904 x 0; at most 2147483647 rows and columns)"));
+    CR_CHECK(refused(L, "return cr.core.util.matrix(0, 1 << 31)", "matrix too large"));
+    CR_CHECK(gives(L, "return tostring(cr.core.util.matrix(2147483647, 0))", "crescent.Matrix(2147483647 x 0)"));
     cr_sandbox_close(&L);
 }
 
