@@ -743,6 +743,21 @@ static void sandbox_opts(lua_State *L, lworker *w, int idx) {
     cr_sandbox_allow_from(L, idx);
 }
 
+/* [-0, +0] A command starts with no async request of an earlier one: the
+ * client is drained (an error or a cancel ended that command between a
+ * request and its wait), then its ids are forgotten, with the matrices and
+ * sample pulls they held. Before this every such request stayed in
+ * "crescent.pending" for good: a REPL session that hit model errors or
+ * Ctrl-C during epochs grew by their rows each time. Drained first: a
+ * reply still on its way writes into one of those matrices. */
+static void forget_pending(lua_State *L, lworker *w) {
+    cr_err e;
+    if (cr_wclient_drain(w->wc, &e) < 0) return; /* the node is stopping: keep them */
+    if (w->ws) cr_wsample_drop_pulls(w->ws);
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, "crescent.pending");
+}
+
 /* [-2, +1] Load the model: options first (they set the sandbox), then the
  * script, then M.init(ctx, opts). Protected; errors are the answer. */
 static int model_main(lua_State *L) {
@@ -752,6 +767,7 @@ static int model_main(lua_State *L) {
     const char *opts = cl < c->n2 ? c->p2 + cl + 1 : "nil";
     size_t on = cl < c->n2 ? c->n2 - cl - 1 : 3;
     lua_settop(L, 0);
+    forget_pending(L, w);
     refresh_tables(L, w);
     lua_pushcfunction(L, traceback);                               /* 1 */
     if (cr_lser_load(L, opts, on) < 0) return fail(L, w, LUA_ERRRUN, 0); /* 2 */
@@ -781,6 +797,7 @@ static int call_main(lua_State *L) {
     lworker *w = lua_touserdata(L, 1);
     const cr_cmd *c = lua_touserdata(L, 2);
     lua_settop(L, 0);
+    forget_pending(L, w);
     refresh_tables(L, w);
     lua_pushcfunction(L, traceback);
     if (lua_getfield(L, LUA_REGISTRYINDEX, "crescent.model") != LUA_TTABLE)

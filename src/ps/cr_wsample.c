@@ -567,3 +567,7 @@ int cr_wsample_finish(cr_wsample *w, uint32_t id, cr_err *e) {
     free(p);
     return rc;
 }
+
+void cr_wsample_drop_pulls(cr_wsample *w) {
+    while (w->npd > 0) cr_wsample_finish(w, w->pd[w->npd - 1]->id, NULL);
+}

@@ -84,6 +84,9 @@ int cr_wsample_finish(cr_wsample *w, uint32_t pend, cr_err *e);
 
 /* Drop h and its unpulled samples (unknown or closed: ignored). */
 void cr_wsample_close(cr_wsample *w, cr_shandle h);
+/* Drop every asynchronous pull not finished: its rows are not copied (the
+ * caller is about to free the matrices they were for). */
+void cr_wsample_drop_pulls(cr_wsample *w);
 
 /* This worker's counters, over all its samplers so far. */
 void cr_wsample_stats(const cr_wsample *w, cr_sampling_stats *out);
