@@ -292,7 +292,10 @@ static void add_lib(lua_State *L, const char *name, lua_CFunction open, const ch
         lua_pushvalue(L, -2);
         lua_settable(L, -5);
     }
-    if (!strcmp(name, "string")) protect_string_mt(L);
+    if (!strcmp(name, "string")) {
+        cr_sandbox_bound_patterns(L);
+        protect_string_mt(L);
+    }
     if (!strcmp(name, "coroutine")) {
         lua_getfield(L, -1, "close");
         lua_pushcclosure(L, sb_coclose, 1);

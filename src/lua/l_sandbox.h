@@ -18,7 +18,9 @@
  *             collectgarbage "count", "step", "collect", "isrunning" only
  *   string    all but string.dump; the string metatable is hidden (its
  *             __metatable is a read-only view whose __index is a read-only
- *             view of this table; string methods ("x"):rep read it too)
+ *             view of this table; string methods ("x"):rep read it too);
+ *             find, match, gmatch and gsub refuse a call whose worst case
+ *             exceeds CR_PATTERN_STEPS (l_sandbox_pattern.c)
  *   table math utf8   complete
  *   coroutine      complete; coroutine.close nested at most 8 deep (a
  *                  __close closing another coroutine: Lua 5.4.4 does not
@@ -37,8 +39,10 @@
  * A count hook runs every CR_SANDBOX_HOOK_COUNT instructions (in coroutines
  * too) and asks the state's interrupt function whether to stop; once it says
  * so, the state raises at every hook and pcall cannot catch it, until
- * cr_sandbox_reset. Not covered: time spent inside one C call (a slow
- * pattern match), which the hook cannot interrupt. */
+ * cr_sandbox_reset. The hook cannot interrupt one C call: the library
+ * functions that could take long in one call are bounded instead (pattern
+ * matching by its worst case; string.rep, table.concat and the like by the
+ * memory cap). */
 
 #include <lua.h>
 #include <stddef.h>
@@ -48,6 +52,16 @@
 #define CR_SANDBOX_HOOK_COUNT 10000
 /* Wall-clock limit of cr_sandbox_check_policy (the constructor runs once). */
 #define CR_SANDBOX_CHECK_SECONDS 5
+
+/* Most worst-case steps of one pattern match in a sandbox (about a second
+ * or two), and the worst case of matching pattern p against a subject of n
+ * bytes (can_anchor: a leading ^ anchors it, as in find, match and gsub;
+ * not in gmatch). l_sandbox_pattern.c explains the bound. */
+#define CR_PATTERN_STEPS 3e8
+double cr_pattern_steps(size_t n, const char *p, size_t pl, int can_anchor);
+/* [-0, +0] Replace find, match, gmatch and gsub in the string library table
+ * at the top of the stack by versions that refuse a costlier call. */
+void cr_sandbox_bound_patterns(lua_State *L);
 
 /* Interrupt test run by the count hook: NULL to go on, or the message to
  * raise (a string that outlives the state, e.g. a literal). */

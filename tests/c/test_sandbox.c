@@ -240,6 +240,43 @@ static void test_nested_close(void) {
     cr_sandbox_close(&L);
 }
 
+/* A pattern match runs inside one C call, out of the count hook's reach:
+ * ("a*"):rep(3) .. "b" against 250 a's takes Lua about a second,
+ * ("a*"):rep(30) longer than anyone waits. In a sandbox the call is refused
+ * when its worst case exceeds CR_PATTERN_STEPS, before it starts; ordinary
+ * patterns, methods and plain finds work as in Lua. (Each refused probe
+ * takes a second or less without the bound, so the test fails, not hangs.) */
+static void test_pattern_bound(void) {
+    lua_State *L = cr_sandbox_new(64, "model script");
+    CR_CHECK(L);
+    static const probe p[] = {
+        {REFUSED, "return ('a'):rep(250):find(('a*'):rep(3) .. 'b')", "probe:1: string.find: pattern too costly for a sandboxed script"},
+        {REFUSED, "return ('a'):rep(250):match(('a*'):rep(3) .. 'b')", "string.match: pattern too costly"},
+        {REFUSED, "for w in ('a'):rep(250):gmatch(('a*'):rep(3) .. 'b') do end", "string.gmatch: pattern too costly"},
+        {REFUSED, "return (('a'):rep(250):gsub(('a*'):rep(3) .. 'b', ''))", "string.gsub: pattern too costly"},
+        {REFUSED, "return ('(('):rep(20000):find('%b()')", "pattern too costly"},
+        {REFUSED, "return ('a'):rep(200000):find(('a'):rep(2000) .. '.b')", "pattern too costly"},
+        {REFUSED, "return string.find('x', '[a')", "malformed pattern"},
+        {GIVES, "return ('a'):rep(200):find(('a*'):rep(3) .. 'b', 1, true)", "nil"},
+        {GIVES, "return ('a'):rep(200):find('^' .. ('a*'):rep(3) .. 'b')", "nil"},
+        {GIVES, "return select(2, ('x'):rep(10000):gsub('x', 'y'))", "10000"},
+        {GIVES, "return ('  key = value  '):match('^%s*(.-)%s*$')", "key = value"},
+        {GIVES, "local k, v = ('lr=0.5'):match('^(%w+)=(.*)$') return k .. '|' .. v", "lr|0.5"},
+        {GIVES, "local n = 0 for w in ('a bb ccc'):gmatch('%a+') do n = n + #w end return n", "6"},
+        {GIVES, "return (string.gsub('a,b;c', '[,;]', {[','] = '+', [';'] = '-'}))", "a+b-c"},
+        {GIVES, "return (('abc'):gsub('%w', function(c) return c:upper() end))", "ABC"},
+        {GIVES, "return ('THE (quick) fox'):find('%f[%a]%a+', 5)", "6"},
+        {GIVES, "return ('x' .. ('1'):rep(20000)):find('%d+')", "2"},
+    };
+    CR_CHECK(PROBES_PASS(L, p));
+    CR_CHECK(cr_pattern_steps(250, "a*a*a*b", 7, 1) > CR_PATTERN_STEPS);
+    CR_CHECK(cr_pattern_steps(250, "^a*a*a*b", 8, 1) < CR_PATTERN_STEPS);
+    CR_CHECK(cr_pattern_steps(250, "^a*a*a*b", 8, 0) > CR_PATTERN_STEPS); /* gmatch: ^ does not anchor */
+    CR_CHECK(cr_pattern_steps(10, "abc", 3, 1) == 11 * 3);                /* 11 starts, 3 items */
+    CR_CHECK(cr_pattern_steps(10, "[%]a]*", 6, 1) == 66);                 /* one set, repeated: C(12, 2) */
+    cr_sandbox_close(&L);
+}
+
 /* A worker serializes a model's result outside lua_pcall (l_worker.c,
  * reply_top). A script that returns a deeply nested table after filling its
  * state to the cap with live data left no room for the Lua stack to grow:
@@ -489,6 +526,7 @@ int main(void) {
     CR_RUN(test_memory_cap);
     CR_RUN(test_interrupt);
     CR_RUN(test_nested_close);
+    CR_RUN(test_pattern_bound);
     CR_RUN(test_result_at_cap);
     CR_RUN(test_env_for_policies);
     CR_RUN(test_worker_core_readers);
