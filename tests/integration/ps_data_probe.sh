@@ -11,7 +11,7 @@ set -u
 PROBE="$CRESCENT_BUILD/tests/probe_data"
 [ -x "$PROBE" ] || fail "missing $PROBE (make all)"
 export_cluster_key
-base=$((20000 + RANDOM % 20000))
+base=$(free_port 4)
 sched_ep="tcp://127.0.0.1:$base" d0="tcp://127.0.0.1:$((base + 1))" d1="tcp://127.0.0.1:$((base + 2))"
 CRESCENT_SPAWN=0 CRESCENT_LISTEN="$sched_ep" timeout 120 "$CRESCENT_BIN" run "$JOBS/probe.lua" -- "$TMP/flag" \
     >"$TMP/out" 2>&1 &

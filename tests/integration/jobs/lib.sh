@@ -77,14 +77,23 @@ export_cluster_key() {
     export CRESCENT_CURVE_PUBLIC=$(echo "$k" | awk '$1 == "public" {print $2}')
     export CRESCENT_CURVE_SECRET=$(echo "$k" | awk '$1 == "secret" {print $2}')
 }
-# A TCP port on 127.0.0.1 that nothing listens on now (a random one in
-# 20000-39999 that refuses a connection): a fixed random pick collided
-# with other jobs' listeners on a shared machine ("Address already in use").
+# The first of N consecutive TCP ports on 127.0.0.1 (default 1) that
+# nothing listens on now: random, in 20000 up to below the kernel's
+# ephemeral range (whose ports other connections take as their own end, so
+# a listener there can still meet "Address already in use"), each refusing a
+# connection. A fixed random pick collided with other jobs' listeners on a
+# shared machine, and ps_data_probe's 20000-39999 with an ephemeral port.
 free_port() {
-    local p
+    local n=${1:-1} lo hi p i ok
+    read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || lo=32768
+    hi=$((lo > 21000 ? lo - n : 32768 - n))
     for _ in $(seq 1 50); do
-        p=$((20000 + RANDOM % 20000))
-        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
+        p=$((20000 + RANDOM % (hi - 20000)))
+        ok=1
+        for ((i = 0; i < n; i++)); do
+            (exec 3<>"/dev/tcp/127.0.0.1/$((p + i))") 2>/dev/null && { ok=0; break; }
+        done
+        [ $ok = 1 ] && break
     done
     echo "$p"
 }
