@@ -167,13 +167,8 @@ local function evaluate(set)
   return { mrr = r.rr / q, hits1 = r.hits1 / q, hits3 = r.hits3 / q, hits10 = r.hits10 / q, mr = r.rank / q }
 end
 
-if opt.checkpoint then
-  opt.checkpoint = abs(opt.checkpoint)
-  if exists(opt.checkpoint) then
-    job:load(opt.checkpoint)
-    say(("kge: resumed from %s after epoch %d"):format(opt.checkpoint, job.epochs))
-  end
-end
+if opt.checkpoint then opt.checkpoint = abs(opt.checkpoint) end
+cr.script.resume(job, opt.checkpoint, say, "kge")
 say(("kge: %s, %d entities, %d relations, %d train / %d valid / %d test triples, dim %d, neg %d, lr %g, "
      .. "lambda %g, batch %d"):format(opt.model, n_ent, n_rel, train.n, valid and valid.n or 0, test and test.n or 0,
     opt.dim, opt.neg, opt.lr, opt.lambda, opt.batch))

@@ -108,14 +108,7 @@ local function test_rmse()
 end
 
 -- The bold driver's state lives in job.state, so a checkpoint carries it.
-if opt.checkpoint then
-  local f = io.open(opt.checkpoint, "rb")
-  if f then
-    f:close()
-    job:load(opt.checkpoint)
-    say(("mf: resumed from %s after epoch %d"):format(opt.checkpoint, job.epochs))
-  end
-end
+cr.script.resume(job, opt.checkpoint, say, "mf")
 -- The traffic and access counters the "manage result" line reports: cr.script.traffic.
 local function traffic() return cr.script.traffic(job) end
 local traffic0, epochs0 = traffic(), job.epochs

@@ -135,14 +135,7 @@ say(("word2vec: %s, dim %d, window %d, negative %d, sample %g, alpha %g, %d epoc
 
 -- The traffic and access counters the "manage result" line reports: cr.script.traffic.
 local function traffic() return cr.script.traffic(job) end
-if opt.checkpoint then
-  local f = io.open(opt.checkpoint, "rb")
-  if f then
-    f:close()
-    job:load(opt.checkpoint)
-    say(("word2vec: resumed from %s after epoch %d"):format(opt.checkpoint, job.epochs))
-  end
-end
+cr.script.resume(job, opt.checkpoint, say, "word2vec")
 local traffic0, epochs0 = traffic(), job.epochs
 local raw, seconds = 0, 0.0
 while job.epochs < opt.epochs do

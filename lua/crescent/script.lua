@@ -99,6 +99,18 @@ end
 -- local (keys served at their home on the worker's node), skipped
 -- (localize calls for keys not managed by relocation). The
 -- examples' "manage result" line reports their change over the epochs.
+-- script.resume(job, path, say, name): a job script's `checkpoint=` option
+-- (examples/mf.lua, kge.lua, word2vec.lua): if the file at path exists, load
+-- it (job:load, docs/checkpoints.md) and say so; the caller's loop then runs
+-- from job.epochs + 1 and saves after every epoch.
+function M.resume(job, path, say, name)
+  local f = path and io.open(path, "rb")
+  if not f then return end
+  f:close()
+  job:load(path)
+  say(("%s: resumed from %s after epoch %d"):format(name, path, job.epochs))
+end
+
 function M.traffic(job)
   local t = { keys_remote = 0, bytes_remote = 0, reloc_bytes = 0, sync_bytes = 0, rows_in = 0, remote = 0, forwarded = 0,
               shared = 0, replica = 0, ["local"] = 0, skipped = 0 }
