@@ -262,17 +262,11 @@ static void protect_string_mt(lua_State *L) {
     lua_remove(L, -2);
     lua_pushvalue(L, -1);
     lua_setfield(L, -3, "__index");
-    lua_newtable(L);                /* the view returned by getmetatable("") */
-    lua_createtable(L, 0, 3);       /* its metatable */
     lua_createtable(L, 0, 1);       /* what reading the view finds */
-    lua_pushvalue(L, -4);
+    lua_pushvalue(L, -2);
     lua_setfield(L, -2, "__index");
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, sb_readonly);
-    lua_setfield(L, -2, "__newindex");
-    lua_pushboolean(L, 0);
-    lua_setfield(L, -2, "__metatable");
-    lua_setmetatable(L, -2);
+    push_readonly(L);               /* the view returned by getmetatable("") */
+    lua_remove(L, -2);
     lua_setfield(L, -3, "__metatable");
     lua_pop(L, 3);
 }
