@@ -377,7 +377,7 @@ static int t_owner(lua_State *L) {
         return 1;
     }
     if (k < 0 || k >= s->def.keys)
-        return luaL_error(L, "owner: key %d out of range [0, %d) of table '%s'", (int)k, (int)s->def.keys, s->def.name);
+        return luaL_error(L, "owner: key %I out of range [0, %I) of table '%s'", k, (lua_Integer)s->def.keys, s->def.name);
     lua_pushinteger(L, s->pl ? cr_place_owner(s->pl, k) : cr_shard_owner(s, k));
     return 1;
 }

@@ -17,6 +17,7 @@ function M.probe(ctx, args)
     r.dim, r.keys = T.dim, T.keys
     local lo, hi = T:local_range()
     r.lo, r.hi, r.owner_last = lo, hi, T:owner(T.keys - 1)
+    r.owner_huge = select(2, pcall(T.owner, T, math.maxinteger))
     r.echo = args.echo
     return r
 end
