@@ -422,7 +422,12 @@ static int t_index(lua_State *L) {
 
 static void refresh_tables(lua_State *L, lworker *w) {
     lua_getfield(L, LUA_REGISTRYINDEX, CTX_KEY);
-    lua_getfield(L, -1, "tables");
+    if (lua_getfield(L, -1, "tables") != LUA_TTABLE) { /* the model overwrote it: a new one */
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, "tables");
+    }
     int n = cr_node_table_count(w->n);
     for (int i = 0; i < n; i++) {
         cr_shard *s = cr_node_table_at(w->n, i, NULL);

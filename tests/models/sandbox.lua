@@ -37,6 +37,7 @@ function M.async(ctx, args)
     local waited_twice = pcall(T.wait, T, a)
     return { ra = ra:row(1), rb = rb:row(1), push = ok, twice = waited_twice }
 end
+function M.drop_tables(ctx, args) ctx.tables = nil end
 function M.fill(ctx, args)
     local Z = ctx.tables[args.table]
     local keys = cr.core.util.ints(Z.keys)
