@@ -29,8 +29,12 @@ M.CAP = 1 << 16
 -- of the options that notes what the script reads (an option never read is
 -- refused by name, as run_scheme does for sampling schemes), then decide.
 -- What decide returns is copied into plain data, anything else (a function
--- in the list...) replaced by a "<type>" marker for the caller to name.
+-- in the list...) replaced by a "<type>" marker for the caller to name. The
+-- runner keeps its own copies of the globals it calls: the user's script
+-- shares the sandbox's globals and may replace them.
 local RUNNER = [[
+-- the globals this runner uses, taken before the user's script can replace them
+local type, next, error, tostring, load, setmetatable = type, next, error, tostring, load, setmetatable
 local function plain(v, depth)
     local t = type(v)
     if t == "number" or t == "string" or t == "boolean" or t == "nil" then return v end

@@ -170,6 +170,12 @@ describe("crescent.manage runner", function()
     local p = script("opts", "return 'relocate'")
     assert.has_error(function() manage.new(p, { x = 1, y = 2 }, CTX) end,
       "manage E: " .. p .. ": unknown option 'y' (the script never reads it)")
+    -- a script that redefines the globals the runner uses is still checked
+    local sly = path("sly.lua")
+    files.write(sly, "next = function() return nil end\ntype = function() return 'function' end\n"
+      .. "return function(opts) return function(input) return 'relocate' end end\n")
+    assert.has_error(function() manage.new(sly, { x = 1 }, CTX) end,
+      "manage E: " .. sly .. ": unknown option 'x' (the script never reads it)")
     local bad = path("syntax.lua")
     files.write(bad, "return function(opts)\n  return function(input) return end end end\n")
     assert.has_error(function() manage.new(bad, nil, CTX) end)
