@@ -93,12 +93,6 @@ function M.hot_keys(counts)
   return hot
 end
 
--- script.traffic(job): the traffic and access counters of all nodes
--- (job:stats(), docs/management.md), summed: keys_remote, bytes_remote,
--- reloc_bytes, sync_bytes, rows_in, remote, forwarded, shared, replica,
--- local (keys served at their home on the worker's node), skipped
--- (localize calls for keys not managed by relocation). The
--- examples' "manage result" line reports their change over the epochs.
 -- script.resume(job, path, say, name): a job script's `checkpoint=` option
 -- (examples/mf.lua, kge.lua, word2vec.lua): if the file at path exists, load
 -- it (job:load, docs/checkpoints.md) and say so; the caller's loop then runs
@@ -111,6 +105,12 @@ function M.resume(job, path, say, name)
   say(("%s: resumed from %s after epoch %d"):format(name, path, job.epochs))
 end
 
+-- script.traffic(job): the traffic and access counters of all nodes
+-- (job:stats(), docs/management.md), summed: keys_remote, bytes_remote,
+-- reloc_bytes, sync_bytes, rows_in, remote, forwarded, shared, replica,
+-- local (keys served at their home on the worker's node), skipped
+-- (localize calls for keys not managed by relocation). The
+-- examples' "manage result" line reports their change over the epochs.
 function M.traffic(job)
   local t = { keys_remote = 0, bytes_remote = 0, reloc_bytes = 0, sync_bytes = 0, rows_in = 0, remote = 0, forwarded = 0,
               shared = 0, replica = 0, ["local"] = 0, skipped = 0 }
