@@ -412,7 +412,7 @@ void cr_logreg_blocks(cr_logreg_data *d, int64_t nblocks, int64_t features, cons
     d->wloc = cr_xcalloc((size_t)d->nu + 1, sizeof *d->wloc);
     free(d->tex);
     d->tex = cr_xmalloc(((size_t)d->n + 1) * sizeof *d->tex);
-    for (int64_t i = 0; i < d->n; i++) d->tex[i] = expf((float)-fabs(d->margin[i]));
+    for (int64_t i = 0; i < d->n; i++) set_margin(d, i, d->margin[i]);
     d->trust = cr_xmalloc(((size_t)d->nu + 1) * sizeof *d->trust);
     for (int64_t j = 0; j < d->nu; j++) d->trust[j] = 1; /* the rule's initial radius */
     d->boff = cr_xcalloc((size_t)nblocks + 1, sizeof *d->boff);
