@@ -324,6 +324,16 @@ static void make_strict(lua_State *L, int idx) {
     lua_setmetatable(L, idx);
 }
 
+void cr_sandbox_push_rawcopy(lua_State *L, int idx) {
+    idx = lua_absindex(L, idx);
+    lua_newtable(L);
+    for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1)) {
+        lua_pushvalue(L, -2);
+        lua_pushvalue(L, -2);
+        lua_rawset(L, -5);
+    }
+}
+
 /* [-0, +1] A globals table from the template; with copy, each library
  * table (string, math, ...) is a copy of its own. */
 static void push_env(lua_State *L, int copy) {
@@ -332,12 +342,7 @@ static void push_env(lua_State *L, int copy) {
     lua_pushnil(L);
     while (lua_next(L, -2)) { /* [env, template, k, v] */
         if (copy && lua_istable(L, -1)) {
-            lua_newtable(L);
-            for (lua_pushnil(L); lua_next(L, -3); lua_pop(L, 1)) {
-                lua_pushvalue(L, -2);
-                lua_pushvalue(L, -2);
-                lua_rawset(L, -5);
-            }
+            cr_sandbox_push_rawcopy(L, -1);
             lua_remove(L, -2);
         }
         lua_pushvalue(L, -2);

@@ -59,6 +59,9 @@
  * not in gmatch). l_sandbox_pattern.c explains the bound. */
 #define CR_PATTERN_STEPS 3e8
 double cr_pattern_steps(size_t n, const char *p, size_t pl, int can_anchor);
+/* [-0, +1] A new table with the raw fields of the table at idx (lua_next:
+ * no metamethod runs), without its metatable. */
+void cr_sandbox_push_rawcopy(lua_State *L, int idx);
 /* [-0, +0] Replace find, match, gmatch and gsub in the string library table
  * at the top of the stack by versions that refuse a costlier call. */
 void cr_sandbox_bound_patterns(lua_State *L);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "lua/l_modules.h"
+#include "lua/l_sandbox.h"
 
 #define READS_KEY "crescent.sandbox.reads"
 
@@ -65,12 +66,7 @@ static void check_path(lua_State *L, const char *fn, const char *path) {
  * its metatable: the reader then reads the very paths checked (an __index
  * could answer an allowed path to the check, another to the reader). */
 static void plain_opts(lua_State *L, int idx) {
-    lua_newtable(L);
-    for (lua_pushnil(L); lua_next(L, idx);) {
-        lua_pushvalue(L, -2);
-        lua_insert(L, -2);
-        lua_rawset(L, -4);
-    }
+    cr_sandbox_push_rawcopy(L, idx);
     lua_replace(L, idx);
 }
 
