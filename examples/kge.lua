@@ -23,7 +23,8 @@
 --   docs/management.md: auto, the choice per key from the accesses observed at every epoch, starting from
 --   the expected accesses (positives, and the uniform negatives); nups: the NuPS heuristic decided once from
 --   them, per table; classic, relocate, replicate; or hot: the NuPS heuristic over E and R together, keys
---   whose expected accesses exceed 100x the mean replicated, the rest relocated), localize (1; 0: the model never moves keys, for comparisons).
+--   whose expected accesses exceed 100x the mean replicated, the rest relocated), localize (1; 0: the model never moves keys, for comparisons), half (0; 1: E's and R's
+--   remote values travel as half floats, docs/filters.md).
 -- Defaults per model are below (tuned on wordnet-rr, see docs/models.md).
 -- Output: one line per epoch, filtered MRR and Hits@1/3/10 on valid every `eval`
 -- epochs and on test at the end, JSONL records (--metrics; the last one holds
@@ -44,9 +45,9 @@ local defaults = {
   rescal = { dim = 100, neg = 10, lr = 0.1, lambda = 1e-6, init = 0.1, batch = 500, epochs = 20 },
 }
 local numeric = { dim = true, neg = true, lr = true, lambda = true, init = true, batch = true, epochs = true,
-                  eval = true, quiet = true, test = true, localize = true }
+                  eval = true, quiet = true, test = true, localize = true, half = true }
 local opt = { data = "data/wordnet-rr", model = "complex", eval = 5, quiet = 0, test = 1, manage = "auto",
-              localize = 1 }
+              localize = 1, half = 0 }
 
 local accept = { data = "string", model = "string", checkpoint = "string", sampling = "string",
                  manage = "string" }
@@ -128,8 +129,11 @@ local say = opt.quiet == 0 and print or function() end
 local job = cr.job { nodes = 1, workers = 1, seed = 1 } -- crescent run --nodes/--workers/--seed override
 local rdim = opt.model == "rescal" and opt.dim * opt.dim or opt.dim
 local adagrad = cr.optim.adagrad { lr = opt.lr }
-local E = job:table { name = "E", keys = n_ent, dim = opt.dim, init = cr.init.normal(0, opt.init), optimizer = adagrad }
-local R = job:table { name = "R", keys = n_rel, dim = rdim, init = cr.init.normal(0, opt.init), optimizer = adagrad }
+local wire = opt.half ~= 0 and { half = true } or nil
+local E = job:table { name = "E", keys = n_ent, dim = opt.dim, init = cr.init.normal(0, opt.init), optimizer = adagrad,
+                      filters = wire }
+local R = job:table { name = "R", keys = n_rel, dim = rdim, init = cr.init.normal(0, opt.init), optimizer = adagrad,
+                      filters = wire }
 -- manage=: cr.script.manage. hot, auto and nups start from the expected
 -- accesses: per positive its subject and object, 2 neg uniform negatives,
 -- its relation.

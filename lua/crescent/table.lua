@@ -36,22 +36,23 @@ end
 
 -- job:table{}'s traffic filters (docs/filters.md): o.filters = { key_cache =
 -- bool, zeros = bool, sigmod = threshold >= 0 (0 or false: off),
--- key_cache_bytes = cap of each key cache } -> the definition's filter_*
+-- key_cache_bytes = cap of each key cache, half = bool } -> the definition's filter_*
 -- fields (all 0 when o.filters is nil: every filter off). opt: the table's
 -- cr.optim description. Raises a message.
-M.filter_keys = { key_cache = true, zeros = true, sigmod = true, key_cache_bytes = true }
+M.filter_keys = { key_cache = true, zeros = true, sigmod = true, key_cache_bytes = true, half = true }
 function M.parse_filters(o, opt)
-    local d = { filter_key_cache = 0, filter_zeros = 0, filter_sigmod = 0, filter_key_cache_bytes = 0 }
+    local d = { filter_key_cache = 0, filter_zeros = 0, filter_sigmod = 0, filter_key_cache_bytes = 0, filter_half = 0 }
     local f = o.filters
     if f == nil then return d end
     local where = ("job:table{}: table '%s': filters"):format(o.name)
     if type(f) ~= "table" then error(where .. " must be a table {key_cache=, zeros=, sigmod=}", 0) end
     for k in pairs(f) do
         if not M.filter_keys[k] then
-            error(("%s: unknown filter '%s' (key_cache, zeros, sigmod, key_cache_bytes)"):format(where, tostring(k)), 0)
+            error(("%s: unknown filter '%s' (key_cache, zeros, sigmod, key_cache_bytes, half)"):format(where,
+                tostring(k)), 0)
         end
     end
-    for _, k in ipairs { "key_cache", "zeros" } do
+    for _, k in ipairs { "key_cache", "zeros", "half" } do
         if f[k] ~= nil and type(f[k]) ~= "boolean" then error(("%s.%s must be true or false"):format(where, k), 0) end
         d["filter_" .. k] = f[k] and 1 or 0
     end
@@ -64,6 +65,10 @@ function M.parse_filters(o, opt)
             error(where .. ".sigmod needs a float table whose optimizer is not assign", 0)
         end
         d.filter_sigmod = s
+    end
+    if f.half then
+        if (o.dtype or "f32") ~= "f32" then error(where .. ".half needs a float table (dtype f32)", 0) end
+        if f.zeros or (s and s > 0) then error(where .. ".half goes without the zeros and sigmod filters", 0) end
     end
     local b = f.key_cache_bytes
     if b ~= nil then

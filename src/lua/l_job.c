@@ -201,7 +201,8 @@ static int opt_dtype(lua_State *L, int idx) {
 /* J:table(id, {name=, keys=, dim=, init=kind, a=, b=, optimizer=, lr=, eps=, init_acc=, seed=, compress=,
  *              dtype="f32"|"i32", placement=Placement (core.table.placement; absent: range),
  *              l1=, l2=, beta=, delta=, ada_c=, tau= (ftrl, dbpg: optim/cr_optim.h),
- *              filter_key_cache=0|1, filter_zeros=0|1, filter_sigmod=x, filter_key_cache_bytes=n}) */
+ *              filter_key_cache=0|1, filter_zeros=0|1, filter_sigmod=x, filter_key_cache_bytes=n,
+ *              filter_half=0|1}) */
 static int j_table(lua_State *L) {
     cr_job *j = check_job(L);
     int id = (int)luaL_checkinteger(L, 2);
@@ -222,6 +223,7 @@ static int j_table(lua_State *L) {
     d.filters.zeros = (int32_t)opt_int(L, 3, "filter_zeros", 0);
     d.filters.sigmod = num_field(L, 3, "filter_sigmod", 0);
     d.filters.key_cache_bytes = (int64_t)opt_int(L, 3, "filter_key_cache_bytes", 0);
+    d.filters.half = (int32_t)opt_int(L, 3, "filter_half", 0);
     lua_getfield(L, 3, "dtype");
     d.dtype = opt_dtype(L, -1) == CR_LDT_I32 ? CR_DTYPE_I32 : CR_DTYPE_F32;
     lua_pop(L, 1);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/cr_alloc.h"
+#include "base/cr_half.h"
 #include "net/cr_wire.h"
 
 /* ---------- key caching ---------- */
@@ -346,6 +347,26 @@ int cr_filter_frame_in(unsigned flags, const void *frame, size_t fn, int64_t raw
     return rc;
 }
 
+int cr_filter_half_in(unsigned flags, const void *frame, size_t fn, int64_t raw, float *out, size_t outb, cr_err *e) {
+    if (outb % 4) return cr_errf(e, "value frame of %zu bytes is not whole values", outb);
+    size_t n = outb / 4, hb = n * sizeof(uint16_t);
+    if (raw != (int64_t)hb) return cr_errf(e, "half-float frame: size %lld, expected %zu", (long long)raw, hb);
+    if (!(flags & CR_D_ZLIB)) {
+        if (fn != hb) return cr_errf(e, "half-float frame of %zu bytes, expected %zu", fn, hb);
+        if ((uintptr_t)frame % sizeof(uint16_t) == 0) {
+            cr_half_to_f32(frame, out, n);
+            return 0;
+        }
+    }
+    uint16_t *tmp = cr_xmalloc(hb + 1);
+    int rc = 0;
+    if (flags & CR_D_ZLIB) rc = cr_wire_inflate(frame, fn, tmp, hb, e);
+    else memcpy(tmp, frame, hb);
+    if (rc == 0) cr_half_to_f32(tmp, out, n);
+    free(tmp);
+    return rc;
+}
+
 /* ---------- push-side rules, sigmod ---------- */
 
 int64_t cr_filter_rows(cr_filter_rule rule, void *ctx, const int64_t *keys, int64_t n, const float *vals, int dim,
@@ -481,8 +502,8 @@ size_t cr_sigmod_bytes(const cr_sigmod *s) {
 
 #define LD(x) ((long long)atomic_load_explicit(&s->x, memory_order_relaxed))
 
-int cr_filter_stats_put(const cr_filter_stats *s, int key_cache, int zeros, int sigmod, int zlib, char *b,
-                        size_t cap) {
+int cr_filter_stats_put(const cr_filter_stats *s, int key_cache, int zeros, int sigmod, int zlib, int half,
+                        char *b, size_t cap) {
     size_t len = 0;
     int r;
 #define PUT(...)                                                          \
@@ -498,6 +519,9 @@ int cr_filter_stats_put(const cr_filter_stats *s, int key_cache, int zeros, int 
     if (zeros)
         PUT("zeros={hits=%lld,frames=%lld,encoded=%lld,bytes_before=%lld,bytes_after=%lld},", LD(z_zeros),
             LD(z_frames), LD(z_encoded), LD(z_before), LD(z_after));
+    if (half)
+        PUT("half={frames=%lld,bytes_before=%lld,bytes_after=%lld,overflows=%lld},", LD(h_frames), LD(h_before),
+            LD(h_after), LD(h_overflows));
     if (zlib)
         PUT("compress={hits=%lld,bytes_before=%lld,bytes_after=%lld},", LD(zl_frames), LD(zl_before), LD(zl_after));
     if (sigmod)

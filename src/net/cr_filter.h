@@ -10,12 +10,14 @@
  *                 in lockstep, and every answer is verified)
  *   zero removal  a value frame as a bitmap or an index list of its nonzero
  *                 values, whichever is smaller, and those values
+ *   half          a value frame as IEEE half floats (base/cr_half.h), 2 bytes
+ *                 a value instead of 4
  *   sigmod        a push sends only the coordinates whose change since the
  *                 last push exceeds a threshold; the rest wait in a residual
  *                 (cr_sigmod), a general row rule (cr_filter_rule) drives it
  *
  * Flags of a data header (cr_dhdr.flags, net/cr_wire.h) the filters set
- * (0x01 and 0x02 are net/cr_wire.h's; 0x40 and 0x80 are left to others). */
+ * (0x01 and 0x02 are net/cr_wire.h's; 0x80 is ps/cr_node_impl.h's). */
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -27,6 +29,8 @@
 #define CR_D_KHASH 0x08u  /* keys frame: CR_KC_FRAME bytes, hash + length of the list cached with serial aux */
 #define CR_D_KRESET 0x10u /* the sender's cache is new: the receiver empties its copy first */
 #define CR_D_ZEROS 0x20u  /* value frame zero-removed; raw_bytes: its size before zlib */
+#define CR_D_HALF 0x40u   /* pull: answer with half floats; push, reply: the value frame is half floats
+                           * (2 bytes a value; raw_bytes: its size before zlib) */
 
 /* ---------- key caching ----------
  * One cache per (sender worker, receiver node, table) on each side. The
@@ -150,12 +154,21 @@ typedef struct cr_filter_stats {
     atomic_llong kc_lists, kc_hashed, kc_stored, kc_collisions, kc_evicted, kc_misses, kc_before, kc_after;
     atomic_llong z_frames, z_encoded, z_zeros, z_before, z_after;
     atomic_llong zl_frames, zl_before, zl_after;
+    atomic_llong h_frames, h_before, h_after, h_overflows;
     atomic_llong sg_rows, sg_dropped, sg_coords_held, sg_flushed, sg_before, sg_after;
 } cr_filter_stats;
 
 /* Lua table text of s ("key_cache={...},zeros={...},..."), the parts whose
  * filter is on. Returns the length written (snprintf's). */
-int cr_filter_stats_put(const cr_filter_stats *s, int key_cache, int zeros, int sigmod, int zlib, char *b,
-                        size_t cap);
+int cr_filter_stats_put(const cr_filter_stats *s, int key_cache, int zeros, int sigmod, int zlib, int half,
+                        char *b, size_t cap);
+
+/* ---------- half floats ----------
+ * A value frame of n = outb / 4 floats sent as n IEEE half floats
+ * (base/cr_half.h). Receiver: frame (fn bytes, flags of its header, raw its
+ * size before zlib) into out (outb bytes of floats): inflated when
+ * CR_D_ZLIB, then widened. -1 with a message on a frame of the wrong size
+ * or one that does not inflate. */
+int cr_filter_half_in(unsigned flags, const void *frame, size_t fn, int64_t raw, float *out, size_t outb, cr_err *e);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/cr_alloc.h"
+#include "base/cr_half.h"
 
 struct cr_pfilter {
     int tables, W;
@@ -46,7 +47,7 @@ void cr_pfilter_destroy(cr_pfilter **fp) {
 
 cr_filter_stats *cr_pfilter_stats(cr_pfilter *f, int t) { return &f->st[t]; }
 
-#define ROOM_PER_TABLE 900
+#define ROOM_PER_TABLE 1000
 
 size_t cr_pfilter_stats_room(int ntables) { return 32 + (size_t)ntables * (ROOM_PER_TABLE + CR_TABLE_NAME_MAX * 4); }
 
@@ -70,14 +71,15 @@ size_t cr_pfilter_stats_put(cr_pfilter *f, cr_shard *const *tables, int ntables,
     len = (size_t)r;
     for (int t = 0; t < ntables && t < f->tables; t++) {
         const cr_table_def *d = &tables[t]->def;
-        int kc = d->filters.key_cache, z = d->filters.zeros, sg = d->filters.sigmod > 0, zl = d->compress != 0;
-        if (!(kc || z || sg || zl)) continue;
+        int kc = d->filters.key_cache, z = d->filters.zeros, sg = d->filters.sigmod > 0, zl = d->compress != 0,
+            hf = d->filters.half;
+        if (!(kc || z || sg || zl || hf)) continue;
         char name[CR_TABLE_NAME_MAX * 4 + 8];
         lua_quote(d->name, name, sizeof name);
         r = snprintf(b + len, cap - len, "[\"%s\"]={", name);
         if (r < 0 || (size_t)r >= cap - len) break;
         len += (size_t)r;
-        r = cr_filter_stats_put(&f->st[t], kc, z, sg, zl, b + len, cap - len);
+        r = cr_filter_stats_put(&f->st[t], kc, z, sg, zl, hf, b + len, cap - len);
         if (r < 0 || (size_t)r >= cap - len) break;
         len += (size_t)r;
         r = snprintf(b + len, cap - len, "},");
@@ -162,6 +164,25 @@ void *cr_pfilter_vals_out(cr_pfilter *f, const cr_table_def *d, cr_dhdr *h, cons
     h->raw_bytes = (int64_t)outn;
     *vb = outn;
     return z;
+}
+
+void *cr_pfilter_half_out(cr_pfilter *f, const cr_table_def *d, cr_dhdr *h, const float *vals, size_t *vb) {
+    if (!d->filters.half || !vals || h->table >= f->tables) return NULL;
+    size_t n = *vb / sizeof(float);
+    uint16_t *out = cr_xmalloc(n * sizeof *out + 1);
+    cr_filter_stats *s = &f->st[h->table];
+    if (cr_half_from_f32(vals, out, n)) { /* a value halves cannot hold: the frame goes as floats */
+        free(out);
+        add(&s->h_overflows, 1);
+        return NULL;
+    }
+    add(&s->h_frames, 1);
+    add(&s->h_before, (long long)*vb);
+    add(&s->h_after, (long long)(n * sizeof *out));
+    h->flags |= CR_D_HALF;
+    *vb = n * sizeof *out;
+    h->raw_bytes = (int64_t)*vb;
+    return out;
 }
 
 void cr_pfilter_count_zlib(cr_pfilter *f, int table, size_t before, size_t after) {

@@ -47,6 +47,10 @@ int cr_pfilter_keys_out(cr_pfilter_w *w, cr_pfilter *f, const cr_table_def *d, i
  * zero removal. Returns a new buffer (caller frees; *vb, h->flags and
  * h->raw_bytes updated) or NULL (send vals as they are). */
 void *cr_pfilter_vals_out(cr_pfilter *f, const cr_table_def *d, cr_dhdr *h, const void *vals, size_t *vb);
+/* Sender, a value frame of *vb bytes of floats when table d has the half
+ * filter: a new buffer of half floats (caller frees; *vb, h->flags and
+ * h->raw_bytes updated), else NULL. */
+void *cr_pfilter_half_out(cr_pfilter *f, const cr_table_def *d, cr_dhdr *h, const float *vals, size_t *vb);
 /* Sender: zlib of a value frame is counted (before, after bytes). */
 void cr_pfilter_count_zlib(cr_pfilter *f, int table, size_t before, size_t after);
 

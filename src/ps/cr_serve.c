@@ -116,7 +116,8 @@ static void serve_pull(cr_node *n, req *q) {
     cr_shard_pull(q->s, q->keys, (int64_t)q->nk, out);
     void *frame = out;
     size_t flen = q->vbytes;
-    void *zr = cr_pfilter_vals_out(n->filt, &q->s->def, &r, out, &flen); /* zero removal, when on */
+    void *zr = (q->h.flags & CR_D_HALF) ? cr_pfilter_half_out(n->filt, &q->s->def, &r, out, &flen) /* halves, asked */
+                                        : cr_pfilter_vals_out(n->filt, &q->s->def, &r, out, &flen); /* zero removal */
     if (zr) {
         free(out);
         frame = zr;
@@ -145,6 +146,10 @@ static const float *gradient(req *q, float **buf, cr_err *e) {
     const void *g = cr_parts_data(q->p, 3);
     size_t gn = cr_parts_size(q->p, 3);
     *buf = NULL;
+    if (q->h.flags & CR_D_HALF) { /* half floats (cr_filter.h), maybe deflated too */
+        *buf = cr_xmalloc(q->vbytes + 1);
+        return cr_filter_half_in(q->h.flags, g, gn, q->h.raw_bytes, *buf, q->vbytes, e) < 0 ? NULL : *buf;
+    }
     if (q->h.flags & CR_D_ZEROS) { /* zero-removed (cr_filter.h), maybe deflated too */
         *buf = cr_xmalloc(q->vbytes + 1);
         return cr_filter_frame_in(q->h.flags, g, gn, q->h.raw_bytes, *buf, q->vbytes, e) < 0 ? NULL : *buf;

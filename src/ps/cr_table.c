@@ -28,8 +28,11 @@ static int check_i32(const cr_table_def *d, cr_err *e) {
  * only on a float table whose rule adds up what is pushed. */
 static int check_filters(const cr_table_def *d, cr_err *e) {
     const cr_filters_def *f = &d->filters;
-    if ((f->key_cache | f->zeros) & ~1 || f->key_cache_bytes < 0)
-        return cr_errf(e, "table '%s': bad filters (key_cache, zeros: on or off; key_cache_bytes >= 0)", d->name);
+    if ((f->key_cache | f->zeros | f->half) & ~1 || f->key_cache_bytes < 0)
+        return cr_errf(e, "table '%s': bad filters (key_cache, zeros, half: on or off; key_cache_bytes >= 0)",
+                       d->name);
+    if (f->half && (d->dtype != CR_DTYPE_F32 || f->zeros || f->sigmod > 0))
+        return cr_errf(e, "table '%s': filter half needs a float table without the zeros and sigmod filters", d->name);
     if (!(f->sigmod >= 0) || !isfinite(f->sigmod))
         return cr_errf(e, "table '%s': filter sigmod must be a finite threshold >= 0", d->name);
     if (f->sigmod > 0 && (d->dtype != CR_DTYPE_F32 || d->optim.kind == CR_OPTIM_ASSIGN))

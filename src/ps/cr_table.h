@@ -45,6 +45,8 @@ typedef struct cr_filters_def {
     int32_t zeros;           /* 1: remote value frames without their zeros */
     double sigmod;           /* > 0: push only changes over this threshold (f32, not "assign") */
     int64_t key_cache_bytes; /* cap of each key cache (per sender, receiver, table); 0: CR_KC_DEFAULT_CAP */
+    int32_t half;            /* 1: remote value frames as IEEE half floats (f32 tables, not with zeros or sigmod) */
+    int32_t pad_;
 } cr_filters_def;
 
 /* Plain data, sent as is between processes of the same binary. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/cr_alloc.h"
+#include "base/cr_half.h"
 #include "base/cr_finite.h"
 #include "ps/cr_node_impl.h"
 
@@ -299,7 +300,9 @@ static void *deflate_rows(cr_wclient *w, cr_dhdr *h, const float *vals, size_t *
     size_t zn;
     const cr_shard *s = w->n->tables[h->table];
     const cr_table_def *d = &s->def;
-    void *zr = h->type == CR_D_PUSH && filterable(s) ? cr_pfilter_vals_out(w->n->filt, d, h, vals, vb) : NULL;
+    void *zr = h->type != CR_D_PUSH || !filterable(s) ? NULL
+               : d->filters.half                    ? cr_pfilter_half_out(w->n->filt, d, h, vals, vb)
+                                                    : cr_pfilter_vals_out(w->n->filt, d, h, vals, vb);
     if (zr) vals = zr;
     if (!vals || !d->compress || *vb < 65536) return zr;
     if (cr_wire_deflate(vals, *vb, &z, &zn, NULL) != 0) return zr;
@@ -311,12 +314,16 @@ static void *deflate_rows(cr_wclient *w, cr_dhdr *h, const float *vals, size_t *
 }
 
 /* Key caching of a pull's or push's keys (cr_pfilter.h). 1: the keys
- * travel as the hash frame kh. */
+ * travel as the hash frame kh. A pull of a table with the half filter
+ * asks for its rows as half floats (after key caching, which wants no
+ * other flag). */
 static int cache_keys(cr_wclient *w, int node, cr_dhdr *h, const int64_t *keys, unsigned char *kh) {
     cr_shard *s = w->n->tables[h->table];
-    if (!s->def.filters.key_cache || (h->type != CR_D_PULL && h->type != CR_D_PUSH) || !filterable(s) || h->flags)
-        return 0; /* a plain list only: a frame another flag reshapes (a range, say) is not a list */
-    return cr_pfilter_keys_out(w->filt, w->n->filt, &s->def, node, h, keys, kh);
+    int hashed = 0;
+    if (s->def.filters.key_cache && (h->type == CR_D_PULL || h->type == CR_D_PUSH) && filterable(s) && !h->flags)
+        hashed = cr_pfilter_keys_out(w->filt, w->n->filt, &s->def, node, h, keys, kh); /* a plain list only */
+    if (h->type == CR_D_PULL && s->def.filters.half && filterable(s)) h->flags |= CR_D_HALF;
+    return hashed;
 }
 
 /* The keys frame: the hash frame kh when hashed (k NULL), else k, which
@@ -891,8 +898,23 @@ static const float *reply_rows(cr_parts *p, int vf, const cr_dhdr *h, int32_t di
     return *buf;
 }
 
+/* The rows of a half-float pull reply (frame vf of p, maybe deflated) as
+ * aligned halves: the frame, or *buf (caller frees). NULL: malformed. */
+static const uint16_t *reply_halves(cr_parts *p, int vf, const cr_dhdr *h, int32_t dim, uint16_t **buf, cr_err *e) {
+    size_t hb = (size_t)h->nkeys * (size_t)dim * sizeof(uint16_t), fn = p->n > vf ? cr_parts_size(p, vf) : 0;
+    const void *v = p->n > vf ? cr_parts_data(p, vf) : NULL;
+    *buf = NULL;
+    if (!v || h->raw_bytes != (int64_t)hb || (!(h->flags & CR_D_ZLIB) && fn != hb)) return NULL;
+    if (!(h->flags & CR_D_ZLIB) && (uintptr_t)v % sizeof(uint16_t) == 0) return v;
+    *buf = cr_xmalloc(hb + 1);
+    if (!(h->flags & CR_D_ZLIB)) memcpy(*buf, v, hb);
+    else if (cr_wire_inflate(v, fn, *buf, hb, e) < 0) return NULL;
+    return *buf;
+}
+
 /* Place the rows of a pull reply for part `part` of r: in order (the whole
- * part), or at the positions of the reply's index frame (CR_D_IDX). */
+ * part), or at the positions of the reply's index frame (CR_D_IDX). Half
+ * floats (CR_D_HALF) are widened as they are placed. */
 static int place_rows(wreq *r, int part, cr_parts *p, const cr_dhdr *h, cr_err *e) {
     int idx = (h->flags & CR_D_IDX) != 0;
     if (!idx && h->nkeys != r->want[part]) return -1;
@@ -905,21 +927,28 @@ static int place_rows(wreq *r, int part, cr_parts *p, const cr_dhdr *h, cr_err *
         memcpy(ixbuf, cr_parts_data(p, 1), (size_t)h->nkeys * sizeof *ixbuf);
         ix = ixbuf;
     }
-    float *buf;
-    const float *v = reply_rows(p, idx ? 2 : 1, h, r->dim, &buf, e);
-    int rc = v ? 0 : -1;
-    size_t rowb = (size_t)r->dim * sizeof(float);
+    float *buf = NULL;
+    uint16_t *hbuf = NULL;
+    const float *v = NULL;
+    const uint16_t *hv = NULL;
+    if (h->flags & CR_D_HALF) hv = reply_halves(p, idx ? 2 : 1, h, r->dim, &hbuf, e);
+    else v = reply_rows(p, idx ? 2 : 1, h, r->dim, &buf, e);
+    int rc = v || hv ? 0 : -1;
+    size_t dim = (size_t)r->dim, rowb = dim * sizeof(float);
     if (v && r->whole && !idx) memcpy(r->out, v, (size_t)h->nkeys * rowb);
-    for (int64_t i = 0; v && (idx || !r->whole) && i < h->nkeys; i++) {
+    if (hv && r->whole && !idx) cr_half_to_f32(hv, r->out, (size_t)h->nkeys * dim);
+    for (int64_t i = 0; rc == 0 && (idx || !r->whole) && i < h->nkeys; i++) {
         int64_t at = ix ? ix[i] : i;
         if (at < 0 || at >= r->want[part]) {
             rc = -1;
             break;
         }
         int64_t to = r->whole ? at : r->pos[part][at];
-        memcpy(r->out + (size_t)to * r->dim, v + (size_t)i * r->dim, rowb);
+        if (hv) cr_half_to_f32(hv + (size_t)i * dim, r->out + (size_t)to * dim, dim);
+        else memcpy(r->out + (size_t)to * dim, v + (size_t)i * dim, rowb);
     }
     free(buf);
+    free(hbuf);
     free(ixbuf);
     return rc;
 }

@@ -3,9 +3,11 @@
  * one process: a repeated key list costs header + 12 bytes instead of
  * header + 8n, a zero-removed push its exact encoded size, sigmod holds
  * 0.3 + 0.3 back until it exceeds 0.5, and values stay exact. */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "base/cr_half.h"
 #include "cr_test.h"
 #include "net/cr_filter.h"
 #include "node_util.h"
@@ -262,6 +264,40 @@ static const char *wire(cr_node *n, cr_wclient *w, char *msg, size_t msgn) {
     if (cr_wclient_push_take(w, sg, &tk, 1, &tv, &q, &e) < 0 || tk || tv || cr_wclient_wait(w, q, &e) < 0)
         return "sigmod take";
     if (cr_wclient_pull_borrow(w, sg, &k3, 1, &v, &e) < 0 || v != (0.3f + 0.3f) + 0.7f) return "sigmod async value";
+    /* half floats on table 2 (dim 16): a push's values frame is 2 bytes a
+     * value; eighths in [-4, 4) are exact halves, so they come back exact */
+    cr_shard *hs = cr_node_table_at(n, 2, NULL);
+    int64_t hk[4] = {50, 51, 52, 77};
+    float hg[64], ho[64];
+    for (int i = 0; i < 64; i++) hg[i] = (float)(i - 32) * 0.125f;
+    b[0] = bytes_out(n);
+    if (cr_wclient_push_borrow(w, hs, hk, 4, hg, &e) < 0) return "half push";
+    b[1] = bytes_out(n);
+    if (b[1] - b[0] != H + 32 + 64 * 2) return "half push bytes";
+    if (cr_wclient_pull_borrow(w, hs, hk, 4, ho, &e) < 0 || memcmp(ho, hg, sizeof hg)) return "half values";
+    /* 1e6 is beyond the half range: that push goes as floats, and the pull
+     * of a row holding it too; both exact */
+    int64_t big = 90;
+    float row[16] = {0}, got[16];
+    row[3] = 1e6f;
+    row[5] = 1.0f / 3.0f;
+    b[0] = bytes_out(n);
+    if (cr_wclient_push_borrow(w, hs, &big, 1, row, &e) < 0) return "half overflow push";
+    b[1] = bytes_out(n);
+    if (b[1] - b[0] != H + 8 + 16 * 4) return "overflow push bytes";
+    if (cr_wclient_pull_borrow(w, hs, &big, 1, got, &e) < 0 || memcmp(got, row, sizeof row)) return "overflow pull";
+    /* a third of an exact value rounds to the nearest half: within 2^-11 */
+    float third[16];
+    for (int i = 0; i < 16; i++) third[i] = (float)(i + 1) / 3.0f;
+    int64_t k91 = 91;
+    if (cr_wclient_push_borrow(w, hs, &k91, 1, third, &e) < 0 || cr_wclient_pull_borrow(w, hs, &k91, 1, got, &e) < 0)
+        return "half rounding";
+    int rounded = 0;
+    for (int i = 0; i < 16; i++) {
+        if (fabsf(got[i] - third[i]) > third[i] * (1.0f / 1024)) return "half rounding error";
+        rounded += got[i] != third[i];
+    }
+    if (rounded < 10) return "thirds came back as floats"; /* 11 of the 16 are not whole numbers */
     return "ok";
 }
 
@@ -317,6 +353,10 @@ static void test_wire(void) {
     table_def(&d, "S");
     d.filters.sigmod = 0.5;
     CR_CHECK(cr_job_table(j, 1, &d, &e) == 0);
+    table_def(&d, "H");
+    d.dim = 16;
+    d.filters.half = 1;
+    CR_CHECK(cr_job_table(j, 2, &d, &e) == 0);
     answers a = {0};
     cr_job_cb cb = {.result = on_answer, .arg = &a};
     int rc = cr_job_call(j, "wire", 4, "", 0, &cb, &e);
@@ -338,11 +378,92 @@ static void test_wire(void) {
     CR_CHECK(sg && test_field(sg, "rows=") == 6 && test_field(sg, "rows_dropped=") == 3 &&
              test_field(sg, "rows_flushed=") == 1 && test_field(sg, "bytes_before=") == 6 * 12 &&
              test_field(sg, "bytes_after=") == 4 * 12);
+    /* half: node 0 sent 3 pushes as halves (of 4, 1 and 1 rows) and 1 as
+     * floats; node 1 answered 3 pulls as halves and 1 as floats */
+    const char *n1 = n0 == a.text[0] ? a.text[1] : a.text[0];
+    const char *h0 = strstr(n0, "[\"H\"]={half={"), *h1 = strstr(n1, "[\"H\"]={half={");
+    CR_CHECK(h0 && test_field(h0, "frames=") == 2 && test_field(h0, "overflows=") == 1 &&
+             test_field(h0, "bytes_before=") == 5 * 64 && test_field(h0, "bytes_after=") == 5 * 32);
+    CR_CHECK(h1 && test_field(h1, "frames=") == 2 && test_field(h1, "overflows=") == 1 &&
+             test_field(h1, "bytes_before=") == 5 * 64 && test_field(h1, "bytes_after=") == 5 * 32);
+    /* the combinations the filter refuses */
+    table_def(&d, "bad");
+    d.filters.half = 1;
+    d.filters.zeros = 1;
+    CR_CHECK(cr_job_table(j, 3, &d, &e) < 0 && strstr(e.msg, "filter half needs a float table"));
+    d.filters.zeros = 0;
+    d.dtype = CR_DTYPE_I32;
+    CR_CHECK(cr_job_table(j, 3, &d, &e) < 0 && strstr(e.msg, "filter half needs a float table"));
     cr_job_close(&j);
     test_nodes_join(&t);
 }
 
+/* ---------- half floats ---------- */
+
+static uint16_t half_of(float f) {
+    uint16_t h;
+    cr_half_from_f32_c(&f, &h, 1);
+    return h;
+}
+
+static float float_of(uint16_t h) {
+    float f;
+    cr_half_to_f32_c(&h, &f, 1);
+    return f;
+}
+
+/* Known encodings, rounding to nearest even, the range's ends, and the
+ * dispatched (F16C) loops bit for bit equal to the portable ones. */
+static void test_half_exact(void) {
+    CR_CHECK(half_of(1.0f) == 0x3c00 && half_of(-2.0f) == 0xc000 && half_of(0.0f) == 0 && half_of(-0.0f) == 0x8000);
+    CR_CHECK(half_of(65504.0f) == 0x7bff && half_of(65519.0f) == 0x7bff && half_of(65520.0f) == 0x7c00);
+    CR_CHECK(half_of(6.103515625e-05f) == 0x0400);           /* the smallest normal */
+    CR_CHECK(half_of(5.9604644775390625e-08f) == 0x0001);    /* the smallest subnormal */
+    CR_CHECK(half_of(2.98023223876953125e-08f) == 0);         /* half of it: ties to even, 0 */
+    CR_CHECK(half_of(1.0f + 1.0f / 2048) == 0x3c00);          /* a tie: to the even 1.0 */
+    CR_CHECK(half_of(1.0f + 3.0f / 2048) == 0x3c02);          /* a tie: to the even 1 + 2/1024 */
+    CR_CHECK((half_of(NAN) & 0x7c00) == 0x7c00 && (half_of(NAN) & 0x3ff) != 0);
+    CR_CHECK(half_of(INFINITY) == 0x7c00 && float_of(0xfc00) == -INFINITY);
+    CR_CHECK(float_of(0x0001) == 5.9604644775390625e-08f && float_of(0x3555) == 0.333251953125f);
+    float one = 1e5f;
+    uint16_t h;
+    CR_CHECK(cr_half_from_f32(&one, &h, 1) > 0); /* beyond the range: not finite, reported */
+    /* every half widens and narrows back to itself (NaNs stay NaN) */
+    for (uint32_t i = 0; i < 65536; i++) {
+        float f = float_of((uint16_t)i);
+        if (f != f) CR_CHECK(half_of(f) != half_of(f) || (half_of(f) & 0x7c00) == 0x7c00);
+        else if (half_of(f) != (uint16_t)i) {
+            CR_CHECK(half_of(f) == (uint16_t)i);
+            break;
+        }
+    }
+    /* dispatched against portable, on values of every magnitude */
+    enum { N = 1 << 16 };
+    float *in = malloc(N * sizeof *in), *w1 = malloc(N * sizeof *w1), *w2 = malloc(N * sizeof *w2);
+    uint16_t *h1 = malloc(N * sizeof *h1), *h2 = malloc(N * sizeof *h2);
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < N; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint32_t bits = (uint32_t)x;
+        bits = (bits & 0x807fffffu) | ((uint32_t)(100 + (x >> 40) % 50) << 23); /* exponents 2^-27 .. 2^22 */
+        memcpy(&in[i], &bits, 4);
+    }
+    size_t bad1 = cr_half_from_f32(in, h1, N), bad2 = cr_half_from_f32_c(in, h2, N);
+    CR_CHECK(!memcmp(h1, h2, N * sizeof *h1) && (bad1 > 0) == (bad2 > 0) && bad2 > 0);
+    cr_half_to_f32(h1, w1, N);
+    cr_half_to_f32_c(h1, w2, N);
+    CR_CHECK(!memcmp(w1, w2, N * sizeof *w1));
+    int far = 0;
+    for (int i = 0; i < N; i++) {
+        float a = fabsf(in[i]);
+        if (a >= 6.103515625e-05f && a < 65504.0f && fabsf(w1[i] - in[i]) > a * (1.0f / 2048)) far++;
+    }
+    CR_CHECK(far == 0);
+    free(in), free(w1), free(w2), free(h1), free(h2);
+}
+
 int main(void) {
+    CR_RUN(test_half_exact);
     CR_RUN(test_kcache_repeat);
     CR_RUN(test_kcache_collision);
     CR_RUN(test_kcache_lockstep);

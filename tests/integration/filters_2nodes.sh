@@ -36,5 +36,15 @@ echo "$out" | grep -q "bad.lua:3: job:table{}: table 'T': filters: unknown filte
 sed -i 's/zero = true/sigmod = -1/' "$TMP/bad.lua"
 out=$(timeout 30 "$CRESCENT_BIN" run "$TMP/bad.lua" 2>&1) && fail "a negative sigmod was accepted"
 echo "$out" | grep -q "bad.lua:3: .*sigmod must be a finite threshold" || fail "message: $out"
+sed -i 's/sigmod = -1/half = true, zeros = true/' "$TMP/bad.lua"
+out=$(timeout 30 "$CRESCENT_BIN" run "$TMP/bad.lua" 2>&1) && fail "half with zeros was accepted"
+echo "$out" | grep -q "bad.lua:3: job:table{}: table 'T': filters.half goes without the zeros and sigmod filters" ||
+    fail "message: $out"
+sed -i 's/half = true, zeros = true/half = 1/' "$TMP/bad.lua"
+out=$(timeout 30 "$CRESCENT_BIN" run "$TMP/bad.lua" 2>&1) && fail "half = 1 was accepted"
+echo "$out" | grep -q "bad.lua:3: .*filters.half must be true or false" || fail "message: $out"
+sed -i 's/dim = 1,/dim = 1, dtype = "i32",/; s/half = 1/half = true/' "$TMP/bad.lua"
+out=$(timeout 30 "$CRESCENT_BIN" run "$TMP/bad.lua" 2>&1) && fail "half on an i32 table was accepted"
+echo "$out" | grep -q "bad.lua:3: .*filters.half needs a float table" || fail "message: $out"
 no_orphans || exit 1
 exit 0

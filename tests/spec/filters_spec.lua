@@ -19,13 +19,17 @@ end
 
 describe("job:table{} filters", function()
   it("are all off without the option", function()
-    assert.same({ filter_key_cache = 0, filter_zeros = 0, filter_sigmod = 0, filter_key_cache_bytes = 0 }, parse(nil))
+    assert.same({ filter_key_cache = 0, filter_zeros = 0, filter_sigmod = 0, filter_key_cache_bytes = 0,
+                  filter_half = 0 }, parse(nil))
     assert.same(parse(nil), parse({}))
   end)
 
   it("map to the definition's fields", function()
     local d = parse({ key_cache = true, zeros = true, sigmod = 0.25, key_cache_bytes = 1 << 20 })
-    assert.same({ filter_key_cache = 1, filter_zeros = 1, filter_sigmod = 0.25, filter_key_cache_bytes = 1 << 20 }, d)
+    assert.same({ filter_key_cache = 1, filter_zeros = 1, filter_sigmod = 0.25, filter_key_cache_bytes = 1 << 20,
+                  filter_half = 0 }, d)
+    assert.equal(1, parse({ half = true, key_cache = true }).filter_half)
+    assert.equal(0, parse({ half = false, zeros = true }).filter_half)
     assert.equal(0, parse({ key_cache = false, sigmod = false }).filter_key_cache)
     assert.equal(0, parse({ sigmod = 0 }).filter_sigmod)
   end)
@@ -45,5 +49,12 @@ describe("job:table{} filters", function()
     refused("sigmod needs a float table", { sigmod = 0.1 }, { dtype = "i32" })
     refused("sigmod needs a float table", { sigmod = 0.1 }, { opt = assign })
     assert.equal(1, parse({ zeros = true }, { dtype = "i32" }).filter_zeros)
+  end)
+
+  it("refuse half on an i32 table and with zeros or sigmod", function()
+    refused("filters.half needs a float table", { half = true }, { dtype = "i32" })
+    refused("filters.half goes without the zeros and sigmod filters", { half = true, zeros = true })
+    refused("filters.half goes without the zeros and sigmod filters", { half = true, sigmod = 0.1 })
+    refused("filters.half must be true or false", { half = 1 })
   end)
 end)
