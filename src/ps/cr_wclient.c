@@ -686,16 +686,16 @@ int cr_wclient_pull_copy(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_
 
 /* ---------- push ---------- */
 
-/* The local rows of a push hold only finite values (else -1, nothing
- * applied): checked here, before shared memory is touched. Remote rows are
- * checked by their owner's server, which refuses them with an error reply;
- * checking them here too would scan every remote push twice. */
-static int local_finite(cr_wclient *w, const float *vals, int64_t n, int64_t nlocal, int dim, cr_err *e) {
-    if (nlocal == n) return cr_check_finite(vals, (size_t)n * (size_t)dim, "push refused", e);
-    for (int64_t i = 0; nlocal && i < n; i++)
-        if (w->own[i] == w->n->id && cr_check_finite(vals + (size_t)i * dim, (size_t)dim, "push refused", e) < 0)
-            return -1;
-    return 0;
+/* A push holds only finite values (else -1, nothing applied anywhere):
+ * the whole push is checked here, in one pass, before shared memory is
+ * touched or any part is sent, so a NaN in a row for another node cannot
+ * leave this node's rows (or a third node's) applied. A push that goes
+ * whole to one other node is left to that node's server, which checks
+ * every push it receives and refuses it whole with an error reply. */
+static int push_finite(cr_wclient *w, const float *vals, int64_t n, int dim, cr_err *e) {
+    for (int i = 0; i < w->n->nodes; i++)
+        if (i != w->n->id && w->cnt[i] == n) return 0;
+    return cr_check_finite(vals, (size_t)n * (size_t)dim, "push refused", e);
 }
 
 /* Check the keys and apply the local rows through shared memory. 0: all
@@ -706,7 +706,7 @@ static int push_begin(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n
     if (check_keys(w, s, keys, n, "push", e) < 0) return -1;
     int dim = s->def.dim;
     int64_t nlocal = w->cnt[nd->id];
-    if (!cr_shard_i32(s) && local_finite(w, vals, n, nlocal, dim, e) < 0) return -1; /* ints: any bits */
+    if (!cr_shard_i32(s) && push_finite(w, vals, n, dim, e) < 0) return -1; /* ints: any bits */
     count_access(w, s, keys, n);
     atomic_fetch_add(&nd->pushes, 1);
     nd->ws[w->lw].pushes++;

@@ -81,4 +81,13 @@ for nodes in 1 2; do
     grep -qx "C\[0\] = 0.0,0.0,0.0" "$TMP/nan" && grep -qx "C\[9\] = 0.0,0.0,0.0" "$TMP/nan" \
         || fail "a refused push changed table C on $nodes node(s)"
 done
+# 5. The same when only a remote row is NaN: node 0's worker must not apply
+# its local rows either (the whole push is checked before any row).
+timeout 30 "$CRESCENT_BIN" run "$JOBS/nan_push.lua" 2 catch last >"$TMP/nan" 2>&1; rn=$?
+cat "$TMP/nan"
+[ $rn -eq 0 ] || fail "NaN-in-a-remote-row job: exit $rn"
+grep -q "^epoch: .*push refused: value [0-9]* is not finite" "$TMP/nan" || fail "remote NaN row not refused"
+grep -qx "C\[0\] = 0.0,0.0,0.0" "$TMP/nan" || fail "a push refused for a remote NaN row applied its local rows"
+grep -qx "C\[9\] = 0.0,0.0,0.0" "$TMP/nan" || fail "a refused push changed C[9]"
+
 no_orphans || exit 1
