@@ -19,7 +19,11 @@
 --   perplexity_every (0: held-out perplexity only at the end; N: also every N
 --   iterations, its time not counted as training), clocks (1 per iteration,
 --   for the consistency policy), topwords (a path: the 10 most frequent words
---   of each topic), quiet (0).
+--   of each topic), quiet (0), checkpoint (a path: saved every
+--   checkpoint_every (10) iterations and after the last, with every token's
+--   topic; if it exists at start the run resumes from it and goes on to
+--   `iterations`; the data, K and the number of workers must be those of
+--   the saving run, docs/checkpoints.md).
 --   Nodes, workers, seed, the consistency policy (--policy) and the metrics
 --   file are options of `crescent run`.
 -- Every iteration prints and logs loglik_per_token (the collapsed
@@ -30,12 +34,12 @@ local cr = require "crescent"
 
 local opt = { data = "data/gcide.svm", format = "libsvm", K = 100, alpha = 0.1, beta = 0.01, sampler = "mh",
               mh_steps = 2, iterations = 50, chunk = 4000000, heldout_every = 10, perplexity_every = 0,
-              clocks = 1, min_count = 5, quiet = 0 }
+              clocks = 1, min_count = 5, quiet = 0, checkpoint_every = 10 }
 local numeric = { K = true, alpha = true, beta = true, mh_steps = true, iterations = true, chunk = true,
                   heldout_every = true, perplexity_every = true, clocks = true, min_count = true, quiet = true,
-                  V = true }
+                  V = true, checkpoint_every = true }
 local me = "examples/lda.lua"
-local accept = { vocab = "string", topwords = "string" }
+local accept = { vocab = "string", topwords = "string", checkpoint = "string" }
 for k in pairs(opt) do accept[k] = "string" end
 for k in pairs(numeric) do accept[k] = "number" end
 local _, given = cr.script.options(me, arg or {}, opt, accept)
@@ -46,6 +50,7 @@ local function int_opt(k, min)
 end
 int_opt("K", 2); int_opt("iterations", 1); int_opt("mh_steps", 1); int_opt("chunk", 1); int_opt("V", 1)
 int_opt("heldout_every", 0); int_opt("perplexity_every", 0); int_opt("clocks", 0); int_opt("min_count", 1)
+int_opt("checkpoint_every", 1)
 if opt.heldout_every == 1 then error(me .. ": option heldout_every must be 0 (none) or >= 2", 0) end
 for _, k in ipairs { "alpha", "beta" } do
   if not (opt[k] > 0) then error(("%s: option %s must be > 0"):format(me, k), 0) end
@@ -98,11 +103,45 @@ local mem = math.max(256, (4 * math.min(opt.V, opt.chunk) * opt.K * 4) // (1024 
 job:model("lda", { memory_mb = mem, data = opt.data, format = opt.format, vocab = opt.format == "text" and words or nil, V = opt.V,
                    K = opt.K, alpha = opt.alpha, beta = opt.beta, sampler = opt.sampler, mh_steps = opt.mh_steps,
                    chunk = opt.chunk, heldout_every = opt.heldout_every, clocks = opt.clocks })
-local st = job:call("start", {})
-local N = st.sum.tokens or 0
+-- Every worker's training tokens: worker w's topics live at keys
+-- [offsets[w + 1], offsets[w + 1] + parts[w + 1]) of table z (checkpoint=).
+local N, offsets, parts = 0, {}, {}
+for i, r in ipairs(job:call("info", {}).results) do
+  offsets[i], parts[i], N = N, r.tokens, N + r.tokens
+end
 if N == 0 then error(("%s: %s: no tokens to train on (an empty document set)"):format(me, opt.data), 0) end
+-- checkpoint=: the token topics (i32, one key per token) go into the
+-- checkpoint with n_wk and n_k; the run's shape goes into job.state.
+local ck = opt.checkpoint and abs(opt.checkpoint)
+local shape = { data = opt.data, K = opt.K, V = opt.V, heldout_every = opt.heldout_every, parts = parts }
+if ck then
+  job:table { name = "z", keys = N, dim = 1, dtype = "i32", init = cr.init.zeros(), optimizer = cr.optim.assign {} }
+end
+local resumed = false
+if ck and io.open(ck, "rb") then
+  job:load(ck)
+  local saved = type(job.state) == "table" and job.state.lda
+  local function same(a, b)
+    if type(a) ~= "table" or type(b) ~= "table" or #a ~= #b then return a == b end
+    for i = 1, #a do if a[i] ~= b[i] then return false end end
+    return true
+  end
+  for _, k in ipairs { "data", "K", "V", "heldout_every", "parts" } do
+    if type(saved) ~= "table" or not same(saved[k], shape[k]) then
+      local function show(v) return type(v) == "table" and ("{" .. table.concat(v, ",") .. "} tokens per worker")
+                                    or tostring(v) end
+      error(("%s: %s: saved with %s = %s, this run has %s: resume with the same data, K and workers"):format(
+          me, opt.checkpoint, k, show(type(saved) == "table" and saved[k] or nil), show(shape[k])), 0)
+    end
+  end
+  job:call("restore_topics", { table = "z", offsets = offsets })
+  resumed = true
+else
+  job:call("start", {})
+end
 say(("lda: %s: %d training tokens, V %d, K %d, alpha %g, beta %g, sampler %s, %d worker(s)"):format(
     opt.data, N, opt.V, opt.K, opt.alpha, opt.beta, opt.sampler, job.nodes * job.workers))
+if resumed then say(("lda: resumed from %s after iteration %d"):format(opt.checkpoint, job.epochs)) end
 
 -- The held-out documents, read on the scheduler.
 local test
@@ -135,7 +174,12 @@ local function loglik()
 end
 
 local train_s, ll, rec = 0.0, nil, nil
-for it = 1, opt.iterations do
+local first = job.epochs + 1 -- 1, or the iteration after the checkpoint's
+if first > opt.iterations then -- a resumed run that was already done
+  ll = loglik()
+  rec = { iteration = job.epochs, loglik_per_token = ll, train_seconds = 0 }
+end
+for it = first, opt.iterations do
   local r = job:epoch { total = N, epoch = it }
   train_s = train_s + r.seconds
   local tps = r.sum.tokens / math.max(r.seconds, 1e-9)
@@ -151,12 +195,17 @@ local p = perplexity(final_nwk, final_nk)
   end
   say(line)
   if it < opt.iterations then job:log(rec) end
+  if ck and (it % opt.checkpoint_every == 0 or it == opt.iterations) then
+    job.state = { lda = shape }
+    job:call("save_topics", { table = "z", offsets = offsets })
+    job:save(ck)
+  end
 end
 
 local final_nwk, final_nk = gather() -- for the perplexity and the top words
 local p = perplexity(final_nwk, final_nk)
 rec.heldout_perplexity = p and p.perplexity
-rec.tokens_per_s_mean = N * opt.iterations / math.max(train_s, 1e-9)
+rec.tokens_per_s_mean = N * math.max(opt.iterations - first + 1, 0) / math.max(train_s, 1e-9)
 job:log(rec)
 if p then say(("held-out perplexity %.2f on %d documents (%d tokens scored)"):format(p.perplexity, test.docs, p.tokens)) end
 

@@ -44,6 +44,16 @@
 --                           (worker 0 adds the n_k part)
 --   counts{lo=, hi=}        -> {flat row-major (hi - lo) x K counts of this
 --                           worker's assignments}
+--   info{}                  -> {tokens}: this worker's training tokens
+--   save_topics{table=, offsets=}
+--                           every worker writes its tokens' topics to the
+--                           i32 table `table` (one key per training token:
+--                           worker w's at [offsets[w + 1], + its tokens)),
+--                           so that job:save holds the whole assignment
+--   restore_topics{table=, offsets=}
+--                           the reverse, after job:load: every worker reads
+--                           its tokens' topics back (instead of start{}; the
+--                           counts come from the checkpoint's n_wk and n_k)
 -- Options (job:model("lda", opts)): data (path), format ("libsvm" | "text"),
 --   vocab (text format: the words, id = position - 1), V (vocabulary size),
 --   K, alpha, beta, sampler, mh_steps (2), chunk (4000000), heldout_every
@@ -173,6 +183,46 @@ function M.epoch(ctx, args)
   wait_pushes()
   while ticked < S.clocks do ctx:clock(); ticked = ticked + 1 end
   return { tokens = tokens, changed = changed, seconds = cr.core.util.now() - t0 }
+end
+
+function M.info(ctx)
+  return { tokens = S.C:tokens() }
+end
+
+-- The keys [lo, hi) of this worker's tokens in the topics table, checked
+-- against the table and the worker's token count.
+local function topic_range(ctx, args, op)
+  local Z = tbl(ctx, tostring(args.table))
+  local offs = args.offsets
+  local lo = type(offs) == "table" and math.tointeger(offs[S.worker + 1])
+  local n = S.C:tokens()
+  if not lo or lo < 0 or lo + n > Z.keys or Z.dim ~= 1 then
+    error(("lda: %s: table '%s' (%d keys, dim %d) has no room for worker %d's %d tokens at offset %s")
+      :format(op, args.table, Z.keys, Z.dim, S.worker, n, tostring(offs and offs[S.worker + 1])), 0)
+  end
+  return Z, lo, lo + n
+end
+
+-- Topics travel in pieces of STEP tokens: a worker holds one piece at a
+-- time (4 bytes a topic, 8 a key), whatever its share.
+local STEP = 1 << 20
+
+function M.save_topics(ctx, args)
+  local Z, lo, hi = topic_range(ctx, args, "save_topics")
+  for f = 0, hi - lo - 1, STEP do
+    local n = math.min(STEP, hi - lo - f)
+    Z:push_range(lo + f, lo + f + n, S.C:topics(f, n))
+  end
+  return { tokens = hi - lo }
+end
+
+function M.restore_topics(ctx, args)
+  local Z, lo, hi = topic_range(ctx, args, "restore_topics")
+  for f = 0, hi - lo - 1, STEP do
+    local n = math.min(STEP, hi - lo - f)
+    S.C:set_topics(Z:pull_range(lo + f, lo + f + n), f)
+  end
+  return { tokens = hi - lo }
 end
 
 -- This worker's part of log p(w, z) (see the header): the caller sums.

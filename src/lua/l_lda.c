@@ -12,6 +12,9 @@
  *       opts: sampler ("mh" | "plain"), alpha, beta, mh_steps (2), seed (0)
  *   :doc_loglik(alpha), :word_topic_counts(lo, hi) -> i32 Matrix,
  *   :doc_topic_counts() -> i32 Matrix docs x K (tests, small corpora),
+ *   :topics([first [, count]]) -> i32 Matrix count x 1, :set_topics(m [, first]):
+ *       the token topics (a checkpoint of the assignment; set_topics checks
+ *       [0, K)),
  *   :tokens_offsets() -> tokens, offsets (Ints), :close()
  *   :tokens_offsets([seed]) -> tokens, offsets (Ints; each document shuffled
  *       with a seed), :close()
@@ -317,7 +320,54 @@ static int corp_tokens_offsets(lua_State *L) {
     return 2;
 }
 
+/* [first, first + count) of the corpus's tokens, from arguments a and a + 1
+ * (default: all of them), checked. */
+static void token_span(lua_State *L, const cr_lda_corpus *c, int a, const char *fn, int64_t *first, int64_t *count) {
+    lua_Integer f = luaL_optinteger(L, a, 0), n = luaL_optinteger(L, a + 1, c->ntokens - f);
+    if (f < 0 || n < 0 || f > c->ntokens || n > c->ntokens - f)
+        luaL_error(L, "%s: tokens [%I, %I + %I) out of range [0, %I)", fn, f, f, n, (lua_Integer)c->ntokens);
+    *first = f;
+    *count = n;
+}
+
+/* corpus:topics([first [, count]]) -> i32 Matrix count x 1: the topics of
+ * tokens first .. first + count - 1 (default: all), in the corpus's token
+ * order (a checkpoint of the assignment) */
+static int corp_topics(lua_State *L) {
+    cr_lda_corpus *c = check_corp(L, 1);
+    if (!c->z) luaL_error(L, "topics: corpus has no topics (call init first)");
+    int64_t f, n;
+    token_span(L, c, 2, "topics", &f, &n);
+    cr_mat *m = cr_lmat_new_typed(L, n, 1, CR_LDT_I32);
+    if (n) memcpy(cr_lmat_ints(m), c->z + f, (size_t)n * sizeof *c->z);
+    return 1;
+}
+
+/* corpus:set_topics(m [, first]): the topics of tokens first .. first +
+ * rows - 1 (default first 0: m must then cover every token) from an i32
+ * Matrix rows x 1 (corpus:topics() of the same documents); each must be in
+ * [0, K). Nothing changes on an error. */
+static int corp_set_topics(lua_State *L) {
+    cr_lda_corpus *c = check_corp(L, 1);
+    int32_t *v;
+    cr_mat *m = cr_lmat_check_i32(L, 2, &v);
+    if (!c->z) luaL_error(L, "set_topics: corpus has no topics (call init first)");
+    int64_t f = (int64_t)luaL_optinteger(L, 3, 0);
+    int whole = lua_isnoneornil(L, 3);
+    if (m->cols != 1 || f < 0 || f > c->ntokens || m->rows > c->ntokens - f || (whole && m->rows != c->ntokens))
+        luaL_error(L, "set_topics: %I x %I topics at token %I for %I tokens (expected a column%s)",
+                   (lua_Integer)m->rows, (lua_Integer)m->cols, (lua_Integer)f, (lua_Integer)c->ntokens,
+                   whole ? " of one per token" : " inside the corpus");
+    for (int64_t i = 0; i < m->rows; i++)
+        if (v[i] < 0 || v[i] >= c->K)
+            luaL_error(L, "set_topics: token %I has topic %d, outside [0, %d)", (lua_Integer)(f + i), (int)v[i], c->K);
+    if (m->rows) memcpy(c->z + f, v, (size_t)m->rows * sizeof *c->z);
+    return 0;
+}
+
 static const luaL_Reg corp_methods[] = {
+    {"topics", corp_topics},
+    {"set_topics", corp_set_topics},
     {"docs", corp_docs},
     {"tokens", corp_tokens},
     {"V", corp_V},

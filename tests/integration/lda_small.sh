@@ -11,6 +11,9 @@
 #   * the count invariant: after epochs under bsp, ssp and asp, on 1 node x
 #     2 workers and 2 nodes x 1 worker, n_wk equals the sum over workers of
 #     their assignments' counts and n_k its column sums (lda_counts.lua);
+#   * checkpoint=: a run stopped and resumed ends bit for bit where a
+#     straight run ends (1 x 1); 2 x 1 resumes on 1 x 2; another worker
+#     count or K is refused naming the file;
 #   * bad input: an empty document set, K < 2, a word id past the
 #     vocabulary, a malformed line: one clear line, non-zero exit.
 set -u
@@ -72,6 +75,43 @@ for layout in "1 2" "2 1"; do
         grep "^ok" "$tmp/inv.out" || fail "invariant $pol on $1 x $2: no ok line"
     done
 done
+
+# checkpoint=: 3 iterations, a stop, then on to 6 from the checkpoint end
+# bit for bit where 6 straight iterations end on 1 x 1 (every token's topic
+# is in the checkpoint and each sweep's draws are seeded by the iteration);
+# a 2 x 1 checkpoint resumes on 1 x 2 (the same 2 workers' documents)
+lda() { # out nodes workers args...
+    local out=$1 n=$2 w=$3
+    shift 3
+    timeout 120 "$BIN" run examples/lda.lua --nodes "$n" --workers "$w" -- data="$tmp/c.svm" K=5 chunk=3000 "$@" \
+        >"$tmp/$out" 2>&1
+}
+lda straight.out 1 1 iterations=6 || fail "straight run"
+lda part1.out 1 1 iterations=3 checkpoint="$tmp/r.ckpt" || { tail -5 "$tmp/part1.out"; fail "checkpointed run"; }
+[ -s "$tmp/r.ckpt" ] || fail "no checkpoint written"
+lda part2.out 1 1 iterations=6 checkpoint="$tmp/r.ckpt" || { tail -5 "$tmp/part2.out"; fail "resumed run"; }
+grep -q "resumed from .*r.ckpt after iteration 3" "$tmp/part2.out" || fail "no resume line"
+! grep -q "^iteration [123] " "$tmp/part2.out" || fail "the resumed run repeated iterations 1-3"
+a=$(grep -o "loglik_per_token=[^ ]* heldout_perplexity=[^ ]*" "$tmp/straight.out")
+b=$(grep -o "loglik_per_token=[^ ]* heldout_perplexity=[^ ]*" "$tmp/part2.out")
+[ -n "$a" ] && [ "$a" = "$b" ] || fail "resumed run ends at '$b', the straight run at '$a'"
+echo "ok: resumed 3 + 3 iterations = 6 straight: $a"
+# a finished run started again: nothing to sample, the same result
+lda again.out 1 1 iterations=6 checkpoint_every=2 checkpoint="$tmp/r.ckpt" || { tail -5 "$tmp/again.out"; fail "rerun"; }
+! grep -q "^iteration" "$tmp/again.out" || fail "a finished run sampled again"
+[ "$(grep -o "loglik_per_token=[^ ]*" "$tmp/again.out")" = "${a%% *}" ] || fail "rerun result: $(cat "$tmp/again.out")"
+lda p21.out 2 1 iterations=2 checkpoint="$tmp/s.ckpt" || fail "2 x 1 checkpointed run"
+lda p12.out 1 2 iterations=4 checkpoint="$tmp/s.ckpt" || { tail -5 "$tmp/p12.out"; fail "1 x 2 resume"; }
+grep -q "resumed from .*s.ckpt after iteration 2" "$tmp/p12.out" && grep -q "^iteration 4 " "$tmp/p12.out" ||
+    fail "1 x 2 did not resume the 2 x 1 checkpoint"
+# another worker count, or another K: refused, naming the file, before any sweep
+lda w1.out 1 1 iterations=4 checkpoint="$tmp/s.ckpt" && fail "a 2-worker checkpoint resumed on 1 worker"
+grep -q "s.ckpt: saved with parts = {10800,10800} tokens per worker, this run has {21600}" "$tmp/w1.out" ||
+    { cat "$tmp/w1.out"; fail "worker count mismatch: message"; }
+lda k6.out 1 2 iterations=4 K=6 checkpoint="$tmp/s.ckpt" && fail "a K=5 checkpoint resumed with K=6"
+grep -q "s.ckpt: table 'n_wk' has 100 keys x dim 5, the job's has 100 x 6" "$tmp/k6.out" ||
+    { cat "$tmp/k6.out"; fail "K mismatch: message"; }
+! grep -q "^iteration" "$tmp/w1.out" "$tmp/k6.out" || fail "a refused resume sampled"
 
 # bad input
 bad() { # what expected-pattern args...

@@ -251,6 +251,44 @@ describe("kernels.lda", function()
     assert.is_true(pp.perplexity > 1 and pp.perplexity < 6)
   end)
 
+  it("hands out and takes back every token's topic (a checkpoint of the assignment)", function()
+    local c = assert(K.lda_load(svm("t.svm", TEXT), { V = 6 }))
+    local n = c:tokens()
+    assert.has_error(function() c:topics() end, "topics: corpus has no topics (call init first)")
+    c:init(4, 9)
+    local z = c:topics()
+    assert.equal(n, z:rows())
+    assert.equal(1, z:cols())
+    local before = c:word_topic_counts(0, 6)
+    -- set every token to topic 3, then back: the counts follow the topics
+    local three = util.matrix(n, 1, "i32")
+    for i = 1, n do three:set(i, 1, 3) end
+    c:set_topics(three)
+    local all3 = c:word_topic_counts(0, 6)
+    for w = 1, 6 do
+      for k = 1, 3 do assert.equal(0, all3:get(w, k)) end
+    end
+    c:set_topics(z)
+    assert.same(before:row(1), c:word_topic_counts(0, 6):row(1))
+    -- a slice: tokens [2, 5)
+    local part = c:topics(2, 3)
+    assert.equal(3, part:rows())
+    for i = 1, 3 do assert.equal(z:get(i + 2, 1), part:get(i, 1)) end
+    local one = util.matrix(3, 1, "i32")
+    c:set_topics(one, 2)
+    for i = 1, n do assert.equal((i > 2 and i <= 5) and 0 or z:get(i, 1), c:topics():get(i, 1)) end
+    -- refused, nothing changed: a topic out of [0, K), the wrong size, floats, a slice past the end
+    local bad = c:topics()
+    bad:set(n, 1, 4)
+    local keep = c:topics()
+    assert.has_error(function() c:set_topics(bad) end, "set_topics: token " .. (n - 1) .. " has topic 4, outside [0, 4)")
+    assert.has_error(function() c:set_topics(util.matrix(n - 1, 1, "i32")) end)
+    assert.has_error(function() c:set_topics(util.matrix(n, 1)) end)
+    assert.has_error(function() c:set_topics(util.matrix(2, 1, "i32"), n - 1) end)
+    assert.has_error(function() c:topics(n, 1) end, "topics: tokens [" .. n .. ", " .. n .. " + 1) out of range [0, " .. n .. ")")
+    for i = 1, n do assert.equal(keep:get(i, 1), c:topics():get(i, 1)) end
+  end)
+
   it("refuses misuse with clear errors", function()
     local c = assert(K.lda_load(svm("m.svm", TEXT), { V = 6 }))
     assert.has_error(function() c:init(1, 1) end, "init: K must be >= 2")
