@@ -298,7 +298,25 @@ static const char *wire(cr_node *n, cr_wclient *w, char *msg, size_t msgn) {
         rounded += got[i] != third[i];
     }
     if (rounded < 10) return "thirds came back as floats"; /* 11 of the 16 are not whole numbers */
-    return "ok";
+    /* halves then zlib (table 3, compress = true: frames of 64 KiB and more
+     * are deflated): 2048 rows of node 1, both ways, exact */
+    cr_shard *hz = cr_node_table_at(n, 3, NULL);
+    enum { NZ = 2048 };
+    int64_t *zk = malloc(NZ * sizeof *zk);
+    float *zv = malloc(NZ * 16 * sizeof *zv), *zo = malloc(NZ * 16 * sizeof *zo);
+    for (int i = 0; i < NZ; i++) {
+        zk[i] = NZ + i;
+        for (int c = 0; c < 16; c++) zv[i * 16 + c] = (float)((i + c) % 16) * 0.125f;
+    }
+    const char *r = "ok";
+    b[0] = bytes_out(n);
+    if (cr_wclient_push_borrow(w, hz, zk, NZ, zv, &e) < 0) r = "deflated half push";
+    b[1] = bytes_out(n);
+    if (!strcmp(r, "ok") && b[1] - b[0] >= H + NZ * 8 + NZ * 16 * 2 / 2) r = "deflated halves are not smaller";
+    if (!strcmp(r, "ok") && (cr_wclient_pull_borrow(w, hz, zk, NZ, zo, &e) < 0 || memcmp(zo, zv, NZ * 16 * sizeof *zv)))
+        r = "deflated half values";
+    free(zk), free(zv), free(zo);
+    return r;
 }
 
 static void wire_worker(cr_node *n, int lw) {
@@ -357,6 +375,12 @@ static void test_wire(void) {
     d.dim = 16;
     d.filters.half = 1;
     CR_CHECK(cr_job_table(j, 2, &d, &e) == 0);
+    table_def(&d, "HZ");
+    d.keys = 4096;
+    d.dim = 16;
+    d.filters.half = 1;
+    d.compress = 1;
+    CR_CHECK(cr_job_table(j, 3, &d, &e) == 0);
     answers a = {0};
     cr_job_cb cb = {.result = on_answer, .arg = &a};
     int rc = cr_job_call(j, "wire", 4, "", 0, &cb, &e);
@@ -386,14 +410,18 @@ static void test_wire(void) {
              test_field(h0, "bytes_before=") == 5 * 64 && test_field(h0, "bytes_after=") == 5 * 32);
     CR_CHECK(h1 && test_field(h1, "frames=") == 2 && test_field(h1, "overflows=") == 1 &&
              test_field(h1, "bytes_before=") == 5 * 64 && test_field(h1, "bytes_after=") == 5 * 32);
+    /* HZ: one push frame halved and deflated on node 0, one reply on node 1 */
+    const char *z0 = strstr(n0, "[\"HZ\"]={half={"), *z1 = strstr(n1, "[\"HZ\"]={half={");
+    CR_CHECK(z0 && test_field(z0, "frames=") == 1 && strstr(z0, "compress={hits=1,"));
+    CR_CHECK(z1 && test_field(z1, "frames=") == 1 && strstr(z1, "compress={hits=1,"));
     /* the combinations the filter refuses */
     table_def(&d, "bad");
     d.filters.half = 1;
     d.filters.zeros = 1;
-    CR_CHECK(cr_job_table(j, 3, &d, &e) < 0 && strstr(e.msg, "filter half needs a float table"));
+    CR_CHECK(cr_job_table(j, 4, &d, &e) < 0 && strstr(e.msg, "filter half needs a float table"));
     d.filters.zeros = 0;
     d.dtype = CR_DTYPE_I32;
-    CR_CHECK(cr_job_table(j, 3, &d, &e) < 0 && strstr(e.msg, "filter half needs a float table"));
+    CR_CHECK(cr_job_table(j, 4, &d, &e) < 0 && strstr(e.msg, "filter half needs a float table"));
     cr_job_close(&j);
     test_nodes_join(&t);
 }
