@@ -26,7 +26,10 @@
 --   keys, for comparisons), checkpoint (none; a path: saved after every
 --   epoch, and if it exists at start the run goes on from it until `epochs`
 --   epochs are done, docs/checkpoints.md; the corpus and the options that
---   shape the tables must be the same).
+--   shape the tables must be the same), half (0; 1: the remote values of
+--   in and out travel as half floats, docs/filters.md; only while a table
+--   is plain classic: manage=classic, or auto once it chose classic for
+--   every key).
 --   Nodes, workers, seed and the metrics file are options of `crescent run`.
 -- sample 1e-3, the tool's and gensim's default: on gcide-brown (5M words)
 -- one epoch of skip-gram with 1e-3 scores 0.499 on the synonym test and
@@ -41,10 +44,10 @@ local cr = require "crescent"
 
 local opt = { corpus = "data/gcide-brown.txt", sg = 1, dim = 100, window = 5, negative = 5, sample = 1e-3,
               min_count = 5, epochs = 1, batch = 50000, clocks = 0, quiet = 0, synonyms = "data/wordnet-synonyms.tsv",
-              analogy = "../shared/data/analogy/questions-words.txt", manage = "auto", localize = 1 }
+              analogy = "../shared/data/analogy/questions-words.txt", manage = "auto", localize = 1, half = 0 }
 local numeric = { sg = true, dim = true, window = true, negative = true, sample = true, min_count = true,
                   alpha = true, epochs = true, batch = true, pool = true, clocks = true, quiet = true,
-                  localize = true }
+                  localize = true, half = true }
 local me = "examples/word2vec.lua"
 
 local accept = { save = "string", checkpoint = "string" }
@@ -98,8 +101,10 @@ say(("word2vec: %s: %d words (%d lines), vocabulary %d words with min_count %d (
 local job = cr.job { nodes = 1, workers = 1, seed = 1 } -- crescent run --nodes/--workers/--seed override
 local d = opt.dim
 local add = cr.optim.add {} -- workers push the change of each row (see lua/models/word2vec.lua)
-local IN = job:table { name = "in", keys = vocab.n, dim = d, init = cr.init.uniform(-0.5 / d, 0.5 / d), optimizer = add }
-local OUT = job:table { name = "out", keys = vocab.n, dim = d, init = cr.init.zeros(), optimizer = add }
+local wire = opt.half ~= 0 and { half = true } or nil -- half=1: remote values as half floats (docs/filters.md)
+local IN = job:table { name = "in", keys = vocab.n, dim = d, init = cr.init.uniform(-0.5 / d, 0.5 / d), optimizer = add,
+                       filters = wire }
+local OUT = job:table { name = "out", keys = vocab.n, dim = d, init = cr.init.zeros(), optimizer = add, filters = wire }
 job:table { name = "progress", keys = 1, dim = 1, init = cr.init.zeros(), optimizer = add }
 -- negatives: from counts^0.75, through the PS sampling API (docs/sampling.md)
 local w = {}

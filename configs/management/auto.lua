@@ -43,9 +43,19 @@
 --   rest  = the technique of the other keys: "classic" (default) or
 --           "relocate" (then every key that is not replicated is relocated,
 --           as NuPS does; share and least are not used)
+--   worth = least share of the window's accesses the replicated and
+--           relocated keys must make together for the table to leave
+--           plain classic (default 0: any key is enough). A table with any
+--           key replicated or relocated is routed key by key (a stripe lock
+--           per key, replica syncs, no traffic filters), which a handful of
+--           keys making a small share of the accesses may not pay for where
+--           a remote access is cheap (loopback); on a network, where each
+--           remote access saved is worth a round trip, they usually do,
+--           hence the default. A table that left classic stays out while
+--           they make at least half of `worth`. rest = relocate ignores it.
 local KNOWN = { hot = true, keep = true, cap = true, min = true, share = true, least = true, stay = true,
-                rest = true }
-local NAMES = "hot, keep, cap, min, share, least, stay, rest"
+                rest = true, worth = true }
+local NAMES = "hot, keep, cap, min, share, least, stay, rest, worth"
 
 local function number(opts, k, dflt, lo, hi, int)
     local v = opts[k]
@@ -87,6 +97,7 @@ return function(opts)
     local share = number(opts, "share", 0.9, 0.5, 1)
     local least = number(opts, "least", 16, 1, math.huge)
     local stay = number(opts, "stay", math.min(0.7, share), 0.5, share)
+    local worth = number(opts, "worth", 0, 0, 1)
     local rest = opts.rest or "classic"
     if rest ~= "relocate" and rest ~= "classic" then
         error(("auto: rest must be classic or relocate (got %s)"):format(tostring(rest)), 0)
@@ -111,16 +122,16 @@ return function(opts)
         -- it shared: seen `least` times, its one node under `stay`. Taking
         -- a key out of the relocated set brings every moved key home, so
         -- the set changes only on evidence.
-        local single = {}
+        local single = {} -- key -> its accesses in the window (an estimate)
         if rest == "classic" then
             for _, d in ipairs(obs.dominant or {}) do
                 if d.node ~= d.home and d.count >= least and d.count >= share * (d.count + d.others) then
-                    single[d.key] = true
+                    single[d.key] = d.count + d.others
                 end
             end
             for _, d in ipairs(obs.watched or {}) do
                 local seen = math.max(d.count, 0) + d.others
-                if not (seen >= least and d.count < stay * seen) then single[d.key] = true end
+                if not (seen >= least and d.count < stay * seen) then single[d.key] = seen end
             end
         end
 
@@ -149,9 +160,16 @@ return function(opts)
         for i = 1, math.min(#pick, cap2) do repl[i] = pick[i].key; taken[repl[i]] = true end
         if rest == "relocate" then return { replicate = repl, relocate = "rest" } end
 
-        local reloc = {}
-        for k in pairs(single) do if not taken[k] then reloc[#reloc + 1] = k end end
+        local reloc, covered = {}, 0
+        for i = 1, #repl do covered = covered + pick[i].count end
+        for k, c in pairs(single) do
+            if not taken[k] then reloc[#reloc + 1] = k; covered = covered + c end
+        end
         table.sort(reloc)
+        -- Worth leaving plain classic? (hysteresis: a table already out
+        -- stays out while its keys make half of `worth`)
+        local out = input.current ~= "classic"
+        if covered < (out and worth / 2 or worth) * obs.total then return "classic" end
         return { replicate = repl, relocate = reloc, classic = "rest" }
     end
 end

@@ -33,7 +33,7 @@ cat "$TMP/out" "$TMP/err"
 [ $rc -eq 0 ] || fail "exit status $rc"
 grep -q "^before	0	0	2000$" "$TMP/out" || fail "auto without counts should keep classic"
 grep -q "^census	2	100	1898$" "$TMP/out" || fail "auto did not relocate the 100 own keys and replicate the 2 hot ones"
-grep -q "C:manage: auto: unknown option 'hott' (options: hot, keep, cap, min, share, least, stay, rest)" "$TMP/err" ||
+grep -q "C:manage: auto: unknown option 'hott' (options: hot, keep, cap, min, share, least, stay, rest, worth)" "$TMP/err" ||
     fail "no error line for an unknown option"
 grep -q "^after	0	0	2000$" "$TMP/out" || fail "classic on request"
 grep -q "^still	0	0	2000$" "$TMP/out" || fail "classic stays classic after an epoch (no decider)"

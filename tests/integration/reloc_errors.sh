@@ -10,7 +10,7 @@ expect() { # case, pattern
     grep -q -- "$2" "$TMP/out" || fail "$1: expected '$2'"
 }
 expect unknown "reloc_bad.lua:14: job:table{}: manage: unknown technique 'sideways' (classic, relocate, replicate, or a decision script: auto, nups, or the path of a .lua file)"
-expect auto "reloc_bad.lua:14: job:table{}: manage: auto: unknown option 'hott' (options: hot, keep, cap, min, share, least, stay, rest)"
+expect auto "reloc_bad.lua:14: job:table{}: manage: auto: unknown option 'hott' (options: hot, keep, cap, min, share, least, stay, rest, worth)"
 expect script "reloc_bad.lua:14: job:table{}: manage: management script file ./no/such/rule.lua"
 expect malformed "reloc_bad.lua:14: job:table{}: manage: relocate = must be \"rest\" or a list of keys"
 expect relrange "reloc_bad.lua:14: job:table{}: manage: relocate = key 40 (position 2) out of range \[0, 40) of table 'C'"

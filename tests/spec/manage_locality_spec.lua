@@ -128,7 +128,9 @@ describe("auto: per-key choice from per-node counts", function()
     local p0 = answer(K, 1, { 707, 707, 707, 707, 708, 7, 7 }, 20, {}, 0, 5000)
     local p1 = answer(K, 2, { 707 }, 20, {}, 0, 5000)
     local obs = manage.window({ p0, p1 }, nil, nil, K)
-    local function rel(opts)
+    local function rel(opts) -- worth = 0: the per-key rule alone (the planted keys are 1-2% of the accesses)
+      opts = opts or {}
+      if opts.worth == nil then opts.worth = 0 end
       local c = manage.new("auto", opts, { table = "E", keys = K, nodes = 2 }):decide { observed = obs }
       return set(type(c) == "table" and c.relocate or nil), c
     end
@@ -145,7 +147,7 @@ describe("auto: per-key choice from per-node counts", function()
 
   it("keeps relocated keys until the window shows them shared", function()
     local K = 1000
-    local d = manage.new("auto", nil, { table = "E", keys = K, nodes = 2,
+    local d = manage.new("auto", { worth = 0 }, { table = "E", keys = K, nodes = 2,
       initial = { replicate = {}, relocate = { 600, 601, 602 }, classic = "rest" } })
     -- 600: not used in the window (stays); 601: still node 0's (stays);
     -- 602: used by both nodes 30 times each (goes back to classic)
@@ -157,5 +159,31 @@ describe("auto: per-key choice from per-node counts", function()
     local c = d:decide { observed = obs }
     assert.are.same({ 600, 601 }, c.relocate)
     assert.is_true(now[1]:estimate(602) >= 30)
+  end)
+
+  it("leaves plain classic only for keys that make `worth` of the accesses, and stays out above half of it", function()
+    local K = 1000
+    -- node 0 uses `own` (homed on node 1) 30 times each; both nodes spread
+    -- 1000 uniform accesses (about 1 per key and node)
+    local function decide(own, opts, initial)
+      local p0 = answer(K, 1, own, 30, {}, 0, 1000)
+      local p1 = answer(K, 2, {}, 0, {}, 0, 1000)
+      return manage.new("auto", opts, { table = "E", keys = K, nodes = 2, initial = initial })
+        :decide { observed = manage.window({ p0, p1 }, nil, nil, K) }
+    end
+    local w = { worth = 0.05 }
+    -- one key: 30 of 2030 accesses (1.5%): not worth leaving classic
+    assert.are.equal("classic", decide({ 900 }, w))
+    assert.are.same({ 900 }, decide({ 900 }, { worth = 0.01 }).relocate)
+    assert.are.same({ 900 }, decide({ 900 }).relocate) -- the default, 0: any key is enough
+    -- ten keys: 300 of 2300 (13%): out of classic
+    assert.are.same(range(900, 909), decide(range(900, 909), w).relocate)
+    -- two keys: 60 of 2060 (2.9%): under worth, above half of it: a table
+    -- already out stays out, a classic one stays classic
+    assert.are.equal("classic", decide({ 900, 901 }, w))
+    local c = decide({ 900, 901 }, w, { replicate = {}, relocate = { 900, 901 }, classic = "rest" })
+    assert.are.same({ 900, 901 }, c.relocate)
+    assert.has_error(function() manage.new("auto", { worth = 2 }, { table = "E", keys = K, nodes = 2 }) end,
+      "manage E: auto: worth must be a number in [0, 1] (got 2)")
   end)
 end)

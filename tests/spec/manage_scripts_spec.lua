@@ -169,7 +169,7 @@ describe("configs/management/auto.lua", function()
 
   it("refuses unknown and bad options by name", function()
     assert.has_error(function() manage.new("auto:hott=1", nil, ctx()) end,
-      "manage W: auto: unknown option 'hott' (options: hot, keep, cap, min, share, least, stay, rest)")
+      "manage W: auto: unknown option 'hott' (options: hot, keep, cap, min, share, least, stay, rest, worth)")
     assert.has_error(function() manage.new("auto", { keep = 2 }, ctx()) end,
       "manage W: auto: keep must be a number in [0, 1] (got 2)")
     assert.has_error(function() manage.new("auto", { cap = 1.5 }, ctx()) end,
