@@ -133,6 +133,7 @@ for model in $MODELS; do
         echo "  auto-L4 (auto + --sampling local) vs 1x2: ${r4}x, quality ${mq[auto-L4]} (in the band: $(inband auto-L4)); informational"
     fi
     for cfg in relocate hot; do
+        if [ -z "${mt[$cfg]:-}" ]; then echo "  auto vs $cfg: not run (not in CONFIGS)"; continue; fi
         a=$(ratio "${mt[$cfg]:-}" "${mt[auto]}")
         if awk -v r="$a" 'BEGIN {exit !(r >= 1.0)}'; then echo "  auto vs $cfg: ${a}x faster (target >= 1x) ok"
         else echo "  auto vs $cfg: ${a}x faster (target >= 1x) TARGET MISSED"; fail=1; fi
