@@ -46,7 +46,7 @@ for cfg in 1x1 1x2 2x1 2x1bounded del; do
     esac
     m=$(mrr "$tmp/$cfg.out")
     # One 2 x 1 bounded run in a clean-clone CI check ended at MRR 0.091
-    # (hits@10 0.17), against 0.26 to 0.38 in 70 runs since; the cause is
+    # (hits@10 0.17), against 0.25 to 0.38 in 230 runs since; the cause is
     # not found (the notes of 2026-11-24 say what was tried). A 2 x 1 run
     # below the line is run once more, loudly, and the second decides.
     if [ "${cfg#2x1}" != "$cfg" ] && ! awk -v m="$m" -v b="$base" 'BEGIN {exit !(m >= 0.2 && m >= 5 * b)}'; then
