@@ -79,14 +79,8 @@ __attribute__((target("avx,f16c"))) static void to_f16c(const uint16_t *in, floa
     for (; i < n; i++) out[i] = one_to(in[i]);
 }
 
-static int has_f16c(void) {
-    static int known = -1; /* a benign race: every thread computes the same answer */
-    if (known < 0) {
-        __builtin_cpu_init();
-        known = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
-    }
-    return known;
-}
+/* libgcc fills the CPU model before main, so this is two loads. */
+static int has_f16c(void) { return __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx"); }
 #endif
 
 size_t cr_half_from_f32(const float *in, uint16_t *out, size_t n) {

@@ -314,16 +314,19 @@ static void *deflate_rows(cr_wclient *w, cr_dhdr *h, const float *vals, size_t *
 }
 
 /* Key caching of a pull's or push's keys (cr_pfilter.h). 1: the keys
- * travel as the hash frame kh. A pull of a table with the half filter
- * asks for its rows as half floats (after key caching, which wants no
- * other flag). */
+ * travel as the hash frame kh. */
 static int cache_keys(cr_wclient *w, int node, cr_dhdr *h, const int64_t *keys, unsigned char *kh) {
     cr_shard *s = w->n->tables[h->table];
-    int hashed = 0;
-    if (s->def.filters.key_cache && (h->type == CR_D_PULL || h->type == CR_D_PUSH) && filterable(s) && !h->flags)
-        hashed = cr_pfilter_keys_out(w->filt, w->n->filt, &s->def, node, h, keys, kh); /* a plain list only */
+    if (!s->def.filters.key_cache || (h->type != CR_D_PULL && h->type != CR_D_PUSH) || !filterable(s) || h->flags)
+        return 0; /* a plain list only: a frame another flag reshapes (a range, say) is not a list */
+    return cr_pfilter_keys_out(w->filt, w->n->filt, &s->def, node, h, keys, kh);
+}
+
+/* A pull of a table with the half filter asks for its rows as half floats
+ * (after key caching, which wants no other flag on the header). */
+static void ask_halves(cr_wclient *w, cr_dhdr *h) {
+    const cr_shard *s = w->n->tables[h->table];
     if (h->type == CR_D_PULL && s->def.filters.half && filterable(s)) h->flags |= CR_D_HALF;
-    return hashed;
 }
 
 /* The keys frame: the hash frame kh when hashed (k NULL), else k, which
@@ -371,6 +374,7 @@ static int send_owned(cr_wclient *w, int node, cr_dhdr *h, int64_t **keys, float
         free(k);
         k = NULL;
     }
+    ask_halves(w, h);
     void *z = deflate_rows(w, h, v, &vb);
     if (z) {
         free(v);
@@ -395,6 +399,7 @@ static int send_lent(cr_wclient *w, int node, cr_dhdr *h, const int64_t *keys, c
     int rng = as_range(w, h, keys); /* before key caching: a range frame is not a list */
     unsigned char kh[CR_KC_FRAME];
     int64_t *k = cache_keys(w, node, h, keys, kh) ? NULL : (int64_t *)keys;
+    ask_halves(w, h);
     void *z = deflate_rows(w, h, vals, &vb);
     int rc = zmq_send(sock, h, sizeof *h, ZMQ_SNDMORE) < 0 ? -1 : 0;
     if (rc == 0 && rng) rc = zmq_send(sock, w->rframe, sizeof w->rframe, vals ? ZMQ_SNDMORE : 0) < 0 ? -1 : 0;
@@ -877,39 +882,33 @@ static void drop_done(cr_wclient *w) {
     w->nreqs = j;
 }
 
-/* The rows of a pull reply (frame vf of p: h.nkeys rows, maybe deflated)
- * as aligned floats: the frame, or *buf (caller frees). NULL: malformed. */
-static const float *reply_rows(cr_parts *p, int vf, const cr_dhdr *h, int32_t dim, float **buf, cr_err *e) {
-    size_t vb = (size_t)h->raw_bytes;
-    const float *v = p->n > vf ? cr_parts_data(p, vf) : NULL;
+/* The value frame vf of a pull reply: exactly `want` bytes once inflated
+ * (h.raw_bytes), as values aligned to `align`: the frame itself, or *buf
+ * (caller frees) holding a copy or the inflated frame. NULL: malformed. */
+static const void *reply_frame(cr_parts *p, int vf, const cr_dhdr *h, size_t want, size_t align, void **buf,
+                               cr_err *e) {
+    const void *v = p->n > vf ? cr_parts_data(p, vf) : NULL;
+    size_t fn = p->n > vf ? cr_parts_size(p, vf) : 0;
     *buf = NULL;
-    if (v && (h->flags & CR_D_ZEROS)) { /* zero-removed rows (cr_filter.h), maybe deflated too */
-        size_t want = (size_t)h->nkeys * (size_t)dim * sizeof(float);
-        *buf = cr_xmalloc(want + 1);
-        return cr_filter_frame_in(h->flags, v, cr_parts_size(p, vf), h->raw_bytes, *buf, want, e) < 0 ? NULL : *buf;
-    }
-    if (!v || vb != (size_t)h->nkeys * (size_t)dim * sizeof(float) ||
-        (!(h->flags & CR_D_ZLIB) && cr_parts_size(p, vf) != vb))
-        return NULL;
-    if (!(h->flags & CR_D_ZLIB) && (uintptr_t)v % sizeof(float) == 0) return v;
-    *buf = cr_xmalloc(vb + 1); /* vb: the rows we asked for, checked above */
-    if (!(h->flags & CR_D_ZLIB)) memcpy(*buf, v, vb);
-    else if (cr_wire_inflate(v, cr_parts_size(p, vf), *buf, vb, e) < 0) return NULL;
+    if (!v || h->raw_bytes != (int64_t)want || (!(h->flags & CR_D_ZLIB) && fn != want)) return NULL;
+    if (!(h->flags & CR_D_ZLIB) && (uintptr_t)v % align == 0) return v;
+    *buf = cr_xmalloc(want + 1); /* want: the rows we asked for, checked above */
+    if (!(h->flags & CR_D_ZLIB)) memcpy(*buf, v, want);
+    else if (cr_wire_inflate(v, fn, *buf, want, e) < 0) return NULL;
     return *buf;
 }
 
-/* The rows of a half-float pull reply (frame vf of p, maybe deflated) as
- * aligned halves: the frame, or *buf (caller frees). NULL: malformed. */
-static const uint16_t *reply_halves(cr_parts *p, int vf, const cr_dhdr *h, int32_t dim, uint16_t **buf, cr_err *e) {
-    size_t hb = (size_t)h->nkeys * (size_t)dim * sizeof(uint16_t), fn = p->n > vf ? cr_parts_size(p, vf) : 0;
-    const void *v = p->n > vf ? cr_parts_data(p, vf) : NULL;
-    *buf = NULL;
-    if (!v || h->raw_bytes != (int64_t)hb || (!(h->flags & CR_D_ZLIB) && fn != hb)) return NULL;
-    if (!(h->flags & CR_D_ZLIB) && (uintptr_t)v % sizeof(uint16_t) == 0) return v;
-    *buf = cr_xmalloc(hb + 1);
-    if (!(h->flags & CR_D_ZLIB)) memcpy(*buf, v, hb);
-    else if (cr_wire_inflate(v, fn, *buf, hb, e) < 0) return NULL;
-    return *buf;
+/* The rows of a pull reply (frame vf of p: h.nkeys rows, maybe deflated)
+ * as aligned floats: the frame, or *buf (caller frees). NULL: malformed. */
+static const float *reply_rows(cr_parts *p, int vf, const cr_dhdr *h, int32_t dim, float **buf, cr_err *e) {
+    size_t want = (size_t)h->nkeys * (size_t)dim * sizeof(float);
+    if (p->n > vf && (h->flags & CR_D_ZEROS)) { /* zero-removed rows (cr_filter.h), maybe deflated too */
+        *buf = cr_xmalloc(want + 1);
+        return cr_filter_frame_in(h->flags, cr_parts_data(p, vf), cr_parts_size(p, vf), h->raw_bytes, *buf, want, e) < 0
+                   ? NULL
+                   : *buf;
+    }
+    return reply_frame(p, vf, h, want, sizeof(float), (void **)buf, e);
 }
 
 /* Place the rows of a pull reply for part `part` of r: in order (the whole
@@ -931,7 +930,8 @@ static int place_rows(wreq *r, int part, cr_parts *p, const cr_dhdr *h, cr_err *
     uint16_t *hbuf = NULL;
     const float *v = NULL;
     const uint16_t *hv = NULL;
-    if (h->flags & CR_D_HALF) hv = reply_halves(p, idx ? 2 : 1, h, r->dim, &hbuf, e);
+    if (h->flags & CR_D_HALF) /* half floats, maybe deflated */
+        hv = reply_frame(p, idx ? 2 : 1, h, (size_t)h->nkeys * (size_t)r->dim * sizeof *hv, sizeof *hv, (void **)&hbuf, e);
     else v = reply_rows(p, idx ? 2 : 1, h, r->dim, &buf, e);
     int rc = v || hv ? 0 : -1;
     size_t dim = (size_t)r->dim, rowb = dim * sizeof(float);
