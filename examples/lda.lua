@@ -117,25 +117,18 @@ local shape = { data = opt.data, K = opt.K, V = opt.V, heldout_every = opt.heldo
 if ck then
   job:table { name = "z", keys = N, dim = 1, dtype = "i32", init = cr.init.zeros(), optimizer = cr.optim.assign {} }
 end
-local resumed = false
-if ck and io.open(ck, "rb") then
-  job:load(ck)
-  local saved = type(job.state) == "table" and job.state.lda
-  local function same(a, b)
-    if type(a) ~= "table" or type(b) ~= "table" or #a ~= #b then return a == b end
-    for i = 1, #a do if a[i] ~= b[i] then return false end end
-    return true
-  end
+local resumed = ck and cr.script.resume(job, ck) -- the line saying so comes below, after the sizes
+if resumed then
+  local saved = type(job.state) == "table" and job.state.lda or {}
+  local function show(v) return type(v) == "table" and ("{" .. table.concat(v, ",") .. "} tokens per worker")
+                                or tostring(v) end
   for _, k in ipairs { "data", "K", "V", "heldout_every", "parts" } do
-    if type(saved) ~= "table" or not same(saved[k], shape[k]) then
-      local function show(v) return type(v) == "table" and ("{" .. table.concat(v, ",") .. "} tokens per worker")
-                                    or tostring(v) end
+    if show(saved[k]) ~= show(shape[k]) then
       error(("%s: %s: saved with %s = %s, this run has %s: resume with the same data, K and workers"):format(
-          me, opt.checkpoint, k, show(type(saved) == "table" and saved[k] or nil), show(shape[k])), 0)
+          me, opt.checkpoint, k, show(saved[k]), show(shape[k])), 0)
     end
   end
   job:call("restore_topics", { table = "z", offsets = offsets })
-  resumed = true
 else
   job:call("start", {})
 end

@@ -95,14 +95,16 @@ end
 
 -- script.resume(job, path, say, name): a job script's `checkpoint=` option
 -- (examples/mf.lua, kge.lua, word2vec.lua): if the file at path exists, load
--- it (job:load, docs/checkpoints.md) and say so; the caller's loop then runs
--- from job.epochs + 1 and saves after every epoch.
+-- it (job:load, docs/checkpoints.md) and say so (unless name is nil);
+-- true if it did. The caller's loop then runs from job.epochs + 1 and saves
+-- after every epoch.
 function M.resume(job, path, say, name)
   local f = path and io.open(path, "rb")
-  if not f then return end
+  if not f then return false end
   f:close()
   job:load(path)
-  say(("%s: resumed from %s after epoch %d"):format(name, path, job.epochs))
+  if name then say(("%s: resumed from %s after epoch %d"):format(name, path, job.epochs)) end
+  return true
 end
 
 -- script.traffic(job): the traffic and access counters of all nodes

@@ -204,25 +204,26 @@ local function topic_range(ctx, args, op)
 end
 
 -- Topics travel in pieces of STEP tokens: a worker holds one piece at a
--- time (4 bytes a topic, 8 a key), whatever its share.
+-- time (4 bytes a topic, 8 a key), whatever its share. move(Z, first
+-- token, count) moves one piece of this worker's tokens, at keys lo + first.
 local STEP = 1 << 20
 
-function M.save_topics(ctx, args)
-  local Z, lo, hi = topic_range(ctx, args, "save_topics")
-  for f = 0, hi - lo - 1, STEP do
-    local n = math.min(STEP, hi - lo - f)
-    Z:push_range(lo + f, lo + f + n, S.C:topics(f, n))
-  end
+local function by_pieces(ctx, args, op, move)
+  local Z, lo, hi = topic_range(ctx, args, op)
+  for f = 0, hi - lo - 1, STEP do move(Z, lo, f, math.min(STEP, hi - lo - f)) end
   return { tokens = hi - lo }
 end
 
+function M.save_topics(ctx, args)
+  return by_pieces(ctx, args, "save_topics", function(Z, lo, f, n)
+    Z:push_range(lo + f, lo + f + n, S.C:topics(f, n))
+  end)
+end
+
 function M.restore_topics(ctx, args)
-  local Z, lo, hi = topic_range(ctx, args, "restore_topics")
-  for f = 0, hi - lo - 1, STEP do
-    local n = math.min(STEP, hi - lo - f)
+  return by_pieces(ctx, args, "restore_topics", function(Z, lo, f, n)
     S.C:set_topics(Z:pull_range(lo + f, lo + f + n), f)
-  end
-  return { tokens = hi - lo }
+  end)
 end
 
 -- This worker's part of log p(w, z) (see the header): the caller sums.
