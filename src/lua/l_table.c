@@ -42,10 +42,10 @@
 #include <sys/stat.h>
 
 #include "base/cr_alloc.h"
+#include "data/cr_assign.h"
 #include "lua/l_modules.h"
 #include "lua/l_ps_impl.h"
 #include "lua/l_util.h"
-#include "partition/cr_partition.h"
 #include "ps/cr_place.h"
 #include "ps/cr_table.h"
 
@@ -73,7 +73,7 @@ static int p_gc(lua_State *L) {
  * of keys and the job's node count. NULL with a message. */
 static uint32_t *file_owners(const char *path, int64_t keys, int nodes, const char *name, cr_err *e) {
     cr_err le;
-    cr_placement *f = cr_placement_load(path, &le);
+    cr_assign *f = cr_assign_load(path, &le);
     if (!f) return cr_errf(e, "table '%s': placement %s", name, le.msg), NULL;
     uint32_t *owner = NULL;
     if ((int64_t)f->nv != keys)
@@ -86,7 +86,7 @@ static uint32_t *file_owners(const char *path, int64_t keys, int nodes, const ch
         owner = cr_xmalloc((size_t)keys * sizeof *owner + 1);
         memcpy(owner, f->v_part, (size_t)keys * sizeof *owner);
     }
-    cr_placement_destroy(&f);
+    cr_assign_destroy(&f);
     return owner;
 }
 
