@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "base/cr_alloc.h"
-#include "eval/cr_metrics.h"
+#include "eval/cr_pred_metrics.h"
 #include "kernels/cr_logreg.h"
 #include "lua/l_modules.h"
 #include "lua/l_opt.h"

@@ -1,4 +1,5 @@
-/* The one metric code that judges every partitioner (spec "The model"). */
+/* The one metric code that judges every partitioner (spec "The model"):
+ * the memory and traffic cost of an assignment, per machine and in total. */
 #include <stdlib.h>
 
 #include "base/cr_alloc.h"
