@@ -292,12 +292,8 @@ static int l_methods(lua_State *L) {
 }
 
 int cr_lopen_partition(lua_State *L) {
-    if (luaL_newmetatable(L, GRAPH_MT)) {
-        const luaL_Reg mt[] = {{"__gc", graph_gc}, {"__close", graph_gc}, {"__index", graph_index},
-                               {"__tostring", graph_tostring}, {NULL, NULL}};
-        luaL_setfuncs(L, mt, 0);
-    }
-    lua_pop(L, 1);
+    const luaL_Reg mt[] = {{"__index", graph_index}, {"__tostring", graph_tostring}, {NULL, NULL}};
+    cr_lmetatable(L, GRAPH_MT, NULL, graph_gc, mt);
     const luaL_Reg fns[] = {{"graph", l_graph}, {"graph_from_edges", l_graph_from_edges}, {"run", l_run},
                             {"metrics", l_metrics}, {"load", l_load}, {"save", l_save},
                             {"methods", l_methods}, {NULL, NULL}};

@@ -397,13 +397,7 @@ int cr_lopen_table(lua_State *L) {
     static const luaL_Reg pmethods[] = {{"kind", p_kind},       {"owner", p_owner},   {"id", p_id},
                                         {"count", p_count},     {"lo", p_lo},         {"span", p_span},
                                         {"gather", p_gather},   {"scatter", p_scatter}, {NULL, NULL}};
-    if (luaL_newmetatable(L, PLACE_MT)) {
-        luaL_newlib(L, pmethods);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, p_gc);
-        lua_setfield(L, -2, "__gc");
-    }
-    lua_pop(L, 1);
+    cr_lmetatable(L, PLACE_MT, pmethods, p_gc, NULL);
     luaL_newlib(L, fns);
     lua_createtable(L, 0, 3);
     lua_pushinteger(L, CR_INIT_ZEROS);
