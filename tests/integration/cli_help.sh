@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CLI conventions (issue 7, probe defect 12): `crescent --version`, `crescent
+# CLI conventions, the same for every command so that a user can learn each
+# one from the command line itself: `crescent --version`, `crescent
 # --help`, `crescent help [COMMAND]` and `crescent COMMAND --help` for every
 # command and every dataset print on stdout, nothing on stderr, exit 0; the
 # help is generated from the option tables, so it names each option and its
