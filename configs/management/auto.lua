@@ -67,18 +67,6 @@ local function number(opts, k, dflt, lo, hi, int)
     return v
 end
 
--- The keys expected above hot x the mean, hottest first, at most cap. e:
--- the expected frequencies as the runner gives them (the keys above the
--- mean, largest first, with the total).
-local function heuristic(e, keys, hot, cap)
-    local over, limit = {}, hot * e.total / keys
-    for _, h in ipairs(e.top) do
-        if h.count <= limit or #over == cap then break end
-        over[#over + 1] = h.key
-    end
-    return over
-end
-
 local function by_count(a, b)
     if a.count ~= b.count then return a.count > b.count end
     return a.key < b.key
@@ -109,7 +97,7 @@ return function(opts)
         local obs = input.observed
         if not obs or obs.total < min then
             if input.expected then
-                return { replicate = heuristic(input.expected, input.keys, hot, cap2), [rest] = "rest" }
+                return { replicate = manage.hot_keys(input.expected, input.keys, hot, cap2), [rest] = "rest" }
             end
             return input.current
         end

@@ -1,5 +1,6 @@
 -- The NuPS heuristic (NuPS section 3.4): replicate the keys whose expected
--- access frequency exceeds `hot` times the mean, relocate the rest. The
+-- access frequency exceeds `hot` times the mean (manage.hot_keys, which the
+-- runner offers every decision script), relocate the rest. The
 -- frequencies are input.expected (a frequency vector given to the table,
 -- or the weights of a sampling distribution declared on it); without them
 -- nothing is known to be hot and every key is relocated. Observed counts
@@ -27,24 +28,12 @@ local function options(opts, name)
     return hot, cap, rest
 end
 
--- The keys expected above hot x the mean, hottest first, at most cap. e:
--- the expected frequencies as the runner gives them (the keys above the
--- mean, largest first, with the total).
-local function heuristic(e, keys, hot, cap)
-    local over, limit = {}, hot * e.total / keys
-    for _, h in ipairs(e.top) do
-        if h.count <= limit or #over == cap then break end
-        over[#over + 1] = h.key
-    end
-    return over
-end
-
 return function(opts)
     local hot, cap, rest = options(opts, "nups")
     return function(input)
         if input.nodes == 1 then return "classic" end
         if not input.expected then return rest end
         local cap2 = math.min(cap, input.cap)
-        return { replicate = heuristic(input.expected, input.keys, hot, cap2), [rest] = "rest" }
+        return { replicate = manage.hot_keys(input.expected, input.keys, hot, cap2), [rest] = "rest" }
     end
 end

@@ -31,10 +31,25 @@ M.CAP = 1 << 16
 -- What decide returns is copied into plain data, anything else (a function
 -- in the list...) replaced by a "<type>" marker for the caller to name. The
 -- runner keeps its own copies of the globals it calls: the user's script
--- shares the sandbox's globals and may replace them.
+-- shares the sandbox's globals and may replace them. A sandboxed script
+-- cannot require, so what decision scripts share the runner offers as the
+-- global table `manage` (docs/management.md, "Writing a decision script").
 local RUNNER = [[
 -- the globals this runner uses, taken before the user's script can replace them
-local type, next, error, tostring, load, setmetatable = type, next, error, tostring, load, setmetatable
+local type, next, error, tostring, load, setmetatable, ipairs = type, next, error, tostring, load, setmetatable, ipairs
+-- manage.hot_keys(counts, keys, hot, cap): the keys of counts (input.expected
+-- or input.observed: top largest first, and total) above hot x the mean
+-- count per key (total / keys), hottest first, at most cap: the NuPS rule.
+manage = {
+    hot_keys = function(counts, keys, hot, cap)
+        local over, limit = {}, hot * counts.total / keys
+        for _, h in ipairs(counts.top) do
+            if h.count <= limit or #over == cap then break end
+            over[#over + 1] = h.key
+        end
+        return over
+    end,
+}
 local function plain(v, depth)
     local t = type(v)
     if t == "number" or t == "string" or t == "boolean" or t == "nil" then return v end

@@ -2,8 +2,8 @@
 #define CR_UTF8_H
 /* UTF-8 validity and the Windows-1252 fallback of the text builders.
  *
- * Text that crescent writes is UTF-8 (issue 8: gensim stops on anything
- * else). GCIDE carries a few raw Windows-1252 bytes ("market\x92s",
+ * Text that crescent writes is UTF-8, because the tools that read it back
+ * expect it (gensim, a word2vec baseline, stops on anything else). GCIDE carries a few raw Windows-1252 bytes ("market\x92s",
  * "fa\xe7ade"); cr_utf8_from_cp1252 turns such bytes into their characters
  * and leaves valid UTF-8 as it is, so a dictionary that is already UTF-8
  * (or mixed) comes through unchanged. Valid means RFC 3629: shortest form,

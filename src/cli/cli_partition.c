@@ -70,7 +70,7 @@ static int run_method(const cr_bigraph *g, uint32_t k, const cr_part_opts *base,
     for (int s = 0; s < seeds; s++) {
         cr_part_opts o = *base;
         o.seed = base->seed + (uint64_t)s;
-        cr_placement *p = cr_placement_new(k, g->nu, g->nv);
+        cr_assign *p = cr_assign_new(k, g->nu, g->nv);
         cr_err e;
         double t0 = cr_now(), c0 = cpu_now();
         int rc = fn(g, k, &o, p, &e);
@@ -85,7 +85,7 @@ static int run_method(const cr_bigraph *g, uint32_t k, const cr_part_opts *base,
         if (rc != 0) {
             snprintf(r->err, sizeof r->err, "%s", e.msg);
             r->failed = 1;
-            cr_placement_destroy(&p);
+            cr_assign_destroy(&p);
             return 0;
         }
         r->m_max += (double)m.m_max / seeds, r->t_max += (double)m.t_max / seeds;
@@ -95,13 +95,13 @@ static int run_method(const cr_bigraph *g, uint32_t k, const cr_part_opts *base,
         if (s == 0 && out_path) {
             char comment[256];
             snprintf(comment, sizeof comment, "method=%s seed=%llu", r->name, (unsigned long long)o.seed);
-            if (cr_placement_save(out_path, p, comment, &e) != 0) {
+            if (cr_assign_save(out_path, p, comment, &e) != 0) {
                 fprintf(stderr, "crescent partition: %s\n", e.msg);
-                cr_placement_destroy(&p);
+                cr_assign_destroy(&p);
                 return -1;
             }
         }
-        cr_placement_destroy(&p);
+        cr_assign_destroy(&p);
     }
     qsort(r->secs, (size_t)seeds, sizeof *r->secs, cmp_double);
     qsort(r->cpu, (size_t)seeds, sizeof *r->cpu, cmp_double);

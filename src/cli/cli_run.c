@@ -16,12 +16,13 @@ typedef struct run_opts {
     int repl;
 } run_opts;
 
-/* The node and worker limits are the ones l_ps.c checks too (issue 7 moves
- * them into one core check; until then both stay). */
+/* The node and worker ranges are the core's (cr_job.h), so --nodes and
+ * --workers accept what cr.job{} accepts; what this machine can run on top
+ * of that is check_size's. */
 const cr_opt cr_cli_run_opts[] = {
-    {"nodes", CR_OPT_INT, offsetof(run_opts, nodes), CR_OPT_RANGE, 1, 1024, NULL, "N",
+    {"nodes", CR_OPT_INT, offsetof(run_opts, nodes), CR_OPT_RANGE, 1, CR_JOB_MAX_NODES, NULL, "N",
      "node processes to start (default: the script's cr.job{nodes})", NULL, NULL},
-    {"workers", CR_OPT_INT, offsetof(run_opts, workers), CR_OPT_RANGE, 0, 256, NULL, "W",
+    {"workers", CR_OPT_INT, offsetof(run_opts, workers), CR_OPT_RANGE, 0, CR_JOB_MAX_WORKERS, NULL, "W",
      "worker threads per node (default: the script's)", NULL, NULL},
     {"policy", CR_OPT_STRING, offsetof(run_opts, policy), 0, 0, 0, NULL, "NAME[:k=v,...]",
      "consistency policy, e.g. ssp:staleness=2", NULL, NULL},

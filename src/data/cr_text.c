@@ -62,23 +62,33 @@ static int scan(const char *path, cr_dict *first, const cr_dict *fixed, cr_i64v 
     return rc;
 }
 
+int64_t cr_vocab_build(const cr_dict *seen, const int64_t *cnt, int64_t min_count, cr_dict *vocab, int64_t *count,
+                       int64_t *map) {
+    int64_t n = seen->n, kept = 0;
+    wc *order = cr_xmalloc((size_t)n * sizeof *order);
+    for (int64_t i = 0; i < n; i++) order[i] = (wc){cnt[i], i};
+    qsort(order, (size_t)n, sizeof *order, by_count);
+    if (map)
+        for (int64_t i = 0; i < n; i++) map[i] = -1;
+    for (int64_t k = 0; k < n && order[k].count >= min_count; k++) {
+        const char *w = cr_dict_name(seen, order[k].id);
+        int64_t id = cr_dict_add(vocab, w, strlen(w), NULL);
+        if (map) map[order[k].id] = id;
+        count[k] = order[k].count;
+        kept += order[k].count;
+    }
+    free(order);
+    return kept;
+}
+
 /* The final vocabulary from provisional counts: sorted, min_count applied.
  * Fills vocab and c->count, returns map (provisional id -> final id or -1). */
 static int64_t *build_vocab(const cr_dict *first, const cr_i64v *cnt, int64_t min_count, cr_dict *vocab,
                             cr_corpus *c) {
     int64_t n = first->n;
-    wc *order = cr_xmalloc((size_t)n * sizeof *order);
     int64_t *map = cr_xmalloc((size_t)n * sizeof *map);
-    for (int64_t i = 0; i < n; i++) order[i] = (wc){cnt->a[i], i};
-    qsort(order, (size_t)n, sizeof *order, by_count);
     c->count = cr_xmalloc((size_t)n * sizeof *c->count);
-    for (int64_t i = 0; i < n; i++) map[i] = -1;
-    for (int64_t k = 0; k < n && order[k].count >= min_count; k++) {
-        const char *w = cr_dict_name(first, order[k].id);
-        map[order[k].id] = cr_dict_add(vocab, w, strlen(w), NULL);
-        c->count[k] = order[k].count;
-    }
-    free(order);
+    cr_vocab_build(first, cnt->a, min_count, vocab, c->count, map);
     return map;
 }
 

@@ -37,6 +37,18 @@ void cr_corpus_free(cr_corpus *c);
 /* Write the kept tokens back as text, one sentence per line (atomically). */
 int cr_text_write(const char *path, const cr_corpus *c, const cr_dict *vocab, cr_err *e);
 
+/* The vocabulary rule of word2vec's text readers (cr_text_load and the
+ * streamed corpus of kernels/cr_w2v_corpus): of the words of `seen` (ids in order of first
+ * appearance, cnt[id] occurrences each), those seen at least min_count times
+ * are added to vocab (caller-initialized, normally empty) by descending
+ * count, ties by first appearance, so the most frequent word comes first;
+ * count[k] gets the count of the k-th word added. count and map (may be NULL)
+ * have seen->n entries, caller-owned; map[id] gets the vocab id of seen word
+ * id, or -1 if it was dropped. Returns the sum of the kept words' counts.
+ * O(n log n) for n = seen->n. */
+int64_t cr_vocab_build(const cr_dict *seen, const int64_t *cnt, int64_t min_count, cr_dict *vocab, int64_t *count,
+                       int64_t *map);
+
 /* word2vec's negative-sampling table: size slots filled with word ids in
  * proportion to count^power (power 0.75 in word2vec). */
 void cr_vocab_unigram_table(const int64_t *count, int64_t nwords, double power, int64_t *table, int64_t size);

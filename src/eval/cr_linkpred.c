@@ -1,5 +1,5 @@
-/* Filtered link prediction (see cr_linkpred.h). Layout of this file: model
- * names and argument checks; the filter index (sorted (key, key) -> entity
+/* Filtered link prediction (see cr_linkpred.h). Layout of this file:
+ * argument checks; the filter index (sorted (key, key) -> entity
  * lists); the rank of one score row; the blocked BLAS path; the naive path. */
 #include "eval/cr_linkpred.h"
 
@@ -12,22 +12,6 @@
 #include "base/cr_rng.h"
 
 enum { TAIL = 0, HEAD = 1 };
-
-static const struct {
-    const char *name;
-    cr_kge_model model;
-} model_names[] = {{"complex", CR_KGE_COMPLEX},     {"distmult", CR_KGE_DISTMULT},
-                   {"transe", CR_KGE_TRANSE_L1},    {"transe_l1", CR_KGE_TRANSE_L1},
-                   {"transe_l2", CR_KGE_TRANSE_L2}, {"rescal", CR_KGE_RESCAL}};
-
-int cr_kge_model_parse(const char *name, cr_kge_model *m, cr_err *e) {
-    for (size_t i = 0; i < sizeof model_names / sizeof model_names[0]; i++)
-        if (strcmp(name, model_names[i].name) == 0) {
-            *m = model_names[i].model;
-            return 0;
-        }
-    return cr_errf(e, "unknown model '%s' (complex, distmult, transe_l1, transe_l2, rescal)", name);
-}
 
 static int check_ids(const char *what, const cr_triples *t, int64_t n_ent, int64_t n_rel, cr_err *e) {
     for (int64_t i = 0; i < t->n; i++) {
@@ -147,39 +131,9 @@ static void make_query(cr_kge_model model, int dir, const cr_mat *ent, const cr_
                        float *q) {
     int64_t d = ent->cols;
     const float *s = cr_mat_row(ent, t[0]), *r = cr_mat_row(rel, t[1]), *o = cr_mat_row(ent, t[2]);
-    switch (model) {
-    case CR_KGE_DISTMULT: {
-        const float *x = dir == TAIL ? s : o;
-        for (int64_t i = 0; i < d; i++) q[i] = x[i] * r[i];
-        break;
-    }
-    case CR_KGE_COMPLEX: {
-        int64_t h = d / 2;
-        const float *rr = r, *ri = r + h;
-        if (dir == TAIL) {
-            const float *sr = s, *si = s + h;
-            for (int64_t i = 0; i < h; i++) {
-                q[i] = sr[i] * rr[i] - si[i] * ri[i];
-                q[h + i] = si[i] * rr[i] + sr[i] * ri[i];
-            }
-        } else {
-            const float *orr = o, *oi = o + h;
-            for (int64_t i = 0; i < h; i++) {
-                q[i] = rr[i] * orr[i] + ri[i] * oi[i];
-                q[h + i] = rr[i] * oi[i] - ri[i] * orr[i];
-            }
-        }
-        break;
-    }
-    case CR_KGE_RESCAL: /* tail: q = W^T s; head: q = W o */
-        if (dir == TAIL) cblas_sgemv(CblasRowMajor, CblasTrans, (int)d, (int)d, 1.0f, r, (int)d, s, 1, 0.0f, q, 1);
-        else cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)d, (int)d, 1.0f, r, (int)d, o, 1, 0.0f, q, 1);
-        break;
-    case CR_KGE_TRANSE_L1:
-    case CR_KGE_TRANSE_L2: /* tail: a = s + r; head: a = o - r */
+    if (model == CR_KGE_TRANSE_L1 || model == CR_KGE_TRANSE_L2) /* tail: a = s + r; head: a = o - r */
         for (int64_t i = 0; i < d; i++) q[i] = dir == TAIL ? s[i] + r[i] : o[i] - r[i];
-        break;
-    }
+    else cr_kge_score_query(model, dir == TAIL ? CR_KGE_TAIL : CR_KGE_HEAD, dir == TAIL ? s : o, r, d, q);
 }
 
 /* Scores of nq queries (rows of Q) against all entities into S (nq x n_ent).
@@ -246,40 +200,8 @@ static void eval_blocked(cr_kge_model model, const cr_mat *ent, const cr_mat *re
     free(ent_sq);
 }
 
-/* ---- naive path: the score function itself, per triple and entity */
-
-float cr_kge_score(cr_kge_model model, const float *s, const float *r, const float *o, int64_t d) {
-    float acc = 0;
-    switch (model) {
-    case CR_KGE_DISTMULT:
-        for (int64_t k = 0; k < d; k++) acc += s[k] * r[k] * o[k];
-        return acc;
-    case CR_KGE_COMPLEX: {
-        int64_t h = d / 2;
-        for (int64_t k = 0; k < h; k++) /* Re(s r conj(o)) */
-            acc += s[k] * r[k] * o[k] + s[h + k] * r[k] * o[h + k] + s[k] * r[h + k] * o[h + k] -
-                   s[h + k] * r[h + k] * o[k];
-        return acc;
-    }
-    case CR_KGE_RESCAL:
-        for (int64_t i = 0; i < d; i++) {
-            float row = 0;
-            for (int64_t j = 0; j < d; j++) row += r[i * d + j] * o[j];
-            acc += s[i] * row;
-        }
-        return acc;
-    case CR_KGE_TRANSE_L1:
-        for (int64_t k = 0; k < d; k++) acc += fabsf(s[k] + r[k] - o[k]);
-        return -acc;
-    case CR_KGE_TRANSE_L2:
-        for (int64_t k = 0; k < d; k++) {
-            float x = s[k] + r[k] - o[k];
-            acc += x * x;
-        }
-        return -sqrtf(acc);
-    }
-    return 0;
-}
+/* ---- naive path: the score function itself (cr_kge_score), per triple and
+ * entity */
 
 static float naive_score(cr_kge_model model, const cr_mat *ent, const cr_mat *rel, int64_t si, int64_t ri,
                          int64_t oi) {

@@ -15,13 +15,9 @@
  * rank <= k (so a tie for first place is not a hit at 1). A non-finite true
  * score gets the worst rank (the number of unfiltered candidates).
  *
- * Scores (higher is better):
- *   complex   Re(<e_s, w_r, conj(e_o)>), vectors stored as [re | im] halves
- *   distmult  <e_s, w_r, e_o>
- *   transe_l1 -||e_s + w_r - e_o||_1
- *   transe_l2 -||e_s + w_r - e_o||_2
- *   rescal    e_s^T W_r e_o, W_r a d x d row-major matrix stored as one row
- *             of d*d values of the relation matrix
+ * Scores (higher is better) are those of src/kernels/cr_kge_score.h, the
+ * definition training uses too; the relation matrix of RESCAL holds each
+ * d x d W_r as one row of d*d values.
  *
  * The default path scores a block of queries against all entities at once:
  * it forms the query vectors (e.g. e_s * w_r for DistMult) and multiplies the
@@ -37,24 +33,7 @@
 
 #include "base/cr_err.h"
 #include "base/cr_mat.h"
-
-typedef enum {
-    CR_KGE_COMPLEX,
-    CR_KGE_DISTMULT,
-    CR_KGE_TRANSE_L1,
-    CR_KGE_TRANSE_L2,
-    CR_KGE_RESCAL
-} cr_kge_model;
-
-/* "complex", "distmult", "transe" (= transe_l1), "transe_l1", "transe_l2",
- * "rescal" -> *m. Unknown name: -1 with a message listing the names. */
-int cr_kge_model_parse(const char *name, cr_kge_model *m, cr_err *e);
-
-/* Score of one triple from its three rows (d = entity dimension; rescal: r
- * is d*d, row-major). O(d), O(d^2) for rescal. ComplEx rows are [re | im]:
- * Re(<s, r, conj(o)>); TransE: -||s + r - o|| (L1 or L2). The one definition
- * the kernels (src/kernels/cr_kge.c) and the evaluation share. */
-float cr_kge_score(cr_kge_model m, const float *s, const float *r, const float *o, int64_t d);
+#include "kernels/cr_kge_score.h"
 
 /* n triples as 3n ids (s, r, o, s, r, o, ...), 0-based; caller-owned. */
 typedef struct cr_triples {

@@ -1,5 +1,5 @@
 /* Knowledge-graph embedding kernels: see cr_kge.h. Layout of this file:
- * checks; per-model scores; per-model gradients of the score; the batch
+ * checks; per-model gradients of the score; the batch
  * loss; scoring against all entities.
  *
  * Built at -O3 like cr_mf.c: the d-wide row loops are the whole cost. */
@@ -67,9 +67,6 @@ int cr_kge_check_queries(cr_kge_model m, const cr_mat *E, const cr_mat *R, const
     }
     return 0;
 }
-
-/* ---- scores */
-
 
 /* ---- gradients of the score, times c, added into gs, gr, go. The rows
  * s, r, o are read from the parameters, never from the gradients, so gs and
@@ -257,33 +254,6 @@ void cr_kge_loss_grad(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, co
 
 /* ---- scoring against all entities */
 
-/* Query vector q of a bilinear model: the score of candidate x is q . e_x. */
-static void bilinear_query(cr_kge_model m, cr_kge_dir dir, const float *a, const float *r, int64_t d, float *q) {
-    int64_t h = d / 2;
-    switch (m) {
-    case CR_KGE_DISTMULT:
-        for (int64_t k = 0; k < d; k++) q[k] = a[k] * r[k];
-        return;
-    case CR_KGE_COMPLEX:
-        for (int64_t k = 0; k < h; k++) {
-            float ar = a[k], ai = a[h + k], rr = r[k], ri = r[h + k];
-            if (dir == CR_KGE_TAIL) { /* d/do of Re(s r conj(o)) */
-                q[k] = ar * rr - ai * ri;
-                q[h + k] = ai * rr + ar * ri;
-            } else { /* d/ds */
-                q[k] = rr * ar + ri * ai;
-                q[h + k] = rr * ai - ri * ar;
-            }
-        }
-        return;
-    case CR_KGE_RESCAL: /* tail: W^T s; head: W o */
-        cblas_sgemv(CblasRowMajor, dir == CR_KGE_TAIL ? CblasTrans : CblasNoTrans, (int)d, (int)d, 1.0f, r, (int)d,
-                    a, 1, 0.0f, q, 1);
-        return;
-    default: return;
-    }
-}
-
 /* TransE against all: tiles of entity rows that stay in cache while every
  * query passes over them (cr_kge_score itself, so the scores are the same). */
 static void transe_all(cr_kge_model m, cr_kge_dir dir, const cr_mat *E, const cr_mat *R, const int64_t *anchor,
@@ -312,7 +282,7 @@ void cr_kge_score_all(cr_kge_model m, cr_kge_dir dir, const cr_mat *E, const cr_
     int64_t n = E->rows, d = E->cols;
     float *Q = cr_xmalloc((size_t)(nq * d) * sizeof(float));
     for (int64_t i = 0; i < nq; i++)
-        bilinear_query(m, dir, cr_mat_row(E, anchor[i]), cr_mat_row(R, rel[i]), d, Q + i * d);
+        cr_kge_score_query(m, dir, cr_mat_row(E, anchor[i]), cr_mat_row(R, rel[i]), d, Q + i * d);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nq, (int)n, (int)d, 1.0f, Q, (int)d, E->data, (int)d,
                 0.0f, out, (int)n);
     free(Q);

@@ -1,22 +1,11 @@
 #ifndef CR_KGE_H
 #define CR_KGE_H
-/* Knowledge-graph embedding math (NuPS 5.1): scores, logistic loss and its
- * gradient over a batch of labelled triples, and scores of one query against
- * every entity. Models and names are those of src/eval/cr_linkpred.h
- * (cr_kge_model, cr_kge_model_parse), so training and evaluation cannot
- * disagree on a score.
- *
- * Layout (d = E->cols): entity rows are d floats; relation rows are d floats,
- * except RESCAL, whose relation row is a d x d row-major matrix W_r (d*d
- * floats). ComplEx needs an even d: a row is [re | im], the real parts of its
- * d/2 complex numbers, then the imaginary parts (LibKGE's layout).
- *
- * Scores (higher is more plausible):
- *   complex   Re(<e_s, w_r, conj(e_o)>)
- *   distmult  <e_s, w_r, e_o>
- *   transe_l1 -||e_s + w_r - e_o||_1
- *   transe_l2 -||e_s + w_r - e_o||_2
- *   rescal    e_s^T W_r e_o
+/* Knowledge-graph embedding math (NuPS 5.1): logistic loss and its
+ * gradient over a batch of labelled triples, and scores of queries against
+ * every entity. The models, their names, the row layout and the score of one
+ * triple are those of src/kernels/cr_kge_score.h (cr_kge_model,
+ * cr_kge_model_parse, cr_kge_score), which the evaluator uses too, so
+ * training and evaluation cannot disagree on a score.
  *
  * Loss of one triple with score f and label y (1 positive, 0 negative):
  *   log(1 + exp(-f)) if y = 1, log(1 + exp(f)) if y = 0
@@ -37,7 +26,7 @@
 
 #include "base/cr_err.h"
 #include "base/cr_mat.h"
-#include "eval/cr_linkpred.h"
+#include "kernels/cr_kge_score.h"
 
 /* n labelled triples; arrays owned by whoever built the batch. */
 typedef struct cr_kge_batch {
@@ -58,9 +47,6 @@ typedef struct cr_kge_stats {
  * the shape. O(n). The other functions assume it passed. */
 int cr_kge_check(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const cr_mat *R, cr_err *e);
 
-/* cr_kge_score (one triple's score) is declared with the model enum in
- * eval/cr_linkpred.h: training and evaluation share that one definition. */
-
 /* Loss of the batch at fixed E, R, added to *st, and its gradient added into
  * gE, gR (same shapes as E, R; not cleared here, so repeated rows
  * accumulate and several calls sum). gE and gR may both be NULL: loss only.
@@ -79,9 +65,6 @@ void cr_kge_loss_grad_split(cr_kge_model m, const cr_kge_batch *b, const cr_mat 
                             const cr_mat *R, float lambda, cr_mat *gE, cr_mat *gE2, cr_mat *gR, cr_kge_stats *st);
 int cr_kge_check_split(cr_kge_model m, const cr_kge_batch *b, const cr_mat *E, const cr_mat *E2, const cr_mat *R,
                        cr_err *e);
-
-/* Which side of a query is open: TAIL scores (s, r, x), HEAD (x, r, o). */
-typedef enum { CR_KGE_TAIL = 0, CR_KGE_HEAD = 1 } cr_kge_dir;
 
 /* Scores of nq queries against every row x of E: query i is the entity row
  * anchor[i] of E and the relation row rel[i] of R; out (nq x E->rows,

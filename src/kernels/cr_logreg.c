@@ -6,14 +6,14 @@
 
 #include "base/cr_alloc.h"
 #include "base/cr_rng.h"
+#include "data/cr_assign.h"
 #include "data/cr_libsvm.h"
-#include "partition/cr_partition.h"
 
 /* ---------- loading ---------- */
 
 typedef struct loader {
     const cr_logreg_load_opts *o;
-    const cr_placement *pl;
+    const cr_assign *pl;
     const char *path, *plpath;
     cr_logreg_data *d;
     int64_t kept, cap_n, cap_nnz;
@@ -127,7 +127,7 @@ static int check_opts(const cr_logreg_load_opts *o, cr_err *e) {
 
 /* The placement file against the data: its machines are the job's nodes,
  * its examples the file's samples, its keys the file's features. */
-static int check_placement(const loader *ld, const cr_placement *p, cr_err *e) {
+static int check_placement(const loader *ld, const cr_assign *p, cr_err *e) {
     const cr_logreg_data *d = ld->d;
     if ((int64_t)p->nu != d->file_examples)
         return cr_errf(e, "%s: placement for %u examples, %s has %lld (a placement for another data file?)",
@@ -141,11 +141,11 @@ static int check_placement(const loader *ld, const cr_placement *p, cr_err *e) {
 cr_logreg_data *cr_logreg_load(const char *path, const cr_logreg_load_opts *o, cr_err *e) {
     if (check_opts(o, e)) return NULL;
     loader ld = {.o = o, .path = path, .plpath = o->placement};
-    cr_placement *pl = NULL;
-    if (o->placement && !(pl = cr_placement_load(o->placement, e))) return NULL;
+    cr_assign *pl = NULL;
+    if (o->placement && !(pl = cr_assign_load(o->placement, e))) return NULL;
     if (pl && (int64_t)pl->k != o->nodes) {
         cr_errf(e, "%s: placement for %u machines, the job has %lld nodes", o->placement, pl->k, (long long)o->nodes);
-        cr_placement_destroy(&pl);
+        cr_assign_destroy(&pl);
         return NULL;
     }
     ld.pl = pl;
@@ -160,7 +160,7 @@ cr_logreg_data *cr_logreg_load(const char *path, const cr_logreg_load_opts *o, c
     d->features = o->features > 0 ? o->features : ld.maxkey;
     d->nfcount = ld.maxkey;
     if (rc == 0 && pl) rc = check_placement(&ld, pl, e);
-    cr_placement_destroy(&pl);
+    cr_assign_destroy(&pl);
     if (rc != 0) {
         cr_logreg_destroy(&d);
         return NULL;

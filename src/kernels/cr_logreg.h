@@ -40,7 +40,7 @@ typedef struct cr_logreg_load_opts {
     uint64_t seed;         /* of the held-out draw (example i is held out by a hash of (seed, i)) */
     int split;             /* CR_LOGREG_TRAIN | _TEST | _ALL */
     int64_t part, parts;   /* the kept training examples are dealt round robin: k-th kept -> part k % parts */
-    const char *placement; /* NULL, or a placement file (partition/cr_placement_io.c): its u lines */
+    const char *placement; /* NULL, or a placement file (data/cr_assign.h): its u lines */
     int64_t node, nodes;   /* with a placement: keep the examples placed on `node`; the file's k = nodes */
 } cr_logreg_load_opts;
 

@@ -7,6 +7,7 @@
 
 #include "base/cr_alloc.h"
 #include "data/cr_lines.h"
+#include "data/cr_text.h"
 #include "data/cr_vec.h"
 #include "kernels/cr_w2v.h"
 
@@ -24,16 +25,6 @@ static inline int next_token(char **p, char *end, char **w, size_t *len) {
 }
 
 /* ---- vocabulary ---- */
-
-typedef struct wc {
-    int64_t count, id;
-} wc;
-
-static int by_count(const void *a, const void *b) {
-    const wc *x = a, *y = b;
-    if (x->count != y->count) return x->count > y->count ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
 
 /* Every word of path into first (order of appearance) with its count. */
 static int count_pass(const char *path, cr_dict *first, cr_i64v *cnt, cr_w2v_vocab *v, cr_err *e) {
@@ -67,17 +58,8 @@ int cr_w2v_vocab_count(const char *path, int64_t min_count, cr_w2v_vocab *v, cr_
     int rc = count_pass(path, &first, &cnt, v, e);
     if (rc == 0 && v->raw == 0) rc = cr_errf(e, "%s: empty corpus (no words)", path);
     if (rc == 0) {
-        wc *order = cr_xmalloc((size_t)first.n * sizeof *order);
-        for (int64_t i = 0; i < first.n; i++) order[i] = (wc){cnt.a[i], i};
-        qsort(order, (size_t)first.n, sizeof *order, by_count);
         v->count = cr_xmalloc((size_t)first.n * sizeof *v->count);
-        for (int64_t k = 0; k < first.n && order[k].count >= min_count; k++) {
-            const char *w = cr_dict_name(&first, order[k].id);
-            cr_dict_add(&v->words, w, strlen(w), NULL);
-            v->count[k] = order[k].count;
-            v->kept += order[k].count;
-        }
-        free(order);
+        v->kept = cr_vocab_build(&first, cnt.a, min_count, &v->words, v->count, NULL);
         if (v->words.n == 0)
             rc = cr_errf(e, "%s: no word occurs min_count = %lld times", path, (long long)min_count);
     }

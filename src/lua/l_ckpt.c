@@ -153,27 +153,12 @@ static int ckr_close(lua_State *L) {
     return 0;
 }
 
-/* [-0, +0] Metatable `name` (once): methods as __index, release as __gc
- * and __close. */
-static void register_mt(lua_State *L, const char *name, const luaL_Reg *methods, lua_CFunction release) {
-    if (luaL_newmetatable(L, name)) {
-        lua_newtable(L);
-        luaL_setfuncs(L, methods, 0);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, release);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, release);
-        lua_setfield(L, -2, "__close");
-    }
-    lua_pop(L, 1);
-}
-
 void cr_lckpt_register(lua_State *L) {
     static const luaL_Reg wm[] = {{"meta", ckw_meta}, {"table", ckw_table}, {"rows", ckw_rows},
                                   {"commit", ckw_commit}, {"abort", ckw_gc}, {NULL, NULL}};
     static const luaL_Reg rm[] = {{"next_table", ckr_next}, {"rows", ckr_rows}, {"meta", ckr_meta},
                                   {"version", ckr_version}, {"close", ckr_close}, {NULL, NULL}};
-    register_mt(L, CKW_MT, wm, ckw_gc);
-    register_mt(L, CKR_MT, rm, ckr_close);
+    cr_lmetatable(L, CKW_MT, wm, ckw_gc, NULL);
+    cr_lmetatable(L, CKR_MT, rm, ckr_close, NULL);
 }
 

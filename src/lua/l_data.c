@@ -683,26 +683,9 @@ static const luaL_Reg funcs[] = {
 };
 
 int cr_lopen_data(lua_State *L) {
-    if (luaL_newmetatable(L, DICT_MT)) {
-        lua_pushcfunction(L, d_gc);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, d_gc);
-        lua_setfield(L, -2, "__close");
-        lua_pushcfunction(L, d_len);
-        lua_setfield(L, -2, "__len");
-        luaL_newlib(L, dict_methods);
-        lua_setfield(L, -2, "__index");
-    }
-    lua_pop(L, 1);
-    if (luaL_newmetatable(L, MMREADER_MT)) {
-        lua_pushcfunction(L, mmr_close);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, mmr_close);
-        lua_setfield(L, -2, "__close");
-        luaL_newlib(L, mmr_methods);
-        lua_setfield(L, -2, "__index");
-    }
-    lua_pop(L, 1);
+    static const luaL_Reg dict_meta[] = {{"__len", d_len}, {NULL, NULL}};
+    cr_lmetatable(L, DICT_MT, dict_methods, d_gc, dict_meta);
+    cr_lmetatable(L, MMREADER_MT, mmr_methods, mmr_close, NULL);
     luaL_newlib(L, funcs);
     return 1;
 }

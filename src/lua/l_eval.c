@@ -28,7 +28,7 @@
 
 #include "eval/cr_lda_eval.h"
 #include "eval/cr_linkpred.h"
-#include "eval/cr_metrics.h"
+#include "eval/cr_pred_metrics.h"
 #include "eval/cr_wordvec.h"
 #include "lua/l_modules.h"
 #include "lua/l_opt.h"

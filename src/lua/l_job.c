@@ -627,13 +627,5 @@ void cr_ljob_register(lua_State *L) {
         {"set_rows", j_set_rows}, {"get_keys", j_get_keys}, {"set_keys", j_set_keys}, {"dump", j_dump}, {"manage", j_manage}, {"count", j_count}, {"counts", j_counts}, {"close", j_close},           {"endpoint", j_endpoint}, {"nodes", j_nodes},
         {"workers", j_workers},   {"closed", j_closed},         {"failed", j_failed}, {"distribution", j_distribution},
         {"sampling", j_sampling}, {NULL, NULL}};
-    if (luaL_newmetatable(L, JOB_MT)) {
-        luaL_newlib(L, methods);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, j_close);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, j_close);
-        lua_setfield(L, -2, "__close");
-    }
-    lua_pop(L, 1);
+    cr_lmetatable(L, JOB_MT, methods, j_close, NULL);
 }

@@ -274,15 +274,7 @@ static const luaL_Reg funcs[] = {
 };
 
 int cr_lopen_kernels(lua_State *L) {
-    if (luaL_newmetatable(L, CELLS_MT)) {
-        luaL_newlib(L, cells_methods);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, cells_gc);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, cells_gc);
-        lua_setfield(L, -2, "__close");
-    }
-    lua_pop(L, 1);
+    cr_lmetatable(L, CELLS_MT, cells_methods, cells_gc, NULL);
     luaL_newlib(L, funcs);
     cr_lkernels_add_kge(L);
     cr_lkernels_add_w2v(L);

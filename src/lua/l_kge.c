@@ -362,14 +362,6 @@ static const luaL_Reg kge_funcs[] = {
 };
 
 void cr_lkernels_add_kge(lua_State *L) {
-    if (luaL_newmetatable(L, KGEB_MT)) {
-        luaL_newlib(L, kgeb_methods);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, kgeb_gc);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, kgeb_gc);
-        lua_setfield(L, -2, "__close");
-    }
-    lua_pop(L, 1);
+    cr_lmetatable(L, KGEB_MT, kgeb_methods, kgeb_gc, NULL);
     luaL_setfuncs(L, kge_funcs, 0);
 }

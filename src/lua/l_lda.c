@@ -393,14 +393,6 @@ static const luaL_Reg lda_funcs[] = {
 };
 
 void cr_lkernels_add_lda(lua_State *L) {
-    if (luaL_newmetatable(L, LDA_MT)) {
-        luaL_newlib(L, corp_methods);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, corp_gc);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, corp_gc);
-        lua_setfield(L, -2, "__close");
-    }
-    lua_pop(L, 1);
+    cr_lmetatable(L, LDA_MT, corp_methods, corp_gc, NULL);
     luaL_setfuncs(L, lda_funcs, 0);
 }

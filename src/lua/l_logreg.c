@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "base/cr_alloc.h"
-#include "eval/cr_metrics.h"
+#include "eval/cr_pred_metrics.h"
 #include "kernels/cr_logreg.h"
 #include "lua/l_modules.h"
 #include "lua/l_opt.h"
@@ -314,14 +314,6 @@ static const luaL_Reg funcs[] = {
 };
 
 void cr_lkernels_add_logreg(lua_State *L) {
-    if (luaL_newmetatable(L, LR_MT)) {
-        luaL_newlib(L, data_methods);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, data_gc);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, data_gc);
-        lua_setfield(L, -2, "__close");
-    }
-    lua_pop(L, 1);
+    cr_lmetatable(L, LR_MT, data_methods, data_gc, NULL);
     luaL_setfuncs(L, funcs, 0);
 }

@@ -109,7 +109,7 @@ static int l_graph_from_edges(lua_State *L) {
 }
 
 /* [-0, +1] placement table */
-static void push_placement(lua_State *L, const cr_placement *p) {
+static void push_placement(lua_State *L, const cr_assign *p) {
     lua_createtable(L, 0, 3);
     lua_pushinteger(L, p->k);
     lua_setfield(L, -2, "k");
@@ -147,9 +147,9 @@ static void push_metrics(lua_State *L, cr_part_metrics *m) {
     cr_part_metrics_free(m);
 }
 
-/* Read a placement table at idx into a new cr_placement (caller destroys).
+/* Read a placement table at idx into a new cr_assign (caller destroys).
  * Raises on a malformed table; p_out is set before any raise can leak. */
-static cr_placement *check_placement(lua_State *L, int idx, uint32_t nu, uint32_t nv, int sized) {
+static cr_assign *check_placement(lua_State *L, int idx, uint32_t nu, uint32_t nv, int sized) {
     luaL_checktype(L, idx, LUA_TTABLE);
     lua_getfield(L, idx, "k");
     lua_Integer k = lua_tointeger(L, -1);
@@ -167,7 +167,7 @@ static cr_placement *check_placement(lua_State *L, int idx, uint32_t nu, uint32_
         if (u->data[i] < 0 || u->data[i] >= k) luaL_error(L, "placement: example %d on machine %d >= k", (int)i, (int)u->data[i]);
     for (int64_t i = 0; i < v->n; i++)
         if (v->data[i] < 0 || v->data[i] >= k) luaL_error(L, "placement: key %d on machine %d >= k", (int)i, (int)v->data[i]);
-    cr_placement *p = cr_placement_new((uint32_t)k, (uint32_t)u->n, (uint32_t)v->n);
+    cr_assign *p = cr_assign_new((uint32_t)k, (uint32_t)u->n, (uint32_t)v->n);
     for (int64_t i = 0; i < u->n; i++) p->u_part[i] = (uint32_t)u->data[i];
     for (int64_t i = 0; i < v->n; i++) p->v_part[i] = (uint32_t)v->data[i];
     return p;
@@ -219,7 +219,7 @@ static int l_run(lua_State *L) {
         lua_pushfstring(L, "%s: unavailable (libmetis not installed)", name);
         return 2;
     }
-    cr_placement *p = cr_placement_new((uint32_t)k, g->nu, g->nv);
+    cr_assign *p = cr_assign_new((uint32_t)k, g->nu, g->nv);
     cr_err e;
     double t0 = cr_now();
     int rc = fn(g, (uint32_t)k, &o, p, &e);
@@ -227,11 +227,11 @@ static int l_run(lua_State *L) {
     cr_part_metrics m;
     if (rc == 0) rc = cr_part_metrics_compute(g, p, &m, &e);
     if (rc != 0) {
-        cr_placement_destroy(&p);
+        cr_assign_destroy(&p);
         return cr_lfail(L, e.msg);
     }
     push_placement(L, p);
-    cr_placement_destroy(&p);
+    cr_assign_destroy(&p);
     push_metrics(L, &m);
     lua_pushnumber(L, secs);
     lua_setfield(L, -2, "seconds");
@@ -241,11 +241,11 @@ static int l_run(lua_State *L) {
 
 static int l_metrics(lua_State *L) {
     cr_bigraph *g = check_graph(L, 1);
-    cr_placement *p = check_placement(L, 2, g->nu, g->nv, 1);
+    cr_assign *p = check_placement(L, 2, g->nu, g->nv, 1);
     cr_part_metrics m;
     cr_err e;
     int rc = cr_part_metrics_compute(g, p, &m, &e);
-    cr_placement_destroy(&p);
+    cr_assign_destroy(&p);
     if (rc != 0) return luaL_error(L, "%s", e.msg);
     push_metrics(L, &m);
     return 1;
@@ -253,22 +253,22 @@ static int l_metrics(lua_State *L) {
 
 static int l_load(lua_State *L) {
     cr_err e;
-    cr_placement *p = cr_placement_load(luaL_checkstring(L, 1), &e);
+    cr_assign *p = cr_assign_load(luaL_checkstring(L, 1), &e);
     if (!p) {
         return cr_lfail(L, e.msg);
     }
     push_placement(L, p);
-    cr_placement_destroy(&p);
+    cr_assign_destroy(&p);
     return 1;
 }
 
 static int l_save(lua_State *L) {
     const char *path = luaL_checkstring(L, 2);
     const char *comment = luaL_optstring(L, 3, NULL);
-    cr_placement *p = check_placement(L, 1, 0, 0, 0);
+    cr_assign *p = check_placement(L, 1, 0, 0, 0);
     cr_err e;
-    int rc = cr_placement_save(path, p, comment, &e);
-    cr_placement_destroy(&p);
+    int rc = cr_assign_save(path, p, comment, &e);
+    cr_assign_destroy(&p);
     if (rc != 0) {
         return cr_lfail(L, e.msg);
     }
@@ -292,12 +292,8 @@ static int l_methods(lua_State *L) {
 }
 
 int cr_lopen_partition(lua_State *L) {
-    if (luaL_newmetatable(L, GRAPH_MT)) {
-        const luaL_Reg mt[] = {{"__gc", graph_gc}, {"__close", graph_gc}, {"__index", graph_index},
-                               {"__tostring", graph_tostring}, {NULL, NULL}};
-        luaL_setfuncs(L, mt, 0);
-    }
-    lua_pop(L, 1);
+    const luaL_Reg mt[] = {{"__index", graph_index}, {"__tostring", graph_tostring}, {NULL, NULL}};
+    cr_lmetatable(L, GRAPH_MT, NULL, graph_gc, mt);
     const luaL_Reg fns[] = {{"graph", l_graph}, {"graph_from_edges", l_graph_from_edges}, {"run", l_run},
                             {"metrics", l_metrics}, {"load", l_load}, {"save", l_save},
                             {"methods", l_methods}, {NULL, NULL}};

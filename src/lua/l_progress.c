@@ -1,12 +1,13 @@
 /* crescent.core.ps.progress: a progress bar on stderr for the scheduler
  * (job:epoch), over src/base/cr_progress.h.
- * ps.progress(label, total) -> P; P:add(n); P:done() (also __gc). */
+ * ps.progress(label, total) -> P; P:add(n); P:done() (also __gc and __close). */
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdio.h>
 
 #include "base/cr_progress.h"
 #include "lua/l_ps_impl.h"
+#include "lua/l_util.h"
 
 #define PROGRESS_MT "crescent.Progress"
 
@@ -36,11 +37,5 @@ static int p_done(lua_State *L) {
 
 void cr_lprogress_register(lua_State *L) {
     static const luaL_Reg pmethods[] = {{"add", p_add}, {"done", p_done}, {NULL, NULL}};
-    if (luaL_newmetatable(L, PROGRESS_MT)) {
-        luaL_newlib(L, pmethods);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, p_done);
-        lua_setfield(L, -2, "__gc");
-    }
-    lua_pop(L, 1);
+    cr_lmetatable(L, PROGRESS_MT, pmethods, p_done, NULL);
 }

@@ -436,22 +436,12 @@ static int l_reallocate(lua_State *L) {
 }
 
 void cr_lrealloc_register(lua_State *L) {
-    if (luaL_newmetatable(L, LRU_MT)) {
-        const luaL_Reg methods[] = {{"put", lru_put},           {"size", lru_size},   {"capacity", lru_capacity},
-                                    {"contains", lru_contains}, {"bytes", lru_bytes}, {"put_rows", lru_put_rows},
-                                    {NULL, NULL}};
-        luaL_newlib(L, methods);
-        lua_setfield(L, -2, "__index");
-        const luaL_Reg mt[] = {{"__gc", lru_gc}, {"__close", lru_gc}, {"__len", lru_size},
-                               {"__tostring", lru_tostring}, {NULL, NULL}};
-        luaL_setfuncs(L, mt, 0);
-    }
-    lua_pop(L, 1);
-    if (luaL_newmetatable(L, RESULT_MT)) {
-        lua_pushcfunction(L, result_gc);
-        lua_setfield(L, -2, "__gc");
-    }
-    lua_pop(L, 1);
+    const luaL_Reg methods[] = {{"put", lru_put},           {"size", lru_size},   {"capacity", lru_capacity},
+                                {"contains", lru_contains}, {"bytes", lru_bytes}, {"put_rows", lru_put_rows},
+                                {NULL, NULL}};
+    const luaL_Reg mt[] = {{"__len", lru_size}, {"__tostring", lru_tostring}, {NULL, NULL}};
+    cr_lmetatable(L, LRU_MT, methods, lru_gc, mt);
+    cr_lmetatable(L, RESULT_MT, NULL, result_gc, NULL);
     const luaL_Reg fns[] = {{"lru", l_lru}, {"reallocate", l_reallocate}, {NULL, NULL}};
     luaL_setfuncs(L, fns, 0);
 }

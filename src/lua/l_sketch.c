@@ -15,6 +15,7 @@
 #include <lauxlib.h>
 #include <stdlib.h>
 
+#include "lua/l_util.h"
 #include "ps/cr_sketch.h"
 
 #define MT "crescent.Sketch"
@@ -168,15 +169,7 @@ int cr_lopen_sketch(lua_State *L) {
         {"write", l_write},   {"estimate", l_estimate}, {"total", l_total}, {"bound", l_bound},
         {"distinct", l_distinct}, {"exact", l_exact},   {"bytes", l_bytes}, {"heavy", l_heavy},
         {NULL, NULL}};
-    if (luaL_newmetatable(L, MT)) {
-        luaL_newlib(L, methods);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, l_gc);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, l_gc);
-        lua_setfield(L, -2, "__close");
-    }
-    lua_pop(L, 1);
+    cr_lmetatable(L, MT, methods, l_gc, NULL);
     static const luaL_Reg fns[] = {{"new", l_new}, {"read", l_read}, {NULL, NULL}};
     luaL_newlib(L, fns);
     return 1;

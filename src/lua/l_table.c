@@ -42,10 +42,10 @@
 #include <sys/stat.h>
 
 #include "base/cr_alloc.h"
+#include "data/cr_assign.h"
 #include "lua/l_modules.h"
 #include "lua/l_ps_impl.h"
 #include "lua/l_util.h"
-#include "partition/cr_partition.h"
 #include "ps/cr_place.h"
 #include "ps/cr_table.h"
 
@@ -73,7 +73,7 @@ static int p_gc(lua_State *L) {
  * of keys and the job's node count. NULL with a message. */
 static uint32_t *file_owners(const char *path, int64_t keys, int nodes, const char *name, cr_err *e) {
     cr_err le;
-    cr_placement *f = cr_placement_load(path, &le);
+    cr_assign *f = cr_assign_load(path, &le);
     if (!f) return cr_errf(e, "table '%s': placement %s", name, le.msg), NULL;
     uint32_t *owner = NULL;
     if ((int64_t)f->nv != keys)
@@ -86,7 +86,7 @@ static uint32_t *file_owners(const char *path, int64_t keys, int nodes, const ch
         owner = cr_xmalloc((size_t)keys * sizeof *owner + 1);
         memcpy(owner, f->v_part, (size_t)keys * sizeof *owner);
     }
-    cr_placement_destroy(&f);
+    cr_assign_destroy(&f);
     return owner;
 }
 
@@ -397,13 +397,7 @@ int cr_lopen_table(lua_State *L) {
     static const luaL_Reg pmethods[] = {{"kind", p_kind},       {"owner", p_owner},   {"id", p_id},
                                         {"count", p_count},     {"lo", p_lo},         {"span", p_span},
                                         {"gather", p_gather},   {"scatter", p_scatter}, {NULL, NULL}};
-    if (luaL_newmetatable(L, PLACE_MT)) {
-        luaL_newlib(L, pmethods);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, p_gc);
-        lua_setfield(L, -2, "__gc");
-    }
-    lua_pop(L, 1);
+    cr_lmetatable(L, PLACE_MT, pmethods, p_gc, NULL);
     luaL_newlib(L, fns);
     lua_createtable(L, 0, 3);
     lua_pushinteger(L, CR_INIT_ZEROS);

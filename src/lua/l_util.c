@@ -316,6 +316,23 @@ int cr_lfail(lua_State *L, const char *msg) {
     return 2;
 }
 
+void cr_lmetatable(lua_State *L, const char *name, const luaL_Reg *methods, lua_CFunction release,
+                   const luaL_Reg *meta) {
+    if (luaL_newmetatable(L, name)) {
+        if (methods) {
+            lua_newtable(L);
+            luaL_setfuncs(L, methods, 0);
+            lua_setfield(L, -2, "__index");
+        }
+        lua_pushcfunction(L, release);
+        lua_setfield(L, -2, "__gc");
+        lua_pushcfunction(L, release);
+        lua_setfield(L, -2, "__close");
+        if (meta) luaL_setfuncs(L, meta, 0);
+    }
+    lua_pop(L, 1);
+}
+
 static int l_now(lua_State *L) { lua_pushnumber(L, cr_now()); return 1; }
 
 int cr_lopen_util(lua_State *L) {

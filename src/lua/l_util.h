@@ -8,6 +8,7 @@
  * and m:totable return Lua integers for int32 matrices; m:set refuses a
  * non-integer or a value outside int32 there. */
 
+#include <lauxlib.h>
 #include <lua.h>
 
 #include "base/cr_mat.h"
@@ -60,5 +61,15 @@ cr_ints *cr_lints_from_arg(lua_State *L, int idx);
 /* [-0, +2] nil, msg: the expected-failure return of a binding
  * (`return cr_lfail(L, e.msg);`). */
 int cr_lfail(lua_State *L, const char *msg);
+
+/* [-0, +0] Register the metatable `name` of a userdata type, once (nothing
+ * if it exists): `methods` (may be NULL) as its __index table, `release` as
+ * both __gc and __close, and `meta` (may be NULL) as further metamethods
+ * (__len, __tostring, an __index function). One function for both because
+ * a to-be-closed variable releases the object and the collector finalizes
+ * it later again: release must be idempotent, and every method must refuse
+ * a released object. */
+void cr_lmetatable(lua_State *L, const char *name, const luaL_Reg *methods, lua_CFunction release,
+                   const luaL_Reg *meta);
 
 #endif

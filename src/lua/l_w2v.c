@@ -557,14 +557,6 @@ static const luaL_Reg w2v_funcs[] = {
 };
 
 void cr_lkernels_add_w2v(lua_State *L) {
-    if (luaL_newmetatable(L, W2VR_MT)) {
-        luaL_newlib(L, w2vr_methods);
-        lua_setfield(L, -2, "__index");
-        lua_pushcfunction(L, w2vr_gc);
-        lua_setfield(L, -2, "__gc");
-        lua_pushcfunction(L, w2vr_gc);
-        lua_setfield(L, -2, "__close");
-    }
-    lua_pop(L, 1);
+    cr_lmetatable(L, W2VR_MT, w2vr_methods, w2vr_gc, NULL);
     luaL_setfuncs(L, w2v_funcs, 0);
 }

@@ -651,10 +651,7 @@ static int setup(lua_State *L) {
     lua_pushcfunction(L, t_index);
     lua_setfield(L, -2, "__index");
     lua_pop(L, 1);
-    luaL_newmetatable(L, SHANDLE_MT);
-    lua_pushcfunction(L, h_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pop(L, 1);
+    cr_lmetatable(L, SHANDLE_MT, NULL, h_gc, NULL);
     make_ctx(L, w);
     cr_sandbox_protect_metatables(L);
     return 0;

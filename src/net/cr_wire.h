@@ -3,7 +3,7 @@
 /* Wire format of crescent's messages (ZeroMQ multipart).
  *
  * Control plane (scheduler ROUTER <-> node DEALER, node-internal inproc):
- *   [routing id (ROUTER side only)] [cr_ctl] [payload 1]? [payload 2]?
+ *   [routing id (ROUTER side only)] [cr_ctl] [payload 1]? [payload 2]? [payload 3]?
  *   (typed messages and their codecs: src/ps/cr_proto.h)
  * Data plane (worker DEALER -> node ROUTER):
  *   request  [cr_dhdr] [keys: int64 * nkeys] [values: float32 * nkeys * dim (push only)]

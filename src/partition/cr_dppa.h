@@ -14,6 +14,6 @@
  * g), *pp a placement of its examples and bins. Caller owns both. Returns 0,
  * or -1 with e filled (k = 0, alpha not 1 or 2). */
 int cr_dppa_hashed(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_bigraph **hp,
-                   cr_placement **pp, cr_err *e);
+                   cr_assign **pp, cr_err *e);
 
 #endif

@@ -162,7 +162,7 @@ static int coarsen_all(const cr_bigraph *g, uint32_t k, uint64_t ubound, cr_rng 
 }
 
 int cr_mbp_run(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_mbp_init init,
-               cr_placement *out, cr_err *e) {
+               cr_assign *out, cr_err *e) {
     if (k == 0) return cr_errf(e, "mbp: k must be >= 1");
     if (o->epsilon < 0) return cr_errf(e, "mbp: epsilon must be >= 0 (got %g)", o->epsilon);
     if (k == 1) {
@@ -234,12 +234,12 @@ int cr_mbp_run(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_mbp_in
     return rc;
 }
 
-int cr_part_mbp(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out,
+int cr_part_mbp(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_assign *out,
                 cr_err *e) {
     return cr_mbp_run(g, k, o, CR_MBP_INIT_RANDOM, out, e);
 }
 
-int cr_part_mbp_grow(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out,
+int cr_part_mbp_grow(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_assign *out,
                      cr_err *e) {
     return cr_mbp_run(g, k, o, CR_MBP_INIT_GROW, out, e);
 }

@@ -95,8 +95,8 @@ typedef enum { CR_MBP_INIT_RANDOM, CR_MBP_INIT_GROW } cr_mbp_init;
  * paper's choice), cr_part_mbp_grow is greedy growing. Same contract as
  * every cr_part_fn. */
 int cr_mbp_run(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_mbp_init init,
-               cr_placement *out, cr_err *e);
-int cr_part_mbp_grow(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out,
+               cr_assign *out, cr_err *e);
+int cr_part_mbp_grow(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_assign *out,
                      cr_err *e);
 
 /* The balance bound on |U_i| for n examples: max(ceil(n/k), floor((1+eps) n/k)). */

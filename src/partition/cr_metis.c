@@ -38,7 +38,7 @@ int cr_metis_available(void) {
     return kway != NULL;
 }
 
-int cr_part_metis(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out, cr_err *e) {
+int cr_part_metis(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_assign *out, cr_err *e) {
     if (k == 0) return cr_errf(e, "k must be at least 1");
     if (!cr_metis_available()) return cr_errf(e, "metis: unavailable (libmetis not installed)");
     uint64_t nvt = (uint64_t)g->nu + g->nv;

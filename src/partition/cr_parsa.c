@@ -261,7 +261,7 @@ int cr_parsa_assign_v(const cr_bigraph *g, uint32_t k, const uint32_t *u_part, u
     return 0;
 }
 
-int cr_part_parsa(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out, cr_err *e) {
+int cr_part_parsa(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_assign *out, cr_err *e) {
     if (cr_parsa_assign_u(g, k, o, CR_PARSA_THETA, out->u_part, e) != 0) return -1;
     return cr_parsa_assign_v(g, k, out->u_part, o->seed, o->v_sweeps, out->v_part, e);
 }

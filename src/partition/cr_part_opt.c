@@ -1,7 +1,14 @@
-/* The partitioners' option rows: conversion to and from cr_part_opts. */
+/* The partitioners' option rows: conversion to and from cr_part_opts, and
+ * the library's defaults. */
 #include "partition/cr_part_opt.h"
 
 const char *const cr_part_select_names[] = {"examples", "neighbours", "neighbors", NULL};
+
+void cr_part_opts_default(cr_part_opts *o) {
+    *o = (cr_part_opts){.seed = 1, .blocks = 1, .init_blocks = 0, .global_sample = 0.0,
+                        .select_neighbours = 0, .v_sweeps = 0, .alpha = 1, .beta = -1.0,
+                        .sample = 0, .pair_cap = 64, .epsilon = 0.03, .mem_bound = 0, .hash_bins = 0};
+}
 
 void cr_part_optv_init(cr_part_optv *v) {
     cr_part_opts o;

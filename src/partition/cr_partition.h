@@ -8,13 +8,8 @@
 #include <stdint.h>
 
 #include "base/cr_err.h"
+#include "data/cr_assign.h"
 #include "partition/cr_bigraph.h"
-
-typedef struct cr_placement {
-    uint32_t k, nu, nv;
-    uint32_t *u_part; /* nu entries in [0, k): example -> worker */
-    uint32_t *v_part; /* nv entries in [0, k): key -> server */
-} cr_placement;
 
 /* Options for every method; cr_part_opts_default fills the spec's defaults.
  * A method ignores the fields it does not use. */
@@ -40,23 +35,10 @@ typedef struct cr_part_opts {
 
 void cr_part_opts_default(cr_part_opts *o);
 
-/* Allocate a placement for g with k parts (entries uninitialised). */
-cr_placement *cr_placement_new(uint32_t k, uint32_t nu, uint32_t nv);
-void cr_placement_destroy(cr_placement **pp);
-
-/* Write p as a placement text file (format in cr_placement_io.c and
- * docs/partitioning.md), via a temp file renamed into place. comment (may be
- * NULL) becomes one '#' line. Returns 0 or -1 with e filled. */
-int cr_placement_save(const char *path, const cr_placement *p, const char *comment, cr_err *e);
-
-/* Read a placement file; NULL with "file:line: reason" in e on bad input.
- * Caller owns the result. */
-cr_placement *cr_placement_load(const char *path, cr_err *e);
-
 /* Signature shared by every method: fills out (allocated with
- * cr_placement_new for g->nu, g->nv, k). Returns 0, or -1 with e filled. */
+ * cr_assign_new for g->nu, g->nv, k). Returns 0, or -1 with e filled. */
 typedef int (*cr_part_fn)(const cr_bigraph *g, uint32_t k, const cr_part_opts *o,
-                          cr_placement *out, cr_err *e);
+                          cr_assign *out, cr_err *e);
 
 /* Look up a method by name ("random", "parsa", "tsh1", "tsh2", "mbp", "dppa",
  * "metis"); NULL if unknown. *available is 0 when the method exists but its
@@ -71,13 +53,13 @@ int cr_metis_available(void);
 
 /* The methods (one file each: cr_random.c, cr_parsa.c, cr_tsh.c, cr_mbp.c,
  * cr_dppa.c, cr_metis.c). */
-int cr_part_random(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out, cr_err *e);
-int cr_part_parsa(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out, cr_err *e);
-int cr_part_tsh1(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out, cr_err *e);
-int cr_part_tsh2(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out, cr_err *e);
-int cr_part_mbp(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out, cr_err *e);
-int cr_part_dppa(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out, cr_err *e);
-int cr_part_metis(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out, cr_err *e);
+int cr_part_random(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_assign *out, cr_err *e);
+int cr_part_parsa(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_assign *out, cr_err *e);
+int cr_part_tsh1(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_assign *out, cr_err *e);
+int cr_part_tsh2(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_assign *out, cr_err *e);
+int cr_part_mbp(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_assign *out, cr_err *e);
+int cr_part_dppa(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_assign *out, cr_err *e);
+int cr_part_metis(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_assign *out, cr_err *e);
 
 /* Per-machine and total costs of a placement (spec "The model"). */
 typedef struct cr_part_metrics {
@@ -89,7 +71,7 @@ typedef struct cr_part_metrics {
     double product;     /* max_i |U_i| * T_max */
 } cr_part_metrics;
 
-int cr_part_metrics_compute(const cr_bigraph *g, const cr_placement *p,
+int cr_part_metrics_compute(const cr_bigraph *g, const cr_assign *p,
                             cr_part_metrics *out, cr_err *e);
 void cr_part_metrics_free(cr_part_metrics *m);
 

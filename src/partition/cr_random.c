@@ -2,7 +2,7 @@
 #include "base/cr_rng.h"
 #include "partition/cr_partition.h"
 
-int cr_part_random(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out, cr_err *e) {
+int cr_part_random(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_assign *out, cr_err *e) {
     if (k == 0) return cr_errf(e, "k must be at least 1");
     cr_rng r;
     cr_rng_seed(&r, o->seed);

@@ -416,16 +416,16 @@ int cr_tsh_param_step(const cr_bigraph *g, uint32_t k, const uint32_t *u_part, u
     return 0;
 }
 
-static int run_tsh(const cr_bigraph *g, uint32_t k, uint32_t alpha, const cr_part_opts *o, cr_placement *out,
+static int run_tsh(const cr_bigraph *g, uint32_t k, uint32_t alpha, const cr_part_opts *o, cr_assign *out,
                cr_err *e) {
     if (cr_tsh_data_step(g, k, alpha, o->beta, o->sample, o->pair_cap, o->seed, out->u_part, e) != 0) return -1;
     return cr_tsh_param_step(g, k, out->u_part, out->v_part, e);
 }
 
-int cr_part_tsh1(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out, cr_err *e) {
+int cr_part_tsh1(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_assign *out, cr_err *e) {
     return run_tsh(g, k, 1, o, out, e);
 }
 
-int cr_part_tsh2(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_placement *out, cr_err *e) {
+int cr_part_tsh2(const cr_bigraph *g, uint32_t k, const cr_part_opts *o, cr_assign *out, cr_err *e) {
     return run_tsh(g, k, 2, o, out, e);
 }

@@ -28,8 +28,15 @@
 
 typedef struct cr_job cr_job;
 
+/* The largest job the core runs: nodes, and workers per node (the wire's
+ * caps). The CLI's --nodes and --workers ranges are these, so the command
+ * line accepts what cr.job{} does. */
+#define CR_JOB_MAX_NODES CR_PROTO_MAX_NODES
+#define CR_JOB_MAX_WORKERS CR_PROTO_MAX_WPN
+
 /* Refuse a job the machine cannot run, with a message naming the limit:
- * nodes >= 1, workers >= 0 per node, and nodes * max(workers, 1) worker
+ * 1 <= nodes <= CR_JOB_MAX_NODES, 0 <= workers <= CR_JOB_MAX_WORKERS per
+ * node, and nodes * max(workers, 1) worker
  * threads at most max(32, 16 per online CPU) (4 nodes of 8 workers fit on 2
  * CPUs). A job with workers = 0 holds tables only: cr_job_model and
  * cr_job_call refuse to run on it. Returns 0 or -1. */

@@ -1,6 +1,10 @@
 #ifndef CR_PLACE_H
 #define CR_PLACE_H
-/* Placement of a dense table's keys on nodes (docs/placement.md).
+/* Placement of a dense table's keys on nodes (docs/placement.md): the
+ * runtime key map of one table (owner node and internal id of each key).
+ * What a partitioner computes for a whole job, examples and keys, is an
+ * assignment (data/cr_assign.h); a "file" placement is built from its
+ * key lines.
  *
  * "range" (the default): node i owns the keys [i*block, (i+1)*block), block =
  * ceil(keys / nodes) (cr_table_block). "hash": key k goes to node

@@ -5,7 +5,8 @@
  * decoder. Nothing else packs or unpacks a control message.
  *
  * On the wire a message is a fixed header (cr_ctl, net/cr_wire.h) followed by
- * zero, one or two payload frames. What the header fields and payloads mean
+ * zero to three payload frames (three: ROWS and SETROWS of a sparse table,
+ * values, state and keys). What the header fields and payloads mean
  * depends on the type; that meaning lives here only, in the comment above
  * each struct. Every decoder checks the frame count, every payload size
  * against the header and against the caps below before the caller allocates
@@ -36,7 +37,7 @@
 #define CR_PROTO_MAX_WEIGHTS (1ll << 27) /* weights of one distribution (8 bytes each: 1 GiB) */
 #define CR_PROTO_MAX_SCHEME 256         /* entries of one sampling scheme */
 
-/* A message as frames: the header and up to two payloads. Encoders fill it
+/* A message as frames: the header and up to three payloads. Encoders fill it
  * pointing at the caller's data (no copy) or at `owned`, a buffer the encoder
  * allocated (cr_proto_msg_free releases it; the struct itself is the
  * caller's). cr_proto_view fills it from received frames. */
@@ -54,7 +55,7 @@ void cr_proto_msg_free(cr_proto_msg *m);
 const char *cr_proto_name(int type);
 
 /* View frames [first..] of p as a message: checks the header frame's size,
- * that the type is known and that at most two payloads follow. Returns 0 or
+ * that the type is known and that at most three payloads follow. Returns 0 or
  * -1 with a message (the message is then garbage). */
 int cr_proto_view(cr_parts *p, int first, cr_proto_msg *m, cr_err *e);
 

@@ -29,7 +29,7 @@ static int hash_table(int argc, char **argv) {
         cr_part_opts_default(&o);
         o.hash_bins = (uint32_t)atoi(argv[a]);
         cr_bigraph *h;
-        cr_placement *p;
+        cr_assign *p;
         cr_err e;
         double t0 = cr_now();
         if (o.hash_bins == 0 || cr_dppa_hashed(g, k, &o, &h, &p, &e)) {
@@ -39,13 +39,13 @@ static int hash_table(int argc, char **argv) {
         double t = cr_now() - t0;
         cr_fhash_stats st;
         cr_fhash_stats_of(g, h, &st);
-        cr_placement *r = cr_placement_new(k, h->nu, h->nv);
+        cr_assign *r = cr_assign_new(k, h->nu, h->nv);
         pu_random(r, 1);
         double td = (double)pu_tsum(h, p->u_part, p->v_part, k), tr = (double)pu_tsum(h, r->u_part, r->v_part, k);
         printf("%8u %9u %10llu %7.1f%% %9.5f %12.0f %12.0f %8.1f %8.3f\n", st.bins, st.bins_used,
                (unsigned long long)st.edges, 100 * st.edge_ratio, st.density, td, tr, 100 * (tr - td) / td, t);
-        cr_placement_destroy(&r);
-        cr_placement_destroy(&p);
+        cr_assign_destroy(&r);
+        cr_assign_destroy(&p);
         cr_bigraph_destroy(&h);
     }
     cr_bigraph_destroy(&g);
@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
     const char *names[] = {"random", "mbp", "mbp-grow", "dppa"};
     cr_part_fn fns[] = {NULL, cr_part_mbp, cr_part_mbp_grow, cr_part_dppa};
     double t[4][32], tm[4][32], mm[4][32];
-    cr_placement *p = cr_placement_new(k, nu, nv);
+    cr_assign *p = cr_assign_new(k, nu, nv);
     cr_err e;
     for (int m = 0; m < 4; m++)
         for (int r = 0; r < runs; r++) {
@@ -94,7 +94,7 @@ int main(int argc, char **argv) {
         printf("%-9s %12.0f %9.1f %10.0f %10.1f %9.3f\n", names[m], ts, 100 * (trand - ts) / ts, ms,
                100 * (mrand - ms) / ms, st_median(t[m], runs));
     }
-    cr_placement_destroy(&p);
+    cr_assign_destroy(&p);
     cr_bigraph_destroy(&g);
     return 0;
 }

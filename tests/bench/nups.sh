@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Parameter management (issue 9, docs/management.md "Measured"): does a second
+# Parameter management (docs/management.md "Measured"): does a second
 # node speed a job up? For MF (examples/mf.lua, data/mf), KGE (ComplEx on
 # data/wordnet-rr) and word2vec (skip-gram on data/gcide-brown.txt), side by
 # side in one run, interleaved:
@@ -18,7 +18,8 @@
 # and classic's ratio to it, the remote bytes per epoch (data plane +
 # relocation protocol + replica syncs, all nodes: the examples' "manage
 # result" line, from job:stats), and quality (test RMSE, test MRR, synonym
-# accuracy). Targets (issue 9) on auto: at most 1.2x the time of 1x2 at the
+# accuracy). Targets on auto, since a second node is worth having only if it
+# pays for itself at the quality of one: at most 1.2x the time of 1x2 at the
 # same quality (RMSE within 3%, MRR within 0.02, synonyms within 2 points);
 # at least as fast as relocate and hot; classic at least 3x slower on KGE
 # and word2vec (reported as unreachable when classic itself is less than

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Measured traffic against the partition metrics' prediction (issue 11,
-# docs/placement.md "Measured traffic"): sparse logistic regression
+# Measured traffic against the partition metrics' prediction, to show that
+# the cost the partitioners minimize is the traffic a job pays
+# (docs/placement.md "Measured traffic"): sparse logistic regression
 # (examples/logreg.lua, DBPG) on gcide-docs, 2 nodes x 1 worker, every
 # example training (heldout=0), KKT filter off (delta=-1), under each
 # placement: range, hash, and the files `crescent partition -k 2 --out` writes

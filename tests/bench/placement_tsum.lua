@@ -1,5 +1,5 @@
 -- T_sum of the partition metrics (cr.partition.metrics, src/partition/
--- cr_metrics.c) for the placement a logistic-regression job runs on, 2
+-- cr_part_metrics.c) for the placement a logistic-regression job runs on, 2
 -- nodes x 1 worker, every example training (heldout=0):
 --   lua5.4 placement_tsum.lua DATA NODES range|hash|FILE
 -- prints "t_sum N". For a placement file, its own assignment. For range

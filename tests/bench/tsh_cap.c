@@ -25,13 +25,13 @@ int main(int argc, char **argv) {
         cr_part_opts o;
         cr_part_opts_default(&o);
         o.pair_cap = (uint32_t)atoi(argv[a]);
-        cr_placement *p = cr_placement_new(k, g->nu, g->nv);
+        cr_assign *p = cr_assign_new(k, g->nu, g->nv);
         cr_part_metrics m = {0};
         double t0 = cr_now();
         int rc = cr_part_tsh2(g, k, &o, p, &e);
         double t = cr_now() - t0;
         if (rc == 0) rc = cr_part_metrics_compute(g, p, &m, &e);
-        cr_placement_destroy(&p);
+        cr_assign_destroy(&p);
         if (rc != 0) {
             fprintf(stderr, "tsh_cap: %s\n", e.msg);
             cr_bigraph_destroy(&g);

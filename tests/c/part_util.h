@@ -84,7 +84,7 @@ static inline uint64_t pu_load(const uint32_t *up, uint32_t n, uint32_t k) {
 }
 
 /* Every entry in [0, k). */
-static inline int pu_complete(const cr_placement *p) {
+static inline int pu_complete(const cr_assign *p) {
     for (uint32_t u = 0; u < p->nu; u++)
         if (p->u_part[u] >= p->k) return 0;
     for (uint32_t v = 0; v < p->nv; v++)
@@ -93,7 +93,7 @@ static inline int pu_complete(const cr_placement *p) {
 }
 
 /* Uniform random placement (the baseline), independent of cr_part_random. */
-static inline void pu_random(cr_placement *p, uint64_t seed) {
+static inline void pu_random(cr_assign *p, uint64_t seed) {
     cr_rng r;
     cr_rng_seed(&r, seed);
     for (uint32_t u = 0; u < p->nu; u++) p->u_part[u] = (uint32_t)cr_rng_below(&r, p->k);
@@ -101,7 +101,7 @@ static inline void pu_random(cr_placement *p, uint64_t seed) {
 }
 
 /* 1 if p and q assign every example and every key alike. */
-static inline int pu_same(const cr_placement *p, const cr_placement *q) {
+static inline int pu_same(const cr_assign *p, const cr_assign *q) {
     return p->nu == q->nu && p->nv == q->nv && !memcmp(p->u_part, q->u_part, p->nu * sizeof(uint32_t)) &&
            !memcmp(p->v_part, q->v_part, p->nv * sizeof(uint32_t));
 }

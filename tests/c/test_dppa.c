@@ -13,8 +13,8 @@ static void test_dppa_complete_deterministic_beats_random(void) {
     cr_bigraph *g = pu_planted(nu, nv, k, 8, 0.85, 11);
     cr_part_opts o;
     cr_part_opts_default(&o);
-    cr_placement *p = cr_placement_new(k, nu, nv), *q = cr_placement_new(k, nu, nv);
-    cr_placement *r = cr_placement_new(k, nu, nv);
+    cr_assign *p = cr_assign_new(k, nu, nv), *q = cr_assign_new(k, nu, nv);
+    cr_assign *r = cr_assign_new(k, nu, nv);
     cr_err e;
     for (uint32_t alpha = 1; alpha <= 2; alpha++) {
         o.alpha = alpha;
@@ -29,9 +29,9 @@ static void test_dppa_complete_deterministic_beats_random(void) {
                (unsigned long long)tr);
         CR_CHECK(td * 3 < tr * 2);
     }
-    cr_placement_destroy(&p);
-    cr_placement_destroy(&q);
-    cr_placement_destroy(&r);
+    cr_assign_destroy(&p);
+    cr_assign_destroy(&q);
+    cr_assign_destroy(&r);
     cr_bigraph_destroy(&g);
 }
 
@@ -46,7 +46,7 @@ static void test_dppa_hashed(void) {
     uint32_t ms[] = {2048, 512, 128};
     for (int i = 0; i < 3; i++) {
         o.hash_bins = ms[i];
-        cr_placement *p = cr_placement_new(k, nu, nv);
+        cr_assign *p = cr_assign_new(k, nu, nv);
         CR_CHECK(cr_part_dppa(g, k, &o, p, &e) == 0);
         CR_CHECK(pu_complete(p));
         uint32_t *srv = malloc(ms[i] * sizeof *srv);
@@ -58,20 +58,20 @@ static void test_dppa_hashed(void) {
         }
         free(srv);
         cr_bigraph *h;
-        cr_placement *ph, *rnd;
+        cr_assign *ph, *rnd;
         CR_CHECK(cr_dppa_hashed(g, k, &o, &h, &ph, &e) == 0);
         CR_CHECK(h->nv == ms[i] && ph->nv == ms[i]);
         CR_CHECK(memcmp(ph->u_part, p->u_part, nu * sizeof(uint32_t)) == 0);
-        rnd = cr_placement_new(k, nu, ms[i]);
+        rnd = cr_assign_new(k, nu, ms[i]);
         pu_random(rnd, 4);
         uint64_t td = pu_tsum(h, ph->u_part, ph->v_part, k), tr = pu_tsum(h, rnd->u_part, rnd->v_part, k);
         printf("  m'=%u: dppa T_sum %llu, random %llu (%.0f%% better)\n", ms[i], (unsigned long long)td,
                (unsigned long long)tr, 100.0 * ((double)tr - (double)td) / (double)td);
         CR_CHECK(td < tr);
-        cr_placement_destroy(&ph);
-        cr_placement_destroy(&rnd);
+        cr_assign_destroy(&ph);
+        cr_assign_destroy(&rnd);
         cr_bigraph_destroy(&h);
-        cr_placement_destroy(&p);
+        cr_assign_destroy(&p);
     }
     cr_bigraph_destroy(&g);
 }
@@ -86,18 +86,18 @@ static void test_dppa_degenerate(void) {
     for (int i = 0; i < 4; i++)
         for (uint32_t bins = 0; bins <= 3; bins += 3) {
             o.hash_bins = bins;
-            cr_placement *p = cr_placement_new(ks[i], g->nu, g->nv);
+            cr_assign *p = cr_assign_new(ks[i], g->nu, g->nv);
             CR_CHECK(cr_part_dppa(g, ks[i], &o, p, &e) == 0);
             CR_CHECK(pu_complete(p));
-            cr_placement_destroy(&p);
+            cr_assign_destroy(&p);
         }
-    cr_placement *p = cr_placement_new(1, g->nu, g->nv);
+    cr_assign *p = cr_assign_new(1, g->nu, g->nv);
     CR_CHECK(cr_part_dppa(g, 0, &o, p, &e) == -1);
     CR_CHECK_STR(e.msg, "dppa: k must be >= 1");
     o.hash_bins = 0;
     o.alpha = 3;
     CR_CHECK(cr_part_dppa(g, 2, &o, p, &e) == -1);
-    cr_placement_destroy(&p);
+    cr_assign_destroy(&p);
     cr_bigraph_destroy(&g);
 }
 
@@ -116,14 +116,14 @@ static void test_dppa_random_small_graphs(void) {
         o.seed = (uint64_t)t;
         o.alpha = 1 + (uint32_t)(t % 2);
         o.hash_bins = (t / 2) % 2 ? 1 + (uint32_t)cr_rng_below(&r, 20) : 0;
-        cr_placement *p = cr_placement_new(k, nu, nv), *q = cr_placement_new(k, nu, nv);
+        cr_assign *p = cr_assign_new(k, nu, nv), *q = cr_assign_new(k, nu, nv);
         CR_CHECK(cr_part_dppa(g, k, &o, p, &e) == 0);
         CR_CHECK(pu_complete(p));
         CR_CHECK(pu_load(p->u_part, nu, k) <= (nu + k - 1) / k);
         CR_CHECK(cr_part_dppa(g, k, &o, q, &e) == 0);
         CR_CHECK(pu_same(p, q));
-        cr_placement_destroy(&p);
-        cr_placement_destroy(&q);
+        cr_assign_destroy(&p);
+        cr_assign_destroy(&q);
         cr_bigraph_destroy(&g);
     }
 }

@@ -2,7 +2,7 @@
  * brute-force pair count (positive above negative = 1, tie = 1/2). */
 #include "base/cr_rng.h"
 #include "cr_test.h"
-#include "eval/cr_metrics.h"
+#include "eval/cr_pred_metrics.h"
 
 static void test_rmse(void) {
     float p[3] = {1, 2, 3}, t[3] = {1, 4, 0};

@@ -80,13 +80,13 @@ static void test_writers_refuse(void) {
     CR_CHECK(cr_out_open(&o, lnk, &e) == -1 && refused(lnk, "symbolic link", &e));
     CR_CHECK(is_mode("/dev/null", S_IFCHR) && is_mode(lnk, S_IFLNK) && has_text(victim, "keep"));
     uint32_t u[1] = {0}, v[1] = {0};
-    cr_placement p = {1, 1, 1, u, v};
-    CR_CHECK(cr_placement_save("/dev/null", &p, NULL, &e) == -1 && refused("/dev/null", "character device", &e));
-    CR_CHECK(cr_placement_save(lnk, &p, NULL, &e) == -1 && refused(lnk, "symbolic link", &e));
+    cr_assign p = {1, 1, 1, u, v};
+    CR_CHECK(cr_assign_save("/dev/null", &p, NULL, &e) == -1 && refused("/dev/null", "character device", &e));
+    CR_CHECK(cr_assign_save(lnk, &p, NULL, &e) == -1 && refused(lnk, "symbolic link", &e));
     CR_CHECK(is_mode("/dev/null", S_IFCHR) && is_mode(lnk, S_IFLNK) && has_text(victim, "keep"));
     char ok[256];
     path_of(ok, sizeof ok, "ok.placement");
-    CR_CHECK(cr_placement_save(ok, &p, NULL, &e) == 0 && is_mode(ok, S_IFREG));
+    CR_CHECK(cr_assign_save(ok, &p, NULL, &e) == 0 && is_mode(ok, S_IFREG));
     CR_CHECK(cr_out_open(&o, ok, &e) == 0 && fputs("x", o.f) >= 0 && cr_out_commit(&o, &e) == 0);
     CR_CHECK(has_text(ok, "x"));
 }

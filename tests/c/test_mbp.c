@@ -45,7 +45,7 @@ static void test_fm_gain_matches_bruteforce(void) {
         cr_bigraph *g = pu_planted(30, 20, 3, 4, 0.5, seed);
         cr_wgraph *w = cr_wgraph_from_bigraph(g);
         uint32_t k = 3;
-        cr_placement *p = cr_placement_new(k, g->nu, g->nv);
+        cr_assign *p = cr_assign_new(k, g->nu, g->nv);
         pu_random(p, seed * 11);
         cr_fm fm;
         cr_err e;
@@ -81,7 +81,7 @@ static void test_fm_gain_matches_bruteforce(void) {
         CR_CHECK(after == cr_fm_tsum(&fm));
         CR_CHECK(after <= before);
         cr_fm_free(&fm);
-        cr_placement_destroy(&p);
+        cr_assign_destroy(&p);
         cr_wgraph_destroy(&w);
         cr_bigraph_destroy(&g);
     }
@@ -92,8 +92,8 @@ static void run_planted(cr_part_fn fn, const char *name) {
     cr_bigraph *g = pu_planted(nu, nv, k, 12, 0.85, 42);
     cr_part_opts o;
     cr_part_opts_default(&o);
-    cr_placement *p = cr_placement_new(k, nu, nv), *q = cr_placement_new(k, nu, nv);
-    cr_placement *rnd = cr_placement_new(k, nu, nv);
+    cr_assign *p = cr_assign_new(k, nu, nv), *q = cr_assign_new(k, nu, nv);
+    cr_assign *rnd = cr_assign_new(k, nu, nv);
     cr_err e;
     CR_CHECK(fn(g, k, &o, p, &e) == 0);
     CR_CHECK(pu_complete(p));
@@ -101,19 +101,19 @@ static void run_planted(cr_part_fn fn, const char *name) {
     CR_CHECK(fn(g, k, &o, q, &e) == 0);
     CR_CHECK(pu_same(p, q));
     pu_random(rnd, 5);
-    cr_placement *pl = cr_placement_new(k, nu, nv);
+    cr_assign *pl = cr_assign_new(k, nu, nv);
     for (uint32_t u = 0; u < nu; u++) pl->u_part[u] = u % k;
     for (uint32_t v = 0; v < nv; v++) pl->v_part[v] = v / (nv / k);
     uint64_t tp = pu_tsum(g, pl->u_part, pl->v_part, k);
-    cr_placement_destroy(&pl);
+    cr_assign_destroy(&pl);
     uint64_t tm = pu_tsum(g, p->u_part, p->v_part, k), tr = pu_tsum(g, rnd->u_part, rnd->v_part, k);
     printf("  %s planted k=8: T_sum %llu, random %llu, planted %llu\n", name, (unsigned long long)tm,
            (unsigned long long)tr, (unsigned long long)tp);
     CR_CHECK(tm * 2 < tr);    /* planted structure: at least twice better than random */
     CR_CHECK(tm * 10 < tp * 13); /* and within 30% of the planted placement */
-    cr_placement_destroy(&p);
-    cr_placement_destroy(&q);
-    cr_placement_destroy(&rnd);
+    cr_assign_destroy(&p);
+    cr_assign_destroy(&q);
+    cr_assign_destroy(&rnd);
     cr_bigraph_destroy(&g);
 }
 
@@ -124,14 +124,14 @@ static void test_mbp_seed_changes_placement(void) {
     cr_bigraph *g = pu_planted(3000, 1500, 4, 10, 0.7, 9);
     cr_part_opts o;
     cr_part_opts_default(&o);
-    cr_placement *p = cr_placement_new(4, g->nu, g->nv), *q = cr_placement_new(4, g->nu, g->nv);
+    cr_assign *p = cr_assign_new(4, g->nu, g->nv), *q = cr_assign_new(4, g->nu, g->nv);
     cr_err e;
     CR_CHECK(cr_part_mbp(g, 4, &o, p, &e) == 0);
     o.seed = 2;
     CR_CHECK(cr_part_mbp(g, 4, &o, q, &e) == 0);
     CR_CHECK(memcmp(p->u_part, q->u_part, g->nu * sizeof(uint32_t)) != 0);
-    cr_placement_destroy(&p);
-    cr_placement_destroy(&q);
+    cr_assign_destroy(&p);
+    cr_assign_destroy(&q);
     cr_bigraph_destroy(&g);
 }
 
@@ -140,7 +140,7 @@ static void test_mbp_memory_bound(void) {
     cr_bigraph *g = pu_planted(2000, 1000, k, 10, 0.6, 5);
     cr_part_opts o;
     cr_part_opts_default(&o);
-    cr_placement *p = cr_placement_new(k, g->nu, g->nv);
+    cr_assign *p = cr_assign_new(k, g->nu, g->nv);
     cr_err e;
     CR_CHECK(cr_part_mbp(g, k, &o, p, &e) == 0);
     uint64_t free_m = pu_mmax(g, p->u_part, k);
@@ -153,7 +153,7 @@ static void test_mbp_memory_bound(void) {
     o.mem_bound = 3;
     CR_CHECK(cr_part_mbp(g, k, &o, p, &e) == -1);
     CR_CHECK(strncmp(e.msg, "mbp: memory bound 3 cannot be met (max |N(U_i)| = ", 49) == 0);
-    cr_placement_destroy(&p);
+    cr_assign_destroy(&p);
     cr_bigraph_destroy(&g);
 }
 
@@ -168,24 +168,24 @@ static void test_mbp_degenerate(void) {
     cr_part_opts_default(&o);
     uint32_t ks[] = {1, 2, 5, 9};
     for (int i = 0; i < 4; i++) {
-        cr_placement *p = cr_placement_new(ks[i], g->nu, g->nv);
+        cr_assign *p = cr_assign_new(ks[i], g->nu, g->nv);
         CR_CHECK(cr_part_mbp(g, ks[i], &o, p, &e) == 0);
         CR_CHECK(pu_complete(p));
         CR_CHECK(pu_load(p->u_part, g->nu, ks[i]) <= cr_mbp_ubound(g->nu, ks[i], 0.03));
         CR_CHECK(cr_part_mbp_grow(g, ks[i], &o, p, &e) == 0);
         CR_CHECK(pu_complete(p));
-        cr_placement_destroy(&p);
+        cr_assign_destroy(&p);
     }
-    cr_placement *p = cr_placement_new(0, g->nu, g->nv);
+    cr_assign *p = cr_assign_new(0, g->nu, g->nv);
     CR_CHECK(cr_part_mbp(g, 0, &o, p, &e) == -1);
     CR_CHECK_STR(e.msg, "mbp: k must be >= 1");
-    cr_placement_destroy(&p);
+    cr_assign_destroy(&p);
     cr_bigraph_destroy(&g);
     /* empty graph */
     g = cr_bigraph_from_edges(NULL, NULL, 0, 0, 0, &e);
-    p = cr_placement_new(3, 0, 0);
+    p = cr_assign_new(3, 0, 0);
     CR_CHECK(cr_part_mbp(g, 3, &o, p, &e) == 0);
-    cr_placement_destroy(&p);
+    cr_assign_destroy(&p);
     cr_bigraph_destroy(&g);
 }
 
@@ -200,7 +200,7 @@ static void test_tsum_matches_shared_metrics(void) {
     cr_bigraph *g = pu_planted(300, 200, 4, 6, 0.7, 8);
     cr_part_opts o;
     cr_part_opts_default(&o);
-    cr_placement *p = cr_placement_new(4, g->nu, g->nv);
+    cr_assign *p = cr_assign_new(4, g->nu, g->nv);
     cr_err e;
     CR_CHECK(cr_part_mbp(g, 4, &o, p, &e) == 0);
     cr_part_metrics m;
@@ -209,7 +209,7 @@ static void test_tsum_matches_shared_metrics(void) {
     CR_CHECK(m.m_max == pu_mmax(g, p->u_part, 4));
     CR_CHECK(m.load == pu_load(p->u_part, g->nu, 4));
     cr_part_metrics_free(&m);
-    cr_placement_destroy(&p);
+    cr_assign_destroy(&p);
     cr_bigraph_destroy(&g);
 }
 
@@ -227,7 +227,7 @@ static void test_mbp_random_small_graphs(void) {
         cr_part_opts o;
         cr_part_opts_default(&o);
         o.seed = (uint64_t)t;
-        cr_placement *p = cr_placement_new(k, nu, nv), *q = cr_placement_new(k, nu, nv);
+        cr_assign *p = cr_assign_new(k, nu, nv), *q = cr_assign_new(k, nu, nv);
         int grow = t % 2;
         CR_CHECK((grow ? cr_part_mbp_grow : cr_part_mbp)(g, k, &o, p, &e) == 0);
         CR_CHECK(pu_complete(p));
@@ -238,8 +238,8 @@ static void test_mbp_random_small_graphs(void) {
         int rc = cr_part_mbp(g, k, &o, p, &e);
         if (rc == 0) CR_CHECK(pu_mmax(g, p->u_part, k) <= o.mem_bound);
         else CR_CHECK(strstr(e.msg, "cannot be met") != NULL && pu_mmax(g, p->u_part, k) > o.mem_bound);
-        cr_placement_destroy(&p);
-        cr_placement_destroy(&q);
+        cr_assign_destroy(&p);
+        cr_assign_destroy(&q);
         cr_bigraph_destroy(&g);
     }
 }

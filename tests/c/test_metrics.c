@@ -20,7 +20,7 @@ static cr_bigraph *random_graph(cr_rng *r, uint32_t nu, uint32_t nv, uint64_t ne
 
 /* need[i][v] = 1 iff some example of machine i has v: sets straight from the
  * definition, then M_i, T_i by counting. */
-static int brute_ok(const cr_bigraph *g, const cr_placement *p, const cr_part_metrics *m) {
+static int brute_ok(const cr_bigraph *g, const cr_assign *p, const cr_part_metrics *m) {
     uint32_t k = p->k;
     char *need = calloc((size_t)k * g->nv + 1, 1);
     for (uint32_t u = 0; u < g->nu; u++)
@@ -54,7 +54,7 @@ static void test_metrics_brute_force(void) {
         uint32_t nu = 1 + (uint32_t)cr_rng_below(&r, 30), nv = 1 + (uint32_t)cr_rng_below(&r, 30);
         uint32_t k = 1 + (uint32_t)cr_rng_below(&r, 6);
         cr_bigraph *g = random_graph(&r, nu, nv, cr_rng_below(&r, 120));
-        cr_placement *p = cr_placement_new(k, nu, nv);
+        cr_assign *p = cr_assign_new(k, nu, nv);
         cr_part_opts o;
         cr_part_opts_default(&o);
         o.seed = (uint64_t)rep;
@@ -64,7 +64,7 @@ static void test_metrics_brute_force(void) {
         CR_CHECK(cr_part_metrics_compute(g, p, &m, &e) == 0);
         CR_CHECK(brute_ok(g, p, &m));
         cr_part_metrics_free(&m);
-        cr_placement_destroy(&p);
+        cr_assign_destroy(&p);
         cr_bigraph_destroy(&g);
     }
 }
@@ -73,11 +73,11 @@ static void test_metrics_rejects_bad_placement(void) {
     uint32_t u[] = {0, 1}, v[] = {0, 1};
     cr_err e;
     cr_bigraph *g = cr_bigraph_from_edges(u, v, 2, 0, 0, &e);
-    cr_placement *p = cr_placement_new(2, 2, 2);
+    cr_assign *p = cr_assign_new(2, 2, 2);
     p->u_part[0] = 0, p->u_part[1] = 5, p->v_part[0] = p->v_part[1] = 0;
     cr_part_metrics m;
     int rc = cr_part_metrics_compute(g, p, &m, &e);
-    cr_placement_destroy(&p);
+    cr_assign_destroy(&p);
     cr_bigraph_destroy(&g);
     CR_CHECK(rc == -1);
     CR_CHECK_STR(e.msg, "example 1 assigned to machine 5 >= k = 2");
@@ -87,7 +87,7 @@ static void test_random_seeded(void) {
     cr_rng r;
     cr_rng_seed(&r, 3);
     cr_bigraph *g = random_graph(&r, 100, 80, 400);
-    cr_placement *a = cr_placement_new(4, 100, 80), *b = cr_placement_new(4, 100, 80);
+    cr_assign *a = cr_assign_new(4, 100, 80), *b = cr_assign_new(4, 100, 80);
     cr_part_opts o;
     cr_part_opts_default(&o);
     cr_err e;
@@ -95,7 +95,7 @@ static void test_random_seeded(void) {
     int same = !memcmp(a->u_part, b->u_part, 100 * 4) && !memcmp(a->v_part, b->v_part, 80 * 4);
     int used[4] = {0};
     for (int u = 0; u < 100; u++) used[a->u_part[u]] = 1;
-    cr_placement_destroy(&a), cr_placement_destroy(&b), cr_bigraph_destroy(&g);
+    cr_assign_destroy(&a), cr_assign_destroy(&b), cr_bigraph_destroy(&g);
     CR_CHECK(same);
     CR_CHECK(used[0] && used[1] && used[2] && used[3]);
 }

@@ -78,7 +78,7 @@ static void test_equals_naive(void) {
     }
 }
 
-static int complete(const cr_placement *p) {
+static int complete(const cr_assign *p) {
     for (uint32_t u = 0; u < p->nu; u++)
         if (p->u_part[u] >= p->k) return 0;
     for (uint32_t v = 0; v < p->nv; v++)
@@ -98,7 +98,7 @@ static void test_contract_and_options(void) {
     o[4].v_sweeps = -1;
     cr_part_metrics m1 = {0}, m4 = {0};
     for (int j = 0; j < 5; j++) {
-        cr_placement *p = cr_placement_new(8, 300, 200), *q = cr_placement_new(8, 300, 200);
+        cr_assign *p = cr_assign_new(8, 300, 200), *q = cr_assign_new(8, 300, 200);
         cr_err e;
         int rc = cr_part_parsa(g, 8, &o[j], p, &e) | cr_part_parsa(g, 8, &o[j], q, &e);
         int ok = rc == 0 && complete(p) && !memcmp(p->u_part, q->u_part, 300 * 4) && !memcmp(p->v_part, q->v_part, 200 * 4);
@@ -107,7 +107,7 @@ static void test_contract_and_options(void) {
         for (int i = 0; i < 8 && ok; i++) ok = cnt[i] == 37 || cnt[i] == 38; /* smallest-|U_i| rule balances */
         if (j == 0) cr_part_metrics_compute(g, p, &m1, &e);
         if (j == 4) cr_part_metrics_compute(g, p, &m4, &e);
-        cr_placement_destroy(&p), cr_placement_destroy(&q);
+        cr_assign_destroy(&p), cr_assign_destroy(&q);
         if (!ok) printf("  option set %d\n", j);
         CR_CHECK(ok);
     }
@@ -124,12 +124,12 @@ static void test_degenerate(void) {
     cr_bigraph *g = cr_bigraph_from_edges(u, v, 5, 4, 6, &e);
     uint32_t ks[] = {1, 3, 9};
     for (int j = 0; j < 3; j++) {
-        cr_placement *p = cr_placement_new(ks[j], 4, 6);
+        cr_assign *p = cr_assign_new(ks[j], 4, 6);
         cr_part_opts o;
         cr_part_opts_default(&o);
         int ok = cr_part_parsa(g, ks[j], &o, p, &e) == 0 && complete(p);
         if (ks[j] == 9) ok = ok && p->u_part[0] != p->u_part[1] && p->u_part[2] != p->u_part[3];
-        cr_placement_destroy(&p);
+        cr_assign_destroy(&p);
         if (!ok) cr_bigraph_destroy(&g);
         CR_CHECK(ok);
     }

@@ -15,7 +15,7 @@ static int check_graph(const cr_bigraph *g, uint32_t k) {
         int avail;
         cr_part_fn fn = cr_part_method(names[j], &avail);
         if (!avail) continue;
-        cr_placement *a = cr_placement_new(k, g->nu, g->nv), *b = cr_placement_new(k, g->nu, g->nv);
+        cr_assign *a = cr_assign_new(k, g->nu, g->nv), *b = cr_assign_new(k, g->nu, g->nv);
         cr_part_opts o;
         cr_part_opts_default(&o);
         o.seed = 9;
@@ -23,7 +23,7 @@ static int check_graph(const cr_bigraph *g, uint32_t k) {
         int ok = fn(g, k, &o, a, &e) == 0 && fn(g, k, &o, b, &e) == 0;
         for (uint32_t u = 0; ok && u < g->nu; u++) ok = a->u_part[u] < k && a->u_part[u] == b->u_part[u];
         for (uint32_t v = 0; ok && v < g->nv; v++) ok = a->v_part[v] < k && a->v_part[v] == b->v_part[v];
-        cr_placement_destroy(&a), cr_placement_destroy(&b);
+        cr_assign_destroy(&a), cr_assign_destroy(&b);
         if (!ok) {
             printf("  method %s k %u nu %u nv %u: %s\n", names[j], k, g->nu, g->nv, e.msg);
             return 0;
@@ -68,18 +68,18 @@ static void test_placement_file(void) {
     int fd = mkstemp(path);
     CR_CHECK(fd >= 0);
     close(fd);
-    cr_placement *p = cr_placement_new(3, 2, 3);
+    cr_assign *p = cr_assign_new(3, 2, 3);
     p->u_part[0] = 2, p->u_part[1] = 0, p->v_part[0] = 1, p->v_part[1] = 1, p->v_part[2] = 0;
     cr_err e;
-    int rc = cr_placement_save(path, p, "test", &e);
-    cr_placement *q = rc == 0 ? cr_placement_load(path, &e) : NULL;
+    int rc = cr_assign_save(path, p, "test", &e);
+    cr_assign *q = rc == 0 ? cr_assign_load(path, &e) : NULL;
     int same = q && q->k == 3 && q->nu == 2 && q->nv == 3 && !memcmp(p->u_part, q->u_part, 8) &&
                !memcmp(p->v_part, q->v_part, 12);
-    cr_placement_destroy(&p), cr_placement_destroy(&q);
+    cr_assign_destroy(&p), cr_assign_destroy(&q);
     FILE *f = fopen(path, "w");
     fputs("# crescent placement 1\nk 2\nexamples 2\nkeys 0\nu 0 1\nu 0 1\n", f);
     fclose(f);
-    q = cr_placement_load(path, &e);
+    q = cr_assign_load(path, &e);
     char want[128];
     snprintf(want, sizeof want, "%s:6: example 0 assigned twice", path);
     unlink(path);
@@ -87,12 +87,12 @@ static void test_placement_file(void) {
     CR_CHECK(q == NULL);
     CR_CHECK_STR(e.msg, want);
     /* file errors: the file first, then what failed */
-    CR_CHECK(cr_placement_load("/nonexistent/p.txt", &e) == NULL);
+    CR_CHECK(cr_assign_load("/nonexistent/p.txt", &e) == NULL);
     CR_CHECK_STR(e.msg, "/nonexistent/p.txt: cannot open: No such file or directory");
-    p = cr_placement_new(2, 1, 1);
-    CR_CHECK(cr_placement_save("/nonexistent/p.txt", p, NULL, &e) == -1);
+    p = cr_assign_new(2, 1, 1);
+    CR_CHECK(cr_assign_save("/nonexistent/p.txt", p, NULL, &e) == -1);
     CR_CHECK_STR(e.msg, "/nonexistent/p.txt: cannot create: No such file or directory");
-    cr_placement_destroy(&p);
+    cr_assign_destroy(&p);
 }
 
 int main(void) {

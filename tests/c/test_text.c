@@ -34,6 +34,25 @@ static void test_vocab(void) {
     cr_dict_free(&v);
 }
 
+/* The shared vocabulary rule on its own: descending count, ties by first
+ * appearance, min_count, the map of dropped words, the kept total. */
+static void test_vocab_build(void) {
+    cr_dict seen, v;
+    cr_dict_init(&seen);
+    cr_dict_init(&v);
+    const char *w[] = {"x", "y", "z", "q"};
+    for (int i = 0; i < 4; i++) cr_dict_add(&seen, w[i], 1, NULL);
+    int64_t cnt[] = {2, 3, 2, 1}, count[4], map[4];
+    CR_CHECK(cr_vocab_build(&seen, cnt, 2, &v, count, map) == 7);
+    CR_CHECK(v.n == 3 && count[0] == 3 && count[1] == 2 && count[2] == 2);
+    CR_CHECK_STR(cr_dict_name(&v, 0), "y");
+    CR_CHECK_STR(cr_dict_name(&v, 1), "x"); /* x ties with z and came first */
+    CR_CHECK_STR(cr_dict_name(&v, 2), "z");
+    CR_CHECK(map[0] == 1 && map[1] == 0 && map[2] == 2 && map[3] == -1);
+    cr_dict_free(&seen);
+    cr_dict_free(&v);
+}
+
 static void test_fixed_vocab_and_split(void) {
     cr_corpus c, h;
     cr_dict v;
@@ -108,6 +127,7 @@ static void test_zipf_text(void) {
 int main(void) {
     tdir_make();
     CR_RUN(test_vocab);
+    CR_RUN(test_vocab_build);
     CR_RUN(test_fixed_vocab_and_split);
     CR_RUN(test_tables);
     CR_RUN(test_errors);

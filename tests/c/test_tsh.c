@@ -18,9 +18,9 @@ static cr_bigraph *paper_graph(void) {
     return cr_bigraph_from_edges(u, v, 13, 4, 6, &e);
 }
 
-static void run(int alpha, cr_placement **pp, cr_part_metrics *m) {
+static void run(int alpha, cr_assign **pp, cr_part_metrics *m) {
     cr_bigraph *g = paper_graph();
-    cr_placement *p = cr_placement_new(2, 4, 6);
+    cr_assign *p = cr_assign_new(2, 4, 6);
     cr_part_opts o;
     cr_part_opts_default(&o);
     cr_err e;
@@ -32,12 +32,12 @@ static void run(int alpha, cr_placement **pp, cr_part_metrics *m) {
 }
 
 static void test_paper_tsh2(void) {
-    cr_placement *p;
+    cr_assign *p;
     cr_part_metrics m = {0};
     run(2, &p, &m);
     uint32_t u0 = p->u_part[0], u1 = p->u_part[1], u2 = p->u_part[2], u3 = p->u_part[3], v2 = p->v_part[2];
     uint32_t v0 = p->v_part[0], v1 = p->v_part[1], v3 = p->v_part[3], v4 = p->v_part[4], v5 = p->v_part[5];
-    cr_placement_destroy(&p);
+    cr_assign_destroy(&p);
     uint64_t mmax = m.m_max, t0 = m.t[0], t1 = m.t[1];
     cr_part_metrics_free(&m);
     CR_CHECK(u0 == 0 && u1 == 0 && u2 == 1 && u3 == 1); /* U_1 = {d1,d2}, U_2 = {d3,d4} */
@@ -48,11 +48,11 @@ static void test_paper_tsh2(void) {
 }
 
 static void test_paper_tsh1(void) {
-    cr_placement *p;
+    cr_assign *p;
     cr_part_metrics m = {0};
     run(1, &p, &m);
     uint32_t u0 = p->u_part[0], u1 = p->u_part[1], u2 = p->u_part[2], u3 = p->u_part[3];
-    cr_placement_destroy(&p);
+    cr_assign_destroy(&p);
     uint64_t mmax = m.m_max, tsum = m.t_sum;
     cr_part_metrics_free(&m);
     CR_CHECK(u0 == 0 && u2 == 0 && u1 == 1 && u3 == 1); /* {d1,d3}, {d2,d4} */

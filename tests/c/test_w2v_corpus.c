@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cr_test.h"
+#include "data/cr_text.h"
 #include "kernels/cr_w2v.h"
 #include "kernels/cr_w2v_corpus.h"
 #include "kernels/cr_w2v_io.h"
@@ -81,6 +82,28 @@ static void read_all(cr_w2v_reader *r, const cr_w2v_vocab *v, char *out, int64_t
             }
         }
     }
+}
+
+/* The streamed vocabulary and the in-memory text reader (cr_text_load) give
+ * every word the same id and count: one rule, one builder. */
+static void test_vocab_as_text(void) {
+    char *p = cr_test_tmpfile(text);
+    cr_w2v_vocab v;
+    cr_err e;
+    CR_CHECK(cr_w2v_vocab_count(p, 2, &v, &e) == 0);
+    cr_corpus c;
+    cr_dict d;
+    cr_dict_init(&d);
+    CR_CHECK(cr_text_load(p, &(cr_text_opts){2, 0, 0}, &c, &d, &e) == 0);
+    CR_CHECK(d.n == v.words.n);
+    for (int64_t i = 0; i < d.n && i < v.words.n; i++) {
+        CR_CHECK_STR(cr_dict_name(&d, i), cr_dict_name(&v.words, i));
+        CR_CHECK(c.count[i] == v.count[i]);
+    }
+    cr_corpus_free(&c);
+    cr_dict_free(&d);
+    cr_w2v_vocab_free(&v);
+    unlink(p);
 }
 
 static void test_parts_and_batches(void) {
@@ -347,6 +370,7 @@ static void test_peek(void) {
 
 int main(void) {
     CR_RUN(test_vocab);
+    CR_RUN(test_vocab_as_text);
     CR_RUN(test_parts_and_batches);
     CR_RUN(test_batch_keys);
     CR_RUN(test_pool_extra);

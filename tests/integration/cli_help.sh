@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CLI conventions (issue 7, probe defect 12): `crescent --version`, `crescent
+# CLI conventions, the same for every command so that a user can learn each
+# one from the command line itself: `crescent --version`, `crescent
 # --help`, `crescent help [COMMAND]` and `crescent COMMAND --help` for every
 # command and every dataset print on stdout, nothing on stderr, exit 0; the
 # help is generated from the option tables, so it names each option and its
@@ -40,7 +41,8 @@ for c in run repl node data partition ckpt keygen; do
 done
 # generated from the tables: options with their ranges and defaults
 ok "--nodes N" run --help
-grep -qF "(an integer in [1, 1024])" "$tmp/out" || fail "run --help: no range for --nodes"
+grep -qF "(an integer in [1, 4096])" "$tmp/out" || fail "run --help: no range for --nodes"
+grep -qF "(an integer in [0, 1024])" "$tmp/out" || fail "run --help: no range for --workers"
 ok "--scheduler tcp://HOST:PORT" node --help
 ok "--workers W" repl --help
 ok "--pair-cap N" partition --help
@@ -60,7 +62,13 @@ ok "--wordnet-dir DIR" data wordnet --help
 usage_error "unknown command 'frob'" frob
 usage_error "usage: crescent COMMAND" 
 usage_error "crescent run: unknown option '--frob'" run --frob x.lua
-usage_error "crescent run: --nodes: '0' is not an integer in [1, 1024]" run x.lua --nodes 0
+usage_error "crescent run: --nodes: '0' is not an integer in [1, 4096]" run x.lua --nodes 0
+# the ranges are the core's (cr.job{} takes 4096 nodes and 1024 workers per
+# node): past them a range error, inside them the machine's thread limit
+usage_error "crescent run: --nodes: '4097' is not an integer in [1, 4096]" run x.lua --nodes 4097
+usage_error "crescent run: --workers: '1025' is not an integer in [0, 1024]" run x.lua --workers 1025
+usage_error "worker threads: this machine runs at most" run x.lua --nodes 2048
+usage_error "worker threads: this machine runs at most" run x.lua --workers 512
 usage_error "crescent run: --workers needs a value" run x.lua --workers
 usage_error "crescent run: missing argument" run
 usage_error "crescent node: --scheduler is required" node

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The models under relocation and the NuPS heuristic (docs/management.md,
-# issue 9): MF (small zipf-mf set), KGE (ComplEx on the tiny generated graph
+# The models under relocation and the NuPS heuristic (docs/management.md),
+# because moving or replicating keys must save traffic without costing the
+# models their quality: MF (small zipf-mf set), KGE (ComplEx on the tiny generated graph
 # of tests/integration/jobs/kge_graph.sh) and word2vec (a planted-synonym
 # corpus, each worker's lines from its own half of the groups) each run on 2 nodes x 1 worker with manage=classic, relocate,
 # hot and auto. Under relocate and hot: the quality is in the band of classic (MF

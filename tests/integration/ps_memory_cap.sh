@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# cr.job{memory_mb = N}: the job's cap on every worker's Lua state (issue 7,
-# "What to build" 6). A growing table in a model script stops at the job's
+# cr.job{memory_mb = N}: the job's cap on every worker's Lua state, set once
+# for the job so that a runaway model script fails with its own line instead
+# of taking the node's memory. A growing table in a model script stops at the job's
 # cap with the script's line; a model option memory_mb overrides it; a bad
 # value is refused by name.
 set -u

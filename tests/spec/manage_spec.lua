@@ -160,6 +160,19 @@ describe("crescent.manage runner", function()
     assert.are.equal("relocate", (d:decide { observed = { total = 20000, top = { top[4] }, bound = 0, floor = 0 } }))
   end)
 
+  it("offers every script the NuPS rule as manage.hot_keys (scripts cannot require)", function()
+    local top = { { key = 9, count = 5000 }, { key = 4, count = 3000 }, { key = 1, count = 2000 },
+                  { key = 2, count = 500 } }
+    local obs = { observed = { total = 20000, top = top, bound = 0, floor = 0 } }
+    -- mean 200 per key: hot = 10 puts the line at 2000, which key 1 does not exceed
+    local p = path("hot.lua")
+    files.write(p, "return function(opts)\n  local cap = opts.cap\n  return function(input)\n"
+      .. "    return { replicate = manage.hot_keys(input.observed, input.keys, 10, cap), relocate = 'rest' }\n"
+      .. "  end\nend\n")
+    assert.are.same({ replicate = { 4, 9 }, relocate = "rest" }, (manage.new(p, { cap = 5 }, CTX):decide(obs)))
+    assert.are.same({ replicate = { 9 }, relocate = "rest" }, (manage.new(p, { cap = 1 }, CTX):decide(obs)))
+  end)
+
   it("refuses at creation an unknown script, a broken one, an unknown option, by name", function()
     assert.has_error(function() manage.new("nope", nil, CTX) end,
       "manage E: unknown technique 'nope' (classic, relocate, replicate, or a decision script: auto, nups, "

@@ -1,6 +1,6 @@
-#ifndef CR_METRICS_H
-#define CR_METRICS_H
-/* Point metrics over prediction arrays: RMSE, logloss, accuracy, AUC.
+#ifndef CR_PRED_METRICS_H
+#define CR_PRED_METRICS_H
+/* Quality of predictions against labels: RMSE, logloss, accuracy, AUC.
  *
  * All take caller-owned float arrays of length n (nothing is kept) and
  * accumulate in double. Labels: y > 0 is the positive class, anything else

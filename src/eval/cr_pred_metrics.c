@@ -1,5 +1,5 @@
-/* Point metrics: RMSE, logloss, accuracy, AUC (see cr_metrics.h). */
-#include "eval/cr_metrics.h"
+/* Point metrics: RMSE, logloss, accuracy, AUC (see cr_pred_metrics.h). */
+#include "eval/cr_pred_metrics.h"
 
 #include <math.h>
 #include <stdlib.h>

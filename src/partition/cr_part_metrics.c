@@ -1,4 +1,5 @@
-/* The one metric code that judges every partitioner (spec "The model"). */
+/* The one metric code that judges every partitioner (spec "The model"):
+ * the memory and traffic cost of an assignment, per machine and in total. */
 #include <stdlib.h>
 
 #include "base/cr_alloc.h"
@@ -8,7 +9,7 @@
  * touch v (found through v's example list and a per-machine stamp) each hold
  * v in memory; the owner serves every other one of them, and each of them
  * that is not the owner pulls it. O(|E| + |V| + k). */
-int cr_part_metrics_compute(const cr_bigraph *g, const cr_placement *p, cr_part_metrics *out, cr_err *e) {
+int cr_part_metrics_compute(const cr_bigraph *g, const cr_assign *p, cr_part_metrics *out, cr_err *e) {
     uint32_t k = p->k;
     if (k == 0) return cr_errf(e, "placement has k = 0");
     if (p->nu != g->nu || p->nv != g->nv)

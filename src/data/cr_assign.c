@@ -1,5 +1,6 @@
-/* Placement files: the text format written by `crescent partition --out`
- * and read back by cr.partition.load (docs/partitioning.md):
+/* Assignments and their placement files (see cr_assign.h). The text format
+ * is written by `crescent partition --out` and read back by
+ * cr.partition.load (docs/partitioning.md):
  *
  *   # crescent placement 1          <- required first line
  *   # any further comment lines
@@ -19,11 +20,29 @@
 
 #include "base/cr_alloc.h"
 #include "base/cr_file.h"
-#include "partition/cr_partition.h"
+#include "data/cr_assign.h"
 
 #define MAGIC "# crescent placement 1"
 
-int cr_placement_save(const char *path, const cr_placement *p, const char *comment, cr_err *e) {
+cr_assign *cr_assign_new(uint32_t k, uint32_t nu, uint32_t nv) {
+    cr_assign *p = cr_xcalloc(1, sizeof *p);
+    p->k = k;
+    p->nu = nu;
+    p->nv = nv;
+    p->u_part = cr_xmalloc(((size_t)nu + 1) * sizeof *p->u_part);
+    p->v_part = cr_xmalloc(((size_t)nv + 1) * sizeof *p->v_part);
+    return p;
+}
+
+void cr_assign_destroy(cr_assign **pp) {
+    if (!pp || !*pp) return;
+    free((*pp)->u_part);
+    free((*pp)->v_part);
+    free(*pp);
+    *pp = NULL;
+}
+
+int cr_assign_save(const char *path, const cr_assign *p, const char *comment, cr_err *e) {
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) return cr_errf(e, "%s: path too long", path);
     if (cr_file_check_replace(path, e) != 0) return -1;
@@ -73,7 +92,7 @@ static int parse_u32(const char *s, uint32_t *out) {
 }
 
 /* Parses "name value" header lines and "u|v id machine" lines. */
-cr_placement *cr_placement_load(const char *path, cr_err *e) {
+cr_assign *cr_assign_load(const char *path, cr_err *e) {
     FILE *f = fopen(path, "r");
     if (!f) return cr_errf(e, "%s: cannot open: %s", path, strerror(errno)), NULL;
     char *line = NULL;
@@ -81,7 +100,7 @@ cr_placement *cr_placement_load(const char *path, cr_err *e) {
     long ln = 0;
     uint32_t k = 0, nu = 0, nv = 0;
     int have = 0, rc = 0;
-    cr_placement *p = NULL;
+    cr_assign *p = NULL;
     uint8_t *seen_u = NULL, *seen_v = NULL;
     uint64_t nseen = 0;
     while (rc == 0 && getline(&line, &cap, f) != -1) {
@@ -99,7 +118,7 @@ cr_placement *cr_placement_load(const char *path, cr_err *e) {
             else if (!strcmp(a, "keys") && have == 2) nv = x;
             else { rc = cr_errf_at(e, path, ln, "expected header lines 'k N' (N > 0), 'examples N', 'keys N' in this order"); break; }
             if (++have == 3) {
-                p = cr_placement_new(k, nu, nv);
+                p = cr_assign_new(k, nu, nv);
                 seen_u = cr_xcalloc((size_t)nu + 1, 1);
                 seen_v = cr_xcalloc((size_t)nv + 1, 1);
             }
@@ -124,6 +143,6 @@ cr_placement *cr_placement_load(const char *path, cr_err *e) {
                         (unsigned long long)nseen, (unsigned long long)nu + nv);
     free(line), free(seen_u), free(seen_v);
     fclose(f);
-    if (rc != 0) cr_placement_destroy(&p);
+    if (rc != 0) cr_assign_destroy(&p);
     return p;
 }
