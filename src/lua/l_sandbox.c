@@ -4,6 +4,7 @@
 
 #include <lauxlib.h>
 #include <lualib.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,17 +100,24 @@ static void sb_hook_killed(lua_State *L, lua_Debug *ar) { sb_hook(L, ar); }
 
 static int killed(lua_State *co) { return lua_gethook(co) == sb_hook_killed; }
 
-/* stop_msg = "script:line: why", at the first Lua frame of L with a line
- * (in a hook, level 0 is the script's function). */
-static void note_stop(sbox *s, lua_State *L, const char *why) {
+/* buf = "script:line: " of the first Lua frame of L with a line, or "" (in
+ * a hook, level 0 is the script's function). */
+static void where_in(lua_State *L, char *buf, size_t n) {
     lua_Debug ar;
+    buf[0] = '\0';
     for (int lvl = 0; lua_getstack(L, lvl, &ar); lvl++) {
         if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
-            snprintf(s->stop_msg, sizeof s->stop_msg, "%s:%d: %s", ar.short_src, ar.currentline, why);
+            snprintf(buf, n, "%s:%d: ", ar.short_src, ar.currentline);
             return;
         }
     }
-    snprintf(s->stop_msg, sizeof s->stop_msg, "%s", why);
+}
+
+/* stop_msg = "script:line: why". */
+static void note_stop(sbox *s, lua_State *L, const char *why) {
+    char at[200];
+    where_in(L, at, sizeof at);
+    snprintf(s->stop_msg, sizeof s->stop_msg, "%s%s", at, why);
 }
 
 /* Whether the state is stopped, asking the interrupt test if not yet. */
@@ -576,7 +584,25 @@ int cr_sandbox_charge(lua_State *L, size_t bytes) {
     return 0;
 }
 
-void cr_sandbox_uncharge(lua_State *L, size_t bytes) { box_of(L)->used -= bytes; }
+void cr_sandbox_uncharge(lua_State *L, size_t bytes) {
+    if (bytes) box_of(L)->used -= bytes;
+}
+
+size_t cr_lsandbox_reserve(lua_State *L, double bytes, const char *fn) {
+    if (lua_getallocf(L, NULL) != sb_alloc || !(bytes > 0)) return 0;
+    sbox *s = box_of(L);
+    if (bytes > (double)(s->cap - s->used)) lua_gc(L, LUA_GCCOLLECT); /* garbage may hold buffers */
+    if (bytes > (double)(s->cap - s->used)) {
+        char at[200];
+        where_in(L, at, sizeof at); /* the script's line, past C wrappers such as the readers' path check */
+        lua_pushfstring(L, "%s%s: %s exceeded %d MB (option memory_mb): C buffers of %I MB, %d MB free", at, fn,
+                        s->label, cr_sandbox_limit(L), (lua_Integer)fmin(ceil(bytes / 1048576.0), 9e15),
+                        (int)((s->cap - s->used) >> 20));
+        lua_error(L);
+    }
+    s->used += (size_t)bytes;
+    return (size_t)bytes;
+}
 
 const char *cr_sandbox_set_label(lua_State *L, const char *label) {
     sbox *s = box_of(L);

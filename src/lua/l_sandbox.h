@@ -98,6 +98,17 @@ size_t cr_sandbox_used(lua_State *L); /* bytes held now */
 int cr_sandbox_charge(lua_State *L, size_t bytes);
 void cr_sandbox_uncharge(lua_State *L, size_t bytes);
 
+/* Count `bytes` of C buffers a binding is about to allocate for the state
+ * (a kernel's, reader's or handle's, sized by what the script asked for)
+ * against its cap, before allocating them: returns what was counted, to
+ * give back with cr_sandbox_uncharge when they are freed. In a state that is
+ * not a sandbox (the job's own script) nothing is counted and 0 returned.
+ * Over the cap (after a full garbage collection) it raises, as the binding
+ * `fn`: "SCRIPT:LINE: FN: LABEL exceeded N MB (option memory_mb): C buffers
+ * of X MB, Y MB free"; so the process never tries a size the cap refuses.
+ * bytes is a double: callers compute it without overflow. */
+size_t cr_lsandbox_reserve(lua_State *L, double bytes, const char *fn);
+
 /* The label used in memory errors; returns the previous one. */
 const char *cr_sandbox_set_label(lua_State *L, const char *label);
 
