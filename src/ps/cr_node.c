@@ -31,10 +31,25 @@ int cr_node_cancelled(cr_node *n, int lw) {
     return c != 0 && c == n->ws[lw].seen_cmd;
 }
 
+/* The scheduler found every worker of the command waiting at a clock its
+ * policy will not admit, or done (caller holds n->mu): the reason, naming
+ * the policy and the clocks. */
+static int stuck(cr_node *n, cr_err *e) {
+    char clocks[200] = "";
+    size_t at = 0;
+    for (int i = 0, W = n->nodes * n->wpn; i < W && at + 24 < sizeof clocks; i++)
+        at += (size_t)snprintf(clocks + at, sizeof clocks - at, "%s%lld", i ? " " : "", (long long)n->clocks[i]);
+    return cr_errf(e, "consistency policy %s admits none of the waiting workers: each worker waits at a clock "
+                      "or has finished, and nothing can change the policy's answer (clocks of workers 0..: %s%s)",
+                   n->pol_chunk ? n->pol_chunk : "(none)", clocks, at + 24 >= sizeof clocks ? " ..." : "");
+}
+
 /* -1 with the reason in e if worker lw must leave a clock or barrier wait:
- * the node stops, or its command was cancelled. */
+ * the node stops, its command was cancelled, or its policy admits no one. */
 static int must_leave(cr_node *n, int lw, cr_err *e) {
     if (atomic_load(&n->stop)) return cr_errf(e, "node stopping");
+    uint64_t g = atomic_load(&n->stuck_gen);
+    if (g != 0 && g == n->ws[lw].seen_cmd) return stuck(n, e);
     if (cr_node_cancelled(n, lw)) return cr_errf(e, CR_NODE_CANCELLED_MSG);
     return 0;
 }
@@ -181,7 +196,18 @@ int cr_node_clock(cr_node *n, int lw, cr_decide_fn decide, void *arg, cr_err *e)
             if (mine - mn > n->ws[lw].max_gap) n->ws[lw].max_gap = mine - mn;
             break;
         }
-        /* Wait for news unless something changed while deciding. */
+        /* Wait for news unless something changed while deciding; tell the
+         * scheduler what the policy refused, so that it can tell when no
+         * worker can ever go on. */
+        if (gen == n->clk_gen && !atomic_load(&n->stop)) {
+            cr_msg_state st = {.worker = gw, .clock = mine, .waiting = 1,
+                               .view = cr_proto_clocks_view(snap, n->active, W)};
+            pthread_mutex_unlock(&n->mu);
+            cr_proto_msg m;
+            cr_proto_encode_state(&st, &m, NULL);
+            send_up(n, lw, &m);
+            pthread_mutex_lock(&n->mu);
+        }
         if (gen == n->clk_gen && !atomic_load(&n->stop)) {
             spin_for_news(n, gen);
             if (gen == n->clk_gen && !atomic_load(&n->stop)) pthread_cond_wait(&n->clk_cv, &n->mu);

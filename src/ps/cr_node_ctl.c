@@ -134,7 +134,8 @@ static int on_call(cr_node *n, const cr_proto_msg *m, cr_err *e) {
 static int on_cancel(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     if (cr_proto_decode_empty(m, e) < 0) return -1;
     pthread_mutex_lock(&n->mu);
-    atomic_store(&n->cancel_gen, n->cmd_gen);
+    if (m->h.a == CR_CANCEL_STUCK) atomic_store(&n->stuck_gen, n->cmd_gen);
+    else atomic_store(&n->cancel_gen, n->cmd_gen);
     clocks_changed(n);
     pthread_mutex_unlock(&n->mu);
     return 0;

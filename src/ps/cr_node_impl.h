@@ -85,6 +85,7 @@ struct cr_node {
     pthread_cond_t clk_cv;  /* clocks or policy changed or stop */
     uint64_t cmd_gen;
     _Atomic uint64_t cancel_gen; /* the command generation cancelled (0: none) */
+    _Atomic uint64_t stuck_gen;  /* the command generation whose policy admits no waiting worker (0: none) */
     _Atomic uint64_t clk_gen; /* bumped on every clocks/policy change (under mu; read without it by a spinning waiter) */
     cr_cmd cmd;
     char *cmd_buf1, *cmd_buf2;
