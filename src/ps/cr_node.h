@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "base/cr_err.h"
-#include "net/cr_auth.h"
+#include "base/cr_curve.h"
 #include "ps/cr_table.h"
 
 typedef struct cr_node cr_node;
@@ -33,7 +33,7 @@ typedef struct cr_node_opts {
     int inproc;            /* 1: single-node mode, no data socket at all */
     double timeout;        /* seconds of scheduler silence before giving up (0: 3) */
     const cr_node_hooks *hooks;
-    cr_curve curve;        /* cluster CURVE pair or per-job secret (net/cr_auth.h); on = 0: none */
+    cr_curve curve;        /* cluster CURVE pair or per-job secret (base/cr_curve.h); on = 0: none */
 } cr_node_opts;
 
 /* Join the scheduler and serve until it says shutdown (returns 0) or it goes

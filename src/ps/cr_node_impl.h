@@ -6,7 +6,9 @@
 #include <stdatomic.h>
 
 #include "base/cr_alias.h"
+#include "net/cr_auth.h"
 #include "net/cr_wire.h"
+#include "ps/cr_dhdr.h"
 #include "ps/cr_dir.h"
 #include "ps/cr_node.h"
 #include "ps/cr_pfilter.h"
@@ -15,10 +17,6 @@
 #include "ps/cr_sampling.h"
 
 #define CR_NODE_MAX_TABLES 256
-/* Flag of a pull or push request (cr_dhdr.flags, beside net/cr_wire.h's):
- * its keys frame is two int64, [first, end): the nkeys consecutive ids
- * first .. end-1, instead of the list (T:pull_range / T:push_range). */
-#define CR_D_RANGE 0x80u
 #define CR_NODE_MAX_DISTS 256
 
 /* A sampling distribution (DIST): alias tables over all keys of its table

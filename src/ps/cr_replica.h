@@ -52,6 +52,7 @@
 
 #include "base/cr_err.h"
 #include "net/cr_wire.h"
+#include "ps/cr_dhdr.h"
 #include "ps/cr_node.h"
 
 typedef struct cr_replicas cr_replicas;
@@ -128,10 +129,8 @@ int64_t cr_replicas_round(const cr_replicas *r);
 /* Change the sync period (ms >= 1), effective from the next round. */
 void cr_replicas_set_sync_ms(cr_replicas *r, int ms);
 
-/* Data-plane message type of sync messages (frame 1 is a cr_dhdr with this
- * type; the sender's routing id in frame 0). Outside the CR_D_* request
- * enum on purpose: requests are served, sync messages are delivered. */
-#define CR_D_SYNC 32
+/* Sync messages are data-plane messages of type CR_D_SYNC (ps/cr_dhdr.h:
+ * frame 1 is a cr_dhdr of that type; the sender's routing id in frame 0). */
 /* Take one sync message received on the data ROUTER (server thread): it is
  * checked and copied into the sync thread's inbox; malformed ones are
  * counted in `dropped`. Never blocks for long, never replies. */

@@ -148,11 +148,11 @@ static const float *gradient(req *q, float **buf, cr_err *e) {
     *buf = NULL;
     if (q->h.flags & CR_D_HALF) { /* half floats (cr_filter.h), maybe deflated too */
         *buf = cr_xmalloc(q->vbytes + 1);
-        return cr_filter_half_in(q->h.flags, g, gn, q->h.raw_bytes, *buf, q->vbytes, e) < 0 ? NULL : *buf;
+        return cr_filter_half_in((q->h.flags & CR_D_ZLIB) != 0, g, gn, q->h.raw_bytes, *buf, q->vbytes, e) < 0 ? NULL : *buf;
     }
     if (q->h.flags & CR_D_ZEROS) { /* zero-removed (cr_filter.h), maybe deflated too */
         *buf = cr_xmalloc(q->vbytes + 1);
-        return cr_filter_frame_in(q->h.flags, g, gn, q->h.raw_bytes, *buf, q->vbytes, e) < 0 ? NULL : *buf;
+        return cr_filter_frame_in((q->h.flags & CR_D_ZLIB) != 0, (q->h.flags & CR_D_ZEROS) != 0, g, gn, q->h.raw_bytes, *buf, q->vbytes, e) < 0 ? NULL : *buf;
     }
     if (q->h.flags & CR_D_ZLIB) {
         if (q->h.raw_bytes != (int64_t)q->vbytes) {

@@ -904,7 +904,7 @@ static const float *reply_rows(cr_parts *p, int vf, const cr_dhdr *h, int32_t di
     size_t want = (size_t)h->nkeys * (size_t)dim * sizeof(float);
     if (p->n > vf && (h->flags & CR_D_ZEROS)) { /* zero-removed rows (cr_filter.h), maybe deflated too */
         *buf = cr_xmalloc(want + 1);
-        return cr_filter_frame_in(h->flags, cr_parts_data(p, vf), cr_parts_size(p, vf), h->raw_bytes, *buf, want, e) < 0
+        return cr_filter_frame_in((h->flags & CR_D_ZLIB) != 0, (h->flags & CR_D_ZEROS) != 0, cr_parts_data(p, vf), cr_parts_size(p, vf), h->raw_bytes, *buf, want, e) < 0
                    ? NULL
                    : *buf;
     }
