@@ -31,6 +31,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ps/cr_proto_caps.h"
+
 /* Message types (cr_dhdr.type); part of the wire format (append, never renumber). */
 enum {
     CR_D_PULL = 1, CR_D_PUSH, CR_D_PULL_REP, CR_D_PUSH_ACK, CR_D_ERROR,
@@ -73,18 +75,19 @@ typedef struct cr_dhdr {
     uint8_t spare;  /* 0 */
     uint16_t flags; /* CR_D_* flags above */
     uint16_t table;
-    uint16_t spare2; /* 0 */
+    int16_t part;   /* the request part (destination slot: a node) a reply belongs to */
     uint32_t req;
     int32_t worker, dim;
-    int32_t part;      /* the request part (destination slot) a reply belongs to */
-    int32_t aux;       /* GIVE: the node the rows go to */
-    int32_t spare3;    /* 0 */
+    int32_t aux;       /* GIVE: the node the rows go to; key cache: the serial */
     int64_t nkeys;
     int64_t raw_bytes; /* size of the value frame before compression */
 } cr_dhdr;
 
 _Static_assert(CR_DB_COUNT <= 8 * sizeof(((cr_dhdr *)0)->flags), "data-header flags: no bit left in cr_dhdr.flags");
-_Static_assert(sizeof(cr_dhdr) == 48, "cr_dhdr has no padding: every byte sent is a field");
+/* 40 bytes, as before the flags took 16 bits: the header is on every
+ * data message, and the traffic tests predict bytes from it. */
+_Static_assert(sizeof(cr_dhdr) == 40, "cr_dhdr has no padding: every byte sent is a field");
+_Static_assert(CR_PROTO_MAX_NODES <= 32767, "a request part (a node) must fit cr_dhdr.part");
 
 /* Routing ids on the data ROUTERs: a worker's DEALERs are 'w' + global
  * worker id, a server thread's DEALERs 's' + node id (5 bytes each). */
