@@ -108,7 +108,7 @@ int cr_ljob_start(lua_State *L) {
     o.listen = lua_tostring(L, -1);
     lua_getfield(L, 1, "exe");
     o.exe = lua_tostring(L, -1);
-    if (cr_curve_from_env(&o.curve, &e) < 0) return luaL_error(L, "%s", e.msg);
+    if (cr_job_curve_from_env(&o.curve, &e) < 0) return luaL_error(L, "%s", e.msg);
     ljob *j = lua_newuserdatauv(L, sizeof *j, 0);
     j->j = NULL;
     luaL_setmetatable(L, JOB_MT);

@@ -37,7 +37,7 @@
 #include "base/cr_alloc.h"
 #include "base/cr_finite.h"
 #include "base/cr_time.h"
-#include "ps/cr_node_impl.h"
+#include "net/cr_auth.h"
 
 #define STRIPES 64
 #define INBOX_MAX 1024  /* messages waiting for their round; a peer is at most a round ahead */
@@ -114,7 +114,7 @@ typedef struct req {
 } req;
 
 struct cr_replicas {
-    cr_node *n;
+    cr_shards *shards; /* the node's (borrowed) */
     int id, nodes;
     void **peer; /* DEALER per node (NULL for this one); sync thread only */
     pthread_t th;
@@ -809,9 +809,9 @@ static void *sync_main(void *arg) {
 /* ---------- set changes ---------- */
 
 static int check_set(cr_replicas *r, int table, cr_shard **sh, cr_err *e) {
-    if (table < 0 || table >= atomic_load(&r->n->ntables) || table >= CR_NODE_MAX_TABLES)
-        return cr_errf(e, "replicate: no table %d (%d tables)", table, atomic_load(&r->n->ntables));
-    *sh = r->n->tables[table];
+    if (table < 0 || table >= cr_shards_count(r->shards) || table >= CR_NODE_MAX_TABLES)
+        return cr_errf(e, "replicate: no table %d (%d tables)", table, cr_shards_count(r->shards));
+    *sh = r->shards->t[table];
     if ((*sh)->def.optim.kind == CR_OPTIM_ASSIGN)
         return cr_errf(e, "replicate: table '%s' uses the rule 'assign', which cannot be replicated "
                           "(concurrent assignments do not merge)",
@@ -886,9 +886,9 @@ int cr_replicas_set(cr_replicas *r, int table, const int64_t *keys, int64_t n, c
 
 /* ---------- life ---------- */
 
-cr_replicas *cr_replicas_new(cr_node *n, int sync_ms, cr_err *e) {
+cr_replicas *cr_replicas_new(const cr_peers *n, cr_shards *shards, int sync_ms, cr_err *e) {
     cr_replicas *r = cr_xcalloc(1, sizeof *r);
-    r->n = n;
+    r->shards = shards;
     r->id = n->id;
     r->nodes = n->nodes;
     atomic_store(&r->sync_ms, sync_ms > 0 ? sync_ms : CR_REPLICA_SYNC_MS);
@@ -899,7 +899,7 @@ cr_replicas *cr_replicas_new(cr_node *n, int sync_ms, cr_err *e) {
     for (int i = 0; i < r->nodes; i++) {
         if (i == r->id) continue;
         r->peer[i] = cr_socket(n->zctx, ZMQ_DEALER);
-        if (r->peer[i]) cr_curve_client(r->peer[i], &n->opts.curve);
+        if (r->peer[i]) cr_curve_client(r->peer[i], n->curve);
         if (!r->peer[i] || zmq_connect(r->peer[i], n->addrs[i]) < 0) {
             cr_errf(e, "replica sync: cannot connect to node %d at '%s': %s", i, n->addrs[i], zmq_strerror(errno));
             cr_replicas_destroy(&r);

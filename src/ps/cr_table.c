@@ -8,7 +8,6 @@
 
 #include "base/cr_alloc.h"
 #include "base/cr_rng.h"
-#include "ps/cr_dir.h"
 
 /* An i32 table counts: its rule adds or assigns integers, and it starts at
  * an integer (zeros, or uniform(c, c): the constant c). */
@@ -108,6 +107,32 @@ cr_shard *cr_shard_new(const cr_table_def *d, int node, int nodes, cr_err *e) {
 
 /* This node's ids [lo, hi) and the ids' block; a placement other than range
  * is kept in s->pl. */
+/* The directory of shard s: every home key at home, mode classic. -1 with
+ * a message when out of memory. */
+static int dir_init(cr_shard *s, cr_err *e) {
+    s->dir = cr_xcalloc(1, sizeof *s->dir);
+    size_t rows = (size_t)(s->hi - s->lo);
+    s->dir->own = malloc(rows * sizeof *s->dir->own + 1); /* checked: the user's table size */
+    if (!s->dir->own) {
+        free(s->dir);
+        s->dir = NULL;
+        return cr_errf(e, "table '%s': out of memory for the directory of %zu keys", s->def.name, rows);
+    }
+    for (size_t i = 0; i < rows; i++) s->dir->own[i] = (uint16_t)((unsigned)s->node | CR_DIR_HERE);
+    atomic_init(&s->dir->mode, CR_TECH_CLASSIC);
+    return 0;
+}
+
+static void dir_free(cr_shard *s) {
+    cr_dir *d = s->dir;
+    if (!d) return;
+    for (int i = 0; i < CR_SHARD_STRIPES; i++) cr_fmap_free(&d->fs[i]);
+    free(d->own);
+    free(d->repl);
+    free(d);
+    s->dir = NULL;
+}
+
 static int place_shard(cr_shard *s, const uint32_t *owner, cr_err *e) {
     const cr_table_def *d = &s->def;
     if (d->sparse) {
@@ -166,7 +191,7 @@ cr_shard *cr_shard_new_placed(const cr_table_def *d, int node, int nodes, const 
         cr_optim_init_state(&d->optim, s->state + (size_t)(k - s->lo) * s->sdim, d->dim);
     }
     for (int i = 0; i < CR_SHARD_STRIPES; i++) pthread_mutex_init(&s->locks[i], NULL);
-    if (cr_dir_init(s, e) < 0) {
+    if (dir_init(s, e) < 0) {
         cr_shard_destroy(&s);
         return NULL;
     }
@@ -177,7 +202,7 @@ void cr_shard_destroy(cr_shard **sp) {
     cr_shard *s = sp ? *sp : NULL;
     if (!s) return;
     for (int i = 0; i < CR_SHARD_STRIPES; i++) pthread_mutex_destroy(&s->locks[i]);
-    cr_dir_free(s);
+    dir_free(s);
     cr_shard_counts_free(s);
     free(s->reloc);
     cr_place_destroy(&s->pl);
