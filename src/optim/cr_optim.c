@@ -64,18 +64,22 @@ static float one(const cr_optim *o) {
  * f32 add's time a row). */
 typedef uint32_t __attribute__((may_alias)) u32_alias;
 
-void cr_optim_add_i32(float *dst, const float *a, const float *b, int32_t n) {
-    u32_alias *d = (u32_alias *)(void *)dst;
-    const u32_alias *x = (const u32_alias *)(const void *)a, *y = (const u32_alias *)(const void *)b;
-    int32_t j = 0, full = n - n % BLOCK;
+/* w += g on int32 counts: two restrict operands, so the blocks vectorise
+ * (a third operand that may be w left GCC's block loop scalar: 2x the time
+ * of f32 add a row). */
+static void add_i32(const cr_optim *o, float *restrict w, float *restrict st, const float *restrict g, int32_t dim) {
+    (void)o, (void)st;
+    u32_alias *restrict wi = (u32_alias *)(void *)w;
+    const u32_alias *restrict gi = (const u32_alias *)(const void *)g;
+    int32_t j = 0, full = dim - dim % BLOCK;
     for (; j < full; j += BLOCK)
-        for (int k = 0; k < BLOCK; k++) d[j + k] = x[j + k] + y[j + k];
-    for (; j < n; j++) d[j] = x[j] + y[j];
+        for (int k = 0; k < BLOCK; k++) wi[j + k] += gi[j + k];
+    for (; j < dim; j++) wi[j] += gi[j];
 }
 
-static void add_i32(const cr_optim *o, float *w, float *st, const float *g, int32_t dim) {
-    (void)o, (void)st;
-    cr_optim_add_i32(w, w, g, dim);
+void cr_optim_add_i32(float *dst, const float *a, const float *b, int32_t n) {
+    if (dst != a) memcpy(dst, a, (size_t)n * sizeof *dst);
+    add_i32(NULL, dst, NULL, b, n);
 }
 
 /* also an i32 table's: the bit patterns are copied */

@@ -138,7 +138,7 @@ void cr_optim_apply(const cr_optim *o, float *w, float *state, const float *g, i
 void cr_optim_apply_acc(const cr_optim *o, float *row, const float *g, int32_t dim, float *acc, float *old);
 
 /* dst = a + b on n int32 counts stored in float slots (uint32 arithmetic:
- * exact, wrapping); dst may be a. */
+ * exact, wrapping). dst is a, or apart from it; b is apart from both. */
 void cr_optim_add_i32(float *dst, const float *a, const float *b, int32_t n);
 
 #endif
