@@ -103,7 +103,7 @@ typedef struct cr_counts {
 } cr_counts;
 
 typedef struct cr_shard {
-    cr_table_def def;      /* an i32 table's rule "add" runs here as CR_OPTIM_ADD_I32 */
+    cr_table_def def;      /* def.optim.i32 set for an i32 table: its rule's int32 form runs */
     int node, nodes;
     int64_t lo, hi, block; /* this node's keys [lo, hi) */
     int32_t sdim;          /* optimizer state floats per row */
