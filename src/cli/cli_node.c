@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "lua/l_worker.h"
+#include "net/cr_auth.h"
 #include "ps/cr_node.h"
 
 typedef struct node_args {
