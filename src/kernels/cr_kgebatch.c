@@ -113,7 +113,23 @@ static int64_t *copy_ids(const int64_t *v, int64_t n, int64_t part, int64_t part
     return c;
 }
 
-/* The per-batch buffers and maps, for B = min(batch, n) positives. */
+static double idmap_bytes(int64_t keys) {
+    double cap = 16;
+    while (cap < 2 * (double)keys) cap *= 2;
+    return cap * (2 * sizeof(int64_t) + sizeof(uint32_t));
+}
+
+double cr_kgebatch_bytes(int64_t n, const cr_kgebatch_opts *o) {
+    int64_t part = o->parts > 1 ? o->part : 0, parts = o->parts > 1 ? o->parts : 1;
+    double k = n > part ? (double)((n - part + parts - 1) / parts) : 0;
+    double B = (double)o->batch < k ? (double)o->batch : (k > 0 ? k : 1), neg = (double)o->neg;
+    double m = B * (1 + 2 * neg), ne = B * (2 + 2 * neg);
+    return (3 * (k + 1) + (k + 1)) * 8 + m * (3 * sizeof(int64_t) + sizeof(float)) + ne * 8 + B * 8 +
+           (2 * B * neg + 1) * 8 + idmap_bytes((int64_t)ne) + idmap_bytes((int64_t)B);
+}
+
+/* The per-batch buffers and maps, for B = min(batch, n) positives
+ * (cr_kgebatch_bytes counts them the same way). */
 static void alloc_buffers(cr_kgebatch *kb) {
     int64_t B = kb->batch < kb->n ? kb->batch : (kb->n ? kb->n : 1);
     kb->batch = B;

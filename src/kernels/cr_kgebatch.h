@@ -60,6 +60,11 @@ typedef struct cr_kgebatch cr_kgebatch;
 cr_kgebatch *cr_kgebatch_new(const int64_t *s, const int64_t *r, const int64_t *o, int64_t n,
                              const cr_kgebatch_opts *opts, cr_err *e);
 
+/* The bytes cr_kgebatch_new(.., n, o, ..) allocates (as a double: any n
+ * and options, even those it refuses), so a caller can refuse a size
+ * before it is allocated. */
+double cr_kgebatch_bytes(int64_t n, const cr_kgebatch_opts *o);
+
 /* Free *kb and set it to NULL; accepts NULL. */
 void cr_kgebatch_destroy(cr_kgebatch **kb);
 

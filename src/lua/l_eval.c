@@ -20,6 +20,7 @@
  * errors at the caller's line. Temporary arrays live in userdata on the
  * stack, so raising never leaks. */
 #include <lauxlib.h>
+#include <math.h>
 #include <lua.h>
 #include <limits.h>
 #include <stddef.h>
@@ -30,6 +31,7 @@
 #include "eval/cr_linkpred.h"
 #include "eval/cr_pred_metrics.h"
 #include "eval/cr_wordvec.h"
+#include "lua/l_sandbox.h"
 #include "lua/l_modules.h"
 #include "lua/l_opt.h"
 #include "lua/l_util.h"
@@ -242,6 +244,18 @@ static void set_int(lua_State *L, const char *k, int64_t v) {
 
 /* ---- link prediction */
 
+/* What cr_linkpred_eval allocates: a block of queries and their scores
+ * against every entity (the block as cr_linkpred.c chooses it), the
+ * entities' squared norms, and an index of the test and filter triples. */
+static double lp_bytes(const cr_mat *ent, const cr_triples *test, const cr_triples *filt, int nf, int64_t block) {
+    double n = (double)ent->rows, d = (double)ent->cols, t = (double)test->n;
+    double b = block > 0 ? (double)block : n > 0 ? floor(4194304.0 / n) : 1;
+    b = fmin(fmax(b, 1), 512);
+    if (b > t) b = t;
+    for (int i = 0; i < nf; i++) t += (double)filt[i].n;
+    return (b * (d + n) + n) * sizeof(float) + 2 * t * 48 + 2 * (double)test->n * sizeof(double);
+}
+
 static int l_link_prediction(lua_State *L) {
     luaL_checktype(L, 1, LUA_TTABLE);
     eval_opts eo;
@@ -279,7 +293,10 @@ static int l_link_prediction(lua_State *L) {
     int want_ranks = eo.ranks;
     if (want_ranks) ranks = lua_newuserdatauv(L, (size_t)(2 * test.n > 0 ? 2 * test.n : 1) * sizeof(double), 0);
     cr_lp_result r;
-    if (cr_linkpred_eval(model, ent, rel, &test, filt, nf, &o, &r, ranks, &e)) luaL_error(L, "%s", e.msg);
+    size_t tmp = cr_lsandbox_reserve(L, lp_bytes(ent, &test, filt, nf, eo.block), "link_prediction");
+    int rc = cr_linkpred_eval(model, ent, rel, &test, filt, nf, &o, &r, ranks, &e);
+    cr_sandbox_uncharge(L, tmp);
+    if (rc) luaL_error(L, "%s", e.msg);
     lua_createtable(L, 0, 10);
     set_num(L, "mrr", r.mrr);
     set_num(L, "mr", r.mr);
@@ -311,9 +328,15 @@ static int l_analogy(lua_State *L) {
     if (v->rows != nw) luaL_error(L, "analogy: vectors have %d rows but there are %d words", (int)v->rows, (int)nw);
     cr_analogy_result r;
     cr_err e;
-    if (cr_analogy_eval(v, words, nw, path, &o, &r, &e)) {
-        return cr_lfail(L, e.msg);
-    }
+    /* cr_wordvec.c: normalized vectors, a word index, a block of queries and
+     * their scores against the vocabulary (the block as it chooses it) */
+    double nv = (double)(eo.restrict_n > 0 && eo.restrict_n < nw ? eo.restrict_n : nw), d = (double)v->cols;
+    double b = fmin(fmax(eo.block > 0 ? (double)eo.block : nv > 0 ? floor(4194304.0 / nv) : 1, 1), 1024);
+    size_t tmp = cr_lsandbox_reserve(L, nv * d * 4 + nv * 32 + b * (d * 4 + 64) + (eo.naive ? 1 : b) * nv * 4,
+                                     "analogy");
+    int rc = cr_analogy_eval(v, words, nw, path, &o, &r, &e);
+    cr_sandbox_uncharge(L, tmp);
+    if (rc) return cr_lfail(L, e.msg);
     lua_createtable(L, 0, 12);
     set_num(L, "total", r.acc);
     set_num(L, "semantic", r.sem_acc);

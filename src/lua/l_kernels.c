@@ -34,6 +34,7 @@
 #include "base/cr_alloc.h"
 #include "kernels/cr_mf.h"
 #include "kernels/cr_mfcells.h"
+#include "lua/l_sandbox.h"
 #include "lua/l_modules.h"
 #include "lua/l_opt.h"
 #include "lua/l_util.h"
@@ -47,6 +48,7 @@ typedef struct {
     cr_mfcells_batch b;
     float *scratch;
     int64_t scap;
+    size_t charged; /* scratch's bytes counted against a model's cap */
 } lcells;
 
 static lcells *check_cells(lua_State *L, int idx) {
@@ -60,6 +62,9 @@ static int cells_gc(lua_State *L) {
     cr_mfcells_destroy(&u->c);
     free(u->scratch);
     u->scratch = NULL;
+    u->scap = 0;
+    cr_sandbox_uncharge(L, u->charged);
+    u->charged = 0;
     u->have = 0;
     return 0;
 }
@@ -228,6 +233,11 @@ static int l_mf_sgd(lua_State *L) {
     int64_t need = (W->rows + H->rows) * W->cols;
     if (need > u->scap) {
         free(u->scratch);
+        u->scratch = NULL;
+        u->scap = 0;
+        cr_sandbox_uncharge(L, u->charged);
+        u->charged = 0;
+        u->charged = cr_lsandbox_reserve(L, (double)need * sizeof(float), "mf_sgd");
         u->scap = need;
         u->scratch = cr_xmalloc((size_t)need * sizeof(float));
     }

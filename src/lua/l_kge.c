@@ -52,6 +52,7 @@
 #include "kernels/cr_kgebatch.h"
 #include "lua/l_modules.h"
 #include "lua/l_opt.h"
+#include "lua/l_sandbox.h"
 #include "lua/l_util.h"
 
 /* ---- knowledge-graph embeddings */
@@ -203,6 +204,7 @@ static int l_kge_score_all(lua_State *L) {
 
 typedef struct {
     cr_kgebatch *kb; /* NULL when closed */
+    size_t charged;  /* its bytes counted against a model's cap (cr_lsandbox_reserve) */
 } lkgeb;
 
 static lkgeb *check_kgeb(lua_State *L, int idx) {
@@ -214,6 +216,8 @@ static lkgeb *check_kgeb(lua_State *L, int idx) {
 static int kgeb_gc(lua_State *L) {
     lkgeb *u = luaL_checkudata(L, 1, KGEB_MT);
     cr_kgebatch_destroy(&u->kb);
+    cr_sandbox_uncharge(L, u->charged);
+    u->charged = 0;
     return 0;
 }
 
@@ -262,8 +266,10 @@ static int l_kge_batches(lua_State *L) {
                            (uint64_t)v.seed, v.negrows, v.part, v.parts};
     lkgeb *u = lua_newuserdatauv(L, sizeof *u, 0);
     u->kb = NULL;
+    u->charged = 0;
     luaL_setmetatable(L, KGEB_MT);
     cr_err e;
+    if (ko.batch >= 1 && ko.neg >= 0) u->charged = cr_lsandbox_reserve(L, cr_kgebatch_bytes(s->n, &ko), fn);
     u->kb = cr_kgebatch_new(s->data, r->data, o->data, s->n, &ko, &e);
     if (!u->kb) luaL_error(L, "%s: %s", fn, e.msg);
     return 1;

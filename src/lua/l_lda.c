@@ -29,6 +29,7 @@
 #include "base/cr_rng.h"
 #include "kernels/cr_lda.h"
 #include "kernels/cr_lda_corpus.h"
+#include "lua/l_sandbox.h"
 #include "lua/l_modules.h"
 #include "lua/l_opt.h"
 #include "lua/l_util.h"
@@ -119,7 +120,9 @@ static int l_lda_load(lua_State *L) {
     else cr_dict_init(&d);
     cr_lda_load_opts o = {lo.format, &d, lo.V, lo.part, lo.parts, lo.heldout_every, lo.split == 1};
     cr_err e;
+    size_t tmp = cr_lsandbox_reserve(L, ((double)lo.V + 1) * sizeof(int32_t), "lda_load"); /* a word map of V */
     cr_lda_corpus *c = cr_lda_corpus_load(path, &o, &e);
+    cr_sandbox_uncharge(L, tmp);
     cr_dict_free(&d);
     if (!c) return cr_lfail(L, e.msg);
     push_corp(L, c);

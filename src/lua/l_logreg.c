@@ -37,6 +37,7 @@
 #include "base/cr_alloc.h"
 #include "eval/cr_pred_metrics.h"
 #include "kernels/cr_logreg.h"
+#include "lua/l_sandbox.h"
 #include "lua/l_modules.h"
 #include "lua/l_opt.h"
 #include "lua/l_util.h"
@@ -94,7 +95,10 @@ static int l_logreg_load(lua_State *L) {
     cr_logreg_load_opts o = {lo.features, lo.heldout, (uint64_t)lo.seed, lo.split, lo.part, lo.parts,
                              lo.placement && *lo.placement ? lo.placement : NULL, lo.node, lo.nodes};
     cr_err e;
+    /* a byte and an int32 per feature while it loads */
+    size_t tmp = cr_lsandbox_reserve(L, ((double)lo.features + 1) * 5, "logreg_load");
     cr_logreg_data *d = cr_logreg_load(path, &o, &e);
+    cr_sandbox_uncharge(L, tmp);
     if (!d) return cr_lfail(L, e.msg);
     ldata *u = lua_newuserdatauv(L, sizeof *u, 1);
     u->d = d;

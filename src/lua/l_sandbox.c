@@ -4,6 +4,7 @@
 
 #include <lauxlib.h>
 #include <lualib.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,23 +71,77 @@ static void *sb_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     return p;
 }
 
-/* ---------- interrupts ---------- */
+/* ---------- interrupts ----------
+ *
+ * Why more than a hook that raises: Lua runs with hooks off whatever runs
+ * while an error raised from a hook is on its way (ldo.c: luaD_hook clears
+ * L->allowhook around the hook; luaG_errormsg calls the message handler
+ * before unwinding), and a coroutine that dies of such an error keeps them
+ * off for good (lua_resume does not restore allowhook, lua_resetthread
+ * runs its __close handlers that way). So once the interrupt fired:
+ *   - xpcall's handler is not called (sb_msgh), pcall and xpcall raise at
+ *     once, and what they catch goes on upwards (finish_pcall);
+ *   - coroutine.resume, wrap and close raise at once, and a coroutine the
+ *     stop was raised in is marked (its hook becomes sb_hook_killed): close
+ *     and wrap never run its __close handlers, not even after a reset;
+ *   - every thread the stop is raised in counts one instruction per hook,
+ *     so the __close handlers unwinding runs each raise before their first
+ *     instruction (with 10,000 each, a deep recursion with a handler per
+ *     frame ran for minutes).
+ * And each coroutine counts instructions from zero (lua_newthread), so a
+ * tree of short coroutines never reached a hook: resume and wrap ask the
+ * interrupt test themselves. */
 
-/* A hook has no frame of its own: level 0 is the script's function. */
-static void sb_hook(lua_State *L, lua_Debug *ar) {
-    sbox *s = box_of(L);
+static void sb_hook(lua_State *L, lua_Debug *ar);
+
+/* The hook of a coroutine the stop was raised in: the same hook, under a
+ * name of its own that marks the coroutine (see above). */
+static void sb_hook_killed(lua_State *L, lua_Debug *ar) { sb_hook(L, ar); }
+
+static int killed(lua_State *co) { return lua_gethook(co) == sb_hook_killed; }
+
+/* buf = "script:line: " of the first Lua frame of L with a line, or "" (in
+ * a hook, level 0 is the script's function). */
+static void where_in(lua_State *L, char *buf, size_t n) {
+    lua_Debug ar;
+    buf[0] = '\0';
+    for (int lvl = 0; lua_getstack(L, lvl, &ar); lvl++) {
+        if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+            snprintf(buf, n, "%s:%d: ", ar.short_src, ar.currentline);
+            return;
+        }
+    }
+}
+
+/* stop_msg = "script:line: why". */
+static void note_stop(sbox *s, lua_State *L, const char *why) {
+    char at[200];
+    where_in(L, at, sizeof at);
+    snprintf(s->stop_msg, sizeof s->stop_msg, "%s%s", at, why);
+}
+
+/* Whether the state is stopped, asking the interrupt test if not yet. */
+static int stop_now(lua_State *L, sbox *s) {
     const char *why;
     if (!s->stopped && s->intr && (why = s->intr(s->intr_arg))) {
         s->stopped = 1;
-        if (lua_getstack(L, 0, ar) && lua_getinfo(L, "Sl", ar) && ar->currentline > 0)
-            snprintf(s->stop_msg, sizeof s->stop_msg, "%s:%d: %s", ar->short_src, ar->currentline, why);
-        else
-            snprintf(s->stop_msg, sizeof s->stop_msg, "%s", why);
+        note_stop(s, L, why);
     }
-    if (s->stopped) {
-        lua_pushstring(L, s->stop_msg);
-        lua_error(L);
-    }
+    return s->stopped;
+}
+
+/* Raise the stop in L. The hook is changed first: pushing the message may
+ * fail, and that error leaves the hook too. */
+static int raise_stop(lua_State *L, sbox *s) {
+    lua_sethook(L, L == s->L ? sb_hook : sb_hook_killed, LUA_MASKCOUNT, 1);
+    lua_pushstring(L, s->stop_msg);
+    return lua_error(L);
+}
+
+static void sb_hook(lua_State *L, lua_Debug *ar) {
+    (void)ar;
+    sbox *s = box_of(L);
+    if (stop_now(L, s)) raise_stop(L, s);
 }
 
 /* pcall and xpcall as in lbaselib.c, except that an error raised while the
@@ -95,10 +150,7 @@ static void sb_hook(lua_State *L, lua_Debug *ar) {
 static int finish_pcall(lua_State *L, int status, lua_KContext extra) {
     if (status != LUA_OK && status != LUA_YIELD) {
         sbox *s = box_of(L);
-        if (s->stopped) { /* not what a message handler made of it */
-            lua_pushstring(L, s->stop_msg);
-            return lua_error(L);
-        }
+        if (s->stopped) return raise_stop(L, s); /* not what a message handler made of it */
         lua_pushboolean(L, 0);
         lua_pushvalue(L, -2);
         return 2;
@@ -107,6 +159,8 @@ static int finish_pcall(lua_State *L, int status, lua_KContext extra) {
 }
 
 static int sb_pcall(lua_State *L) {
+    sbox *s = box_of(L);
+    if (s->stopped) return raise_stop(L, s);
     luaL_checkany(L, 1);
     lua_pushboolean(L, 1);
     lua_insert(L, 1);
@@ -114,14 +168,112 @@ static int sb_pcall(lua_State *L) {
     return finish_pcall(L, status, 0);
 }
 
+/* xpcall's message handler: the script's (upvalue 1), unless the state is
+ * stopped; then the error goes on as it is. */
+static int sb_msgh(lua_State *L) {
+    if (box_of(L)->stopped) {
+        lua_settop(L, 1);
+        return 1;
+    }
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 1);
+    return 1;
+}
+
 static int sb_xpcall(lua_State *L) {
+    sbox *s = box_of(L);
+    if (s->stopped) return raise_stop(L, s);
     int n = lua_gettop(L);
     luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, sb_msgh, 1);
+    lua_replace(L, 2);
     lua_pushboolean(L, 1);
     lua_pushvalue(L, 1);
     lua_rotate(L, 3, 2);
     int status = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, finish_pcall);
     return finish_pcall(L, status, 2);
+}
+
+/* ---------- coroutines (lcorolib.c, with the checks above) ---------- */
+
+static lua_State *getco(lua_State *L) {
+    lua_State *co = lua_tothread(L, 1);
+    luaL_argexpected(L, co, 1, "thread");
+    return co;
+}
+
+/* Resume co with the narg values at the top of L: the number of results
+ * moved to L, or -1 with the error message pushed. Raises the stop. */
+static int auxresume(lua_State *L, lua_State *co, int narg) {
+    sbox *s = box_of(L);
+    if (stop_now(L, s)) return raise_stop(L, s);
+    if (!lua_checkstack(co, narg)) {
+        lua_pushliteral(L, "too many arguments to resume");
+        return -1;
+    }
+    lua_xmove(L, co, narg);
+    int nres, status = lua_resume(co, L, narg, &nres);
+    if (s->stopped) {
+        if (status == LUA_OK || status == LUA_YIELD) lua_pop(co, nres);
+        return raise_stop(L, s);
+    }
+    if (status == LUA_OK || status == LUA_YIELD) {
+        if (!lua_checkstack(L, nres + 1)) {
+            lua_pop(co, nres);
+            lua_pushliteral(L, "too many results to resume");
+            return -1;
+        }
+        lua_xmove(co, L, nres);
+        return nres;
+    }
+    lua_xmove(co, L, 1);
+    return -1;
+}
+
+static int sb_coresume(lua_State *L) {
+    lua_State *co = getco(L);
+    int r = auxresume(L, co, lua_gettop(L) - 1);
+    if (r < 0) {
+        lua_pushboolean(L, 0);
+        lua_insert(L, -2);
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    lua_insert(L, -(r + 1));
+    return r + 1;
+}
+
+/* A function made by coroutine.wrap: closes a coroutine that failed (its
+ * __close handlers run), except one the stop was raised in. */
+static int sb_auxwrap(lua_State *L) {
+    lua_State *co = lua_tothread(L, lua_upvalueindex(1));
+    int r = auxresume(L, co, lua_gettop(L));
+    if (r >= 0) return r;
+    int stat = lua_status(co);
+    if (stat != LUA_OK && stat != LUA_YIELD && !killed(co)) {
+        lua_pop(L, 1);
+        stat = lua_resetthread(co);
+        sbox *s = box_of(L);
+        if (s->stopped) return raise_stop(L, s); /* in a __close handler */
+        lua_xmove(co, L, 1);
+    }
+    if (stat != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {
+        luaL_where(L, 1);
+        lua_insert(L, -2);
+        lua_concat(L, 2);
+    }
+    return lua_error(L);
+}
+
+static int sb_cowrap(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    lua_State *co = lua_newthread(L);
+    lua_pushvalue(L, 1);
+    lua_xmove(L, co, 1);
+    lua_pushcclosure(L, sb_auxwrap, 1);
+    return 1;
 }
 
 /* ---------- base functions that need a guard ---------- */
@@ -187,7 +339,14 @@ static int sb_setmetatable(lua_State *L) {
 
 static int sb_coclose(lua_State *L) {
     sbox *s = box_of(L);
-    luaL_checktype(L, 1, LUA_TTHREAD);
+    lua_State *co = getco(L);
+    if (s->stopped) return raise_stop(L, s);
+    if (killed(co) && lua_status(co) != LUA_OK && lua_status(co) != LUA_YIELD) {
+        lua_pushboolean(L, 0);
+        lua_pushliteral(L, "coroutine.close: the coroutine was stopped (cancelled or out of time); "
+                           "its __close handlers do not run");
+        return 2;
+    }
     if (s->closing >= MAX_CLOSE)
         return luaL_error(L, "coroutine.close: nested more than %d deep in a sandboxed script", MAX_CLOSE);
     s->closing++;
@@ -195,6 +354,7 @@ static int sb_coclose(lua_State *L) {
     lua_insert(L, 1);
     int rc = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
     s->closing--;
+    if (s->stopped) return raise_stop(L, s); /* in a __close handler */
     return rc == LUA_OK ? lua_gettop(L) : lua_error(L);
 }
 
@@ -294,6 +454,10 @@ static void add_lib(lua_State *L, const char *name, lua_CFunction open, const ch
         lua_getfield(L, -1, "close");
         lua_pushcclosure(L, sb_coclose, 1);
         lua_setfield(L, -2, "close");
+        lua_pushcfunction(L, sb_coresume);
+        lua_setfield(L, -2, "resume");
+        lua_pushcfunction(L, sb_cowrap);
+        lua_setfield(L, -2, "wrap");
     }
     lua_setfield(L, -3, name);
     lua_pop(L, 1);
@@ -420,7 +584,25 @@ int cr_sandbox_charge(lua_State *L, size_t bytes) {
     return 0;
 }
 
-void cr_sandbox_uncharge(lua_State *L, size_t bytes) { box_of(L)->used -= bytes; }
+void cr_sandbox_uncharge(lua_State *L, size_t bytes) {
+    if (bytes) box_of(L)->used -= bytes;
+}
+
+size_t cr_lsandbox_reserve(lua_State *L, double bytes, const char *fn) {
+    if (lua_getallocf(L, NULL) != sb_alloc || !(bytes > 0)) return 0;
+    sbox *s = box_of(L);
+    if (bytes > (double)(s->cap - s->used)) lua_gc(L, LUA_GCCOLLECT); /* garbage may hold buffers */
+    if (bytes > (double)(s->cap - s->used)) {
+        char at[200];
+        where_in(L, at, sizeof at); /* the script's line, past C wrappers such as the readers' path check */
+        lua_pushfstring(L, "%s%s: %s exceeded %d MB (option memory_mb): C buffers of %I MB, %d MB free", at, fn,
+                        s->label, cr_sandbox_limit(L), (lua_Integer)fmin(ceil(bytes / 1048576.0), 9e15),
+                        (int)((s->cap - s->used) >> 20));
+        lua_error(L);
+    }
+    s->used += (size_t)bytes;
+    return (size_t)bytes;
+}
 
 const char *cr_sandbox_set_label(lua_State *L, const char *label) {
     sbox *s = box_of(L);
@@ -442,6 +624,7 @@ void cr_sandbox_reset(lua_State *L) {
      * no finalizer in Lua code (sb_setmetatable), collecting runs no script. */
     if (s->refused) lua_gc(L, LUA_GCCOLLECT);
     s->refused = s->stopped = s->closing = 0;
+    if (s->L) lua_sethook(s->L, sb_hook, LUA_MASKCOUNT, CR_SANDBOX_HOOK_COUNT); /* raise_stop made it 1 */
     s->stop_msg[0] = '\0';
     s->where[0] = '\0';
 }

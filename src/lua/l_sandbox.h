@@ -14,7 +14,9 @@
  *             load           text chunks only (mode is forced to "t"); the
  *                            default environment is the sandbox's globals
  *             pcall, xpcall  as usual, but they cannot catch an interrupt
- *                            (cancel, stop, deadline): it goes on upwards
+ *                            (cancel, stop, deadline): it goes on upwards,
+ *                            and xpcall's message handler is not called
+ *                            for it (Lua would run it with hooks off)
  *             collectgarbage "count", "step", "collect", "isrunning" only
  *   string    all but string.dump; the string metatable is hidden (its
  *             __metatable is a read-only view whose __index is a read-only
@@ -24,7 +26,9 @@
  *   table math utf8   complete
  *   coroutine      complete; coroutine.close nested at most 8 deep (a
  *                  __close closing another coroutine: Lua 5.4.4 does not
- *                  count that against its C-call limit)
+ *                  count that against its C-call limit); resume, wrap and
+ *                  close ask the interrupt test and raise it, and never
+ *                  run the __close handlers of a coroutine it killed
  *   os        time, clock, date only
  *
  * Not there: io, os.execute/exit/getenv/remove/rename/..., require, package,
@@ -38,8 +42,9 @@
  *
  * A count hook runs every CR_SANDBOX_HOOK_COUNT instructions (in coroutines
  * too) and asks the state's interrupt function whether to stop; once it says
- * so, the state raises at every hook and pcall cannot catch it, until
- * cr_sandbox_reset. The hook cannot interrupt one C call: the library
+ * so, the state raises at every hook (then every instruction) and pcall
+ * cannot catch it, until cr_sandbox_reset; no script code runs with hooks
+ * off while it unwinds (l_sandbox.c, "interrupts", says how). The hook cannot interrupt one C call: the library
  * functions that could take long in one call are bounded instead (pattern
  * matching by its worst case; string.rep, table.concat and the like by the
  * memory cap). */
@@ -92,6 +97,17 @@ size_t cr_sandbox_used(lua_State *L); /* bytes held now */
  * gives them back with cr_sandbox_uncharge when it frees them. */
 int cr_sandbox_charge(lua_State *L, size_t bytes);
 void cr_sandbox_uncharge(lua_State *L, size_t bytes);
+
+/* Count `bytes` of C buffers a binding is about to allocate for the state
+ * (a kernel's, reader's or handle's, sized by what the script asked for)
+ * against its cap, before allocating them: returns what was counted, to
+ * give back with cr_sandbox_uncharge when they are freed. In a state that is
+ * not a sandbox (the job's own script) nothing is counted and 0 returned.
+ * Over the cap (after a full garbage collection) it raises, as the binding
+ * `fn`: "SCRIPT:LINE: FN: LABEL exceeded N MB (option memory_mb): C buffers
+ * of X MB, Y MB free"; so the process never tries a size the cap refuses.
+ * bytes is a double: callers compute it without overflow. */
+size_t cr_lsandbox_reserve(lua_State *L, double bytes, const char *fn);
 
 /* The label used in memory errors; returns the previous one. */
 const char *cr_sandbox_set_label(lua_State *L, const char *label);

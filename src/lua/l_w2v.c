@@ -47,6 +47,7 @@
 #include "kernels/cr_w2v.h"
 #include "kernels/cr_w2v_corpus.h"
 #include "kernels/cr_w2v_io.h"
+#include "lua/l_sandbox.h"
 #include "lua/l_modules.h"
 #include "lua/l_opt.h"
 #include "lua/l_util.h"
@@ -228,6 +229,7 @@ typedef struct w2vr {
     cr_rng rng;    /* window shrink and pool picks */
     uint64_t seed; /* rng's: reseeded per epoch by R:rewind */
     int64_t part;
+    size_t charged; /* bytes counted against a model's cap (cr_lsandbox_reserve) */
 } w2vr;
 
 static w2vr *check_w2vr(lua_State *L, int idx) {
@@ -240,6 +242,8 @@ static int w2vr_gc(lua_State *L) {
     w2vr *u = luaL_checkudata(L, 1, W2VR_MT);
     cr_w2v_reader_close(&u->r);
     cr_w2v_vocab_free(&u->v);
+    cr_sandbox_uncharge(L, u->charged);
+    u->charged = 0;
     return 0;
 }
 
@@ -328,6 +332,11 @@ static int l_w2v_reader(lua_State *L) {
     w2vr *u = lua_newuserdatauv(L, sizeof *u, 0);
     memset(u, 0, sizeof *u);
     luaL_setmetatable(L, W2VR_MT);
+    /* the parsed vocabulary (about the text again, plus a count and three
+     * slots per word) and two batches of up to batch + max_sentence tokens,
+     * each an int32 row and an int64 key */
+    u->charged = cr_lsandbox_reserve(L, 2.0 * (double)len + 2.0 * ((double)o.batch + (double)o.max_sentence) * 12,
+                                     "w2v_reader");
     cr_err e;
     if (cr_w2v_vocab_parse(text, len, &u->v, &e) != 0) luaL_error(L, "w2v_reader: %s", e.msg);
     if (u->v.words.n == 0) luaL_error(L, "w2v_reader: empty vocabulary");

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/cr_time.h"
 #include "lua/l_sandbox.h"
 #include "lua/l_sandbox_core.h"
 #include "lua/l_util.h"
@@ -20,6 +21,8 @@
 #include "ps/cr_wsample.h"
 
 #define WTABLE_MT "crescent.WorkerTable"
+#define STR_(x) #x
+#define STR(x) STR_(x)
 #define SHANDLE_MT "crescent.SampleHandle"
 #define WORKER_KEY "crescent.worker"
 #define CTX_KEY "crescent.ctx"
@@ -34,6 +37,7 @@ typedef struct lworker {
     int pol_ref;     /* registry ref of the policy table, or LUA_NOREF */
     int next_async;  /* ids for pull_async/push_async */
     int named;       /* the error being raised already names the worker */
+    double pol_until; /* while the policy's code runs: when it is stopped (0: not running) */
     char pol_err[CR_SANDBOX_MSG_MAX]; /* why the policy did not load */
 } lworker;
 
@@ -492,12 +496,17 @@ static int policy_ask(lua_State *L) {
 
 /* lua_pcall of f on the nargs values at the top, as the policy's code:
  * leaves one result, or returns non-zero with the message in err (memory
- * errors name the policy; written before the label changes back). */
-static int policy_pcall(lua_State *L, lua_CFunction f, int nargs, char *err, size_t errn) {
+ * errors name the policy; written before the label changes back). The
+ * code has CR_SANDBOX_CHECK_SECONDS, as the scheduler's check of its
+ * constructor: a may_proceed that loops would hold the worker for ever. */
+static int policy_pcall(lworker *w, lua_CFunction f, int nargs, char *err, size_t errn) {
+    lua_State *L = w->L;
     const char *label = cr_sandbox_set_label(L, "policy script");
     lua_pushcfunction(L, f);
     lua_insert(L, -nargs - 1);
+    w->pol_until = cr_now() + CR_SANDBOX_CHECK_SECONDS;
     int rc = lua_pcall(L, nargs, 1, 0);
+    w->pol_until = 0;
     if (rc != LUA_OK) cr_sandbox_message(L, rc, err, errn);
     cr_sandbox_set_label(L, label);
     return rc;
@@ -510,7 +519,7 @@ static int policy_load(void *arg, const char *src, size_t n, const char *chunk, 
     polcall p = {.w = w, .src = src, .chunk = chunk, .opts = opts, .n = n, .optsn = optsn};
     if (!lua_checkstack(L, 4)) return -1;
     lua_pushlightuserdata(L, &p);
-    int rc = policy_pcall(L, policy_run, 1, w->pol_err, sizeof w->pol_err);
+    int rc = policy_pcall(w, policy_run, 1, w->pol_err, sizeof w->pol_err);
     lua_settop(L, top);
     return rc == LUA_OK ? 0 : -1;
 }
@@ -525,7 +534,7 @@ static int decide(void *arg, int64_t my, int64_t mn, const int64_t *clocks, int 
     lua_rawgeti(L, LUA_REGISTRYINDEX, w->pol_ref);
     lua_pushlightuserdata(L, &p);
     char msg[CR_SANDBOX_MSG_MAX];
-    int rc = policy_pcall(L, policy_ask, 2, msg, sizeof msg);
+    int rc = policy_pcall(w, policy_ask, 2, msg, sizeof msg);
     if (rc != LUA_OK)
         rc = cr_errf(e, "policy: %s", msg);
     else
@@ -628,6 +637,8 @@ static const char *interrupted(void *arg) {
     lworker *w = arg;
     if (cr_node_stopping(w->n)) return "job stopped";
     if (cr_node_cancelled(w->n, w->lw)) return CR_NODE_CANCELLED_MSG;
+    if (w->pol_until > 0 && cr_now() > w->pol_until)
+        return "policy script ran longer than " STR(CR_SANDBOX_CHECK_SECONDS) " s (stopped)";
     return NULL;
 }
 

@@ -28,6 +28,7 @@ struct cr_clocks {
     pthread_cond_t clk_cv; /* clocks, policy, command or cancel changed, or stop */
     uint64_t cmd_gen;
     _Atomic uint64_t cancel_gen; /* the command generation cancelled (0: none) */
+    _Atomic uint64_t stuck_gen;  /* the command generation whose policy admits no waiting worker (0: none) */
     _Atomic uint64_t clk_gen; /* bumped on every clocks/policy change (under mu; read without it by a spinning waiter) */
     cr_cmd cmd;
     char *cmd_buf1, *cmd_buf2;
@@ -103,6 +104,13 @@ void cr_clocks_cancel(cr_clocks *c) {
     pthread_mutex_unlock(&c->mu);
 }
 
+void cr_clocks_stuck(cr_clocks *c) {
+    pthread_mutex_lock(&c->mu);
+    atomic_store(&c->stuck_gen, c->cmd_gen);
+    clocks_changed(c);
+    pthread_mutex_unlock(&c->mu);
+}
+
 void cr_clocks_set_policy(cr_clocks *c, const cr_msg_script *s) {
     pthread_mutex_lock(&c->mu);
     free(c->pol_src);
@@ -169,10 +177,25 @@ int cr_clocks_cancelled(cr_clocks *c, int lw) {
     return g != 0 && g == c->ws[lw].seen_cmd;
 }
 
+/* The scheduler found every worker of the command waiting at a clock its
+ * policy will not admit, or done (caller holds c->mu): the reason, naming
+ * the policy and the clocks. */
+static int stuck(cr_clocks *c, cr_err *e) {
+    char clocks[200] = "";
+    size_t at = 0;
+    for (int i = 0; i < c->W && at + 24 < sizeof clocks; i++)
+        at += (size_t)snprintf(clocks + at, sizeof clocks - at, "%s%lld", i ? " " : "", (long long)c->clocks[i]);
+    return cr_errf(e, "consistency policy %s admits none of the waiting workers: each worker waits at a clock "
+                      "or has finished, and nothing can change the policy's answer (clocks of workers 0..: %s%s)",
+                   c->pol_chunk ? c->pol_chunk : "(none)", clocks, at + 24 >= sizeof clocks ? " ..." : "");
+}
+
 /* -1 with the reason in e if worker lw must leave a clock or barrier wait:
- * the node stops, or its command was cancelled. */
+ * the node stops, its command was cancelled, or its policy admits no one. */
 static int must_leave(cr_clocks *c, int lw, cr_err *e) {
     if (atomic_load(&c->stop)) return cr_errf(e, "node stopping");
+    uint64_t g = atomic_load(&c->stuck_gen);
+    if (g != 0 && g == c->ws[lw].seen_cmd) return stuck(c, e);
     if (cr_clocks_cancelled(c, lw)) return cr_errf(e, CR_NODE_CANCELLED_MSG);
     return 0;
 }
@@ -255,7 +278,8 @@ static void spin_for_news(cr_clocks *c, uint64_t gen) {
     pthread_mutex_lock(&c->mu);
 }
 
-int cr_clocks_wait(cr_clocks *c, int lw, int64_t mine, cr_decide_fn decide, void *arg, cr_err *e) {
+int cr_clocks_wait(cr_clocks *c, int lw, int64_t mine, cr_decide_fn decide, void *arg, cr_refused_fn refused,
+                   void *rarg, cr_err *e) {
     int gw = c->id * c->wpn + lw, W = c->W;
     int64_t *snap = cr_xmalloc((size_t)W * sizeof *snap);
     double t0 = cr_now();
@@ -279,7 +303,16 @@ int cr_clocks_wait(cr_clocks *c, int lw, int64_t mine, cr_decide_fn decide, void
             if (mine - mn > c->ws[lw].max_gap) c->ws[lw].max_gap = mine - mn;
             break;
         }
-        /* Wait for news unless something changed while deciding. */
+        /* Wait for news unless something changed while deciding; tell the
+         * scheduler what the policy refused, so that it can tell when no
+         * worker can ever go on. */
+        if (gen == c->clk_gen && !atomic_load(&c->stop) && refused) {
+            cr_msg_state st = {.worker = gw, .clock = mine, .waiting = 1,
+                               .view = cr_proto_clocks_view(snap, c->active, W)};
+            pthread_mutex_unlock(&c->mu);
+            refused(rarg, lw, &st);
+            pthread_mutex_lock(&c->mu);
+        }
         if (gen == c->clk_gen && !atomic_load(&c->stop)) {
             spin_for_news(c, gen);
             if (gen == c->clk_gen && !atomic_load(&c->stop)) pthread_cond_wait(&c->clk_cv, &c->mu);

@@ -35,6 +35,9 @@ void cr_clocks_destroy(cr_clocks **c);
 void cr_clocks_post(cr_clocks *c, int type, const void *p1, size_t n1, const void *p2, size_t n2);
 /* Cancel the current command: waiting workers return CR_NODE_CANCELLED_MSG. */
 void cr_clocks_cancel(cr_clocks *c);
+/* The scheduler's news that the command cannot go on (CANCEL with
+ * CR_CANCEL_STUCK): its waiting workers fail, naming the policy and clocks. */
+void cr_clocks_stuck(cr_clocks *c);
 /* A new policy (copied); workers load it at their next refresh. */
 void cr_clocks_set_policy(cr_clocks *c, const cr_msg_script *s);
 /* The scheduler's vectors (CLOCKS): clocks and barriers only go up (a late
@@ -71,7 +74,11 @@ int cr_clocks_policy_refresh(cr_clocks *c, uint64_t *gen, cr_policy_load_fn load
 int64_t cr_clocks_advance(cr_clocks *c, int lw, int barrier, cr_msg_state *st);
 /* Wait at clock `mine` until decide() allows worker lw to proceed
  * (cr_node_clock, cr_node.h). 0, or -1 with a message in e. */
-int cr_clocks_wait(cr_clocks *c, int lw, int64_t mine, cr_decide_fn decide, void *arg, cr_err *e);
+/* Called (without the lock) before worker lw sleeps at a clock its policy
+ * refused: st is the STATE (waiting = 1) for the scheduler. */
+typedef void (*cr_refused_fn)(void *arg, int lw, const cr_msg_state *st);
+int cr_clocks_wait(cr_clocks *c, int lw, int64_t mine, cr_decide_fn decide, void *arg, cr_refused_fn refused,
+                   void *rarg, cr_err *e);
 /* Wait until every active worker has reached barrier `mine`. 0 or -1. */
 int cr_clocks_barrier(cr_clocks *c, int lw, int64_t mine, cr_err *e);
 /* cr_node_sleep (cr_node.h). */

@@ -58,8 +58,16 @@ static int64_t announce(cr_node *n, int lw, int barrier) {
     return mine;
 }
 
+/* A worker's policy refused the clocks it saw: the scheduler learns it. */
+static void refused(void *arg, int lw, const cr_msg_state *st) {
+    cr_node *n = arg;
+    cr_proto_msg m;
+    cr_proto_encode_state(st, &m, NULL);
+    cr_link_send_worker(&n->link, lw, &m);
+}
+
 int cr_node_clock(cr_node *n, int lw, cr_decide_fn decide, void *arg, cr_err *e) {
-    return cr_clocks_wait(n->clk, lw, announce(n, lw, 0), decide, arg, e);
+    return cr_clocks_wait(n->clk, lw, announce(n, lw, 0), decide, arg, refused, n, e);
 }
 
 int cr_node_barrier(cr_node *n, int lw, cr_err *e) {

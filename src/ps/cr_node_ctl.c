@@ -107,7 +107,8 @@ static int on_call(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
 /* Wake every waiting worker: they see the cancel and return. */
 static int on_cancel(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
     if (cr_proto_decode_empty(m, e) < 0) return -1;
-    cr_clocks_cancel(n->clk);
+    if (m->h.a == CR_CANCEL_STUCK) cr_clocks_stuck(n->clk);
+    else cr_clocks_cancel(n->clk);
     return 0;
 }
 

@@ -371,11 +371,21 @@ int cr_proto_decode_reply(const cr_proto_msg *m, cr_msg_reply *r, cr_err *e) {
     return 0;
 }
 
+uint64_t cr_proto_clocks_view(const int64_t *clocks, const int64_t *active, int W) {
+    uint64_t h = 14695981039346656037ull;
+    for (int i = 0; i < W; i++) {
+        h = (h ^ (uint64_t)clocks[i]) * 1099511628211ull;
+        h = (h ^ (uint64_t)(active[i] != 0)) * 1099511628211ull;
+    }
+    return h & (uint64_t)INT64_MAX;
+}
+
 int cr_proto_encode_state(const cr_msg_state *s, cr_proto_msg *m, cr_err *e) {
     start(m, CR_M_STATE);
     m->h.worker = s->worker;
     m->h.a = s->clock;
-    m->h.b = s->barrier;
+    m->h.b = s->waiting ? (int64_t)(s->view & (uint64_t)INT64_MAX) : s->barrier;
+    m->h.table = s->waiting != 0;
     cr_msg_state check;
     return cr_proto_decode_state(m, &check, e);
 }
@@ -383,9 +393,12 @@ int cr_proto_encode_state(const cr_msg_state *s, cr_proto_msg *m, cr_err *e) {
 int cr_proto_decode_state(const cr_proto_msg *m, cr_msg_state *s, cr_err *e) {
     if (shape(m, CR_M_STATE, 0, 0, e) < 0) return -1;
     if (m->h.worker < 0 || m->h.a < 0 || m->h.b < 0) return cr_errf(e, "STATE: negative worker, clock or barrier count");
+    if (m->h.table != 0 && m->h.table != 1) return cr_errf(e, "STATE: bad waiting flag %d", (int)m->h.table);
     s->worker = m->h.worker;
     s->clock = m->h.a;
-    s->barrier = m->h.b;
+    s->waiting = m->h.table;
+    s->barrier = s->waiting ? 0 : m->h.b;
+    s->view = s->waiting ? (uint64_t)m->h.b : 0;
     return 0;
 }
 

@@ -190,11 +190,26 @@ typedef struct cr_msg_reply {
     size_t n;
 } cr_msg_reply;
 
-/* STATE, node -> scheduler: worker's clock and barrier count went up. */
+/* STATE, node -> scheduler: worker's clock and barrier count went up; or,
+ * with waiting = 1, the worker waits at `clock` because the policy said no
+ * with the clocks whose cr_proto_clocks_view is `view` (barrier unused). */
 typedef struct cr_msg_state {
     int worker;
     int64_t clock, barrier;
+    int waiting;
+    uint64_t view;
 } cr_msg_state;
+
+/* A 63-bit hash of a clock vector and the active flags of its W workers
+ * (what a consistency policy decides on): the scheduler compares a waiting
+ * worker's view with its own to know the worker decided on the newest. */
+uint64_t cr_proto_clocks_view(const int64_t *clocks, const int64_t *active, int W);
+
+/* CANCEL, scheduler -> node, with h.a = CR_CANCEL_STUCK: not a cancel but
+ * the news that every worker of the command waits at a clock the policy
+ * refused with the newest clocks, or is done; the waiting ones fail, naming
+ * the policy and the clocks (cr_node.c). */
+#define CR_CANCEL_STUCK 1
 
 /* PROGRESS, node -> scheduler: items processed since the last one. */
 typedef struct cr_msg_progress {

@@ -46,6 +46,9 @@ struct cr_sched {
     int W;
     int64_t *clocks, *bar; /* bar: barriers[W] then active[W] */
     int clocks_dirty;      /* clocks or bar changed since the last broadcast */
+    uint64_t *wview;       /* per worker: the view its policy refused (valid if wview_set) */
+    char *wview_set;       /* per worker: it waits at a clock (a STATE waiting since its last clock) */
+    int stuck_sent;        /* the command was found stuck (CANCEL with CR_CANCEL_STUCK sent) */
     char inproc_ep[64];
     atomic_int failed;
     cr_zap *zap;
@@ -318,9 +321,35 @@ static int check_from_node(cr_sched *s, int i, const cr_proto_msg *m, cr_err *e)
 static void on_state(cr_sched *s, const cr_proto_msg *m) {
     cr_msg_state st;
     cr_proto_decode_state(m, &st, NULL);
+    s->wview_set[st.worker] = (char)st.waiting;
+    s->wview[st.worker] = st.view;
+    if (st.waiting) return;
     if (st.clock > s->clocks[st.worker]) s->clocks[st.worker] = st.clock;
     if (st.barrier > s->bar[st.worker]) s->bar[st.worker] = st.barrier;
     s->clocks_dirty = 1;
+}
+
+/* A command is stuck when each of its workers either answered or waits at
+ * a clock because its policy said no to the clocks the scheduler holds now
+ * (no news is on its way to it): no clock can move again, so no answer
+ * can change. The nodes then fail the waiting workers (CR_CANCEL_STUCK),
+ * and the command ends with that error instead of waiting for ever. */
+static void check_stuck(cr_sched *s) {
+    if (s->stuck_sent) return;
+    const int64_t *active = s->bar + s->W;
+    uint64_t view = cr_proto_clocks_view(s->clocks, active, s->W);
+    int waiting = 0;
+    for (int w = 0; w < s->W; w++) {
+        if (!active[w]) continue;
+        if (!s->wview_set[w] || s->wview[w] != view) return;
+        waiting++;
+    }
+    if (!waiting) return;
+    s->stuck_sent = 1;
+    cr_proto_msg m;
+    cr_proto_encode_empty(CR_M_CANCEL, &m, NULL);
+    m.h.a = CR_CANCEL_STUCK;
+    for (int i = 0; i < s->o.nodes; i++) send_node(s, i, &m);
 }
 
 /* Handle a message from a node. A message that is not from a member, is
@@ -347,6 +376,7 @@ static void from_node(cr_sched *s, cr_parts *p, double now) {
     }
     if ((m.h.type == CR_M_REPLY || m.h.type == CR_M_ERROR) && m.h.worker >= 0) {
         s->bar[s->W + m.h.worker] = 0; /* idle */
+        s->wview_set[m.h.worker] = 0;
         s->clocks_dirty = 1;
     }
     for (int k = 1; k < p->n; k++)
@@ -368,6 +398,8 @@ static int from_api(cr_sched *s, cr_parts *p) {
     }
     if (m.h.type == CR_M_CALL || m.h.type == CR_M_MODEL) {
         for (int w = 0; w < s->W; w++) s->bar[s->W + w] = 1;
+        memset(s->wview_set, 0, (size_t)s->W);
+        s->stuck_sent = 0;
         broadcast_clocks(s);
     }
     for (int i = 0; i < s->o.nodes; i++)
@@ -501,6 +533,7 @@ static void *sched_main(void *arg) {
             s->clocks_dirty = 0;
             broadcast_clocks(s);
         }
+        check_stuck(s);
         while (cr_parts_recv(s->api_t, &p, ZMQ_DONTWAIT) > 0) {
             int quit = from_api(s, &p);
             cr_parts_close(&p);
@@ -540,6 +573,8 @@ static void destroy(cr_sched *s) {
     free(s->nodes);
     free(s->clocks);
     free(s->bar);
+    free(s->wview);
+    free(s->wview_set);
     free(s);
 }
 
@@ -551,6 +586,8 @@ static cr_sched *sched_new(const cr_sched_opts *o) {
     s->nodes = cr_xcalloc((size_t)o->nodes, sizeof *s->nodes);
     s->clocks = cr_xcalloc((size_t)s->W + 1, 8);
     s->bar = cr_xcalloc(2 * (size_t)s->W + 1, 8);
+    s->wview = cr_xcalloc((size_t)s->W + 1, sizeof *s->wview);
+    s->wview_set = cr_xcalloc((size_t)s->W + 1, 1);
     s->children = cr_xcalloc((size_t)o->nodes, sizeof *s->children);
     s->pidfd = cr_xcalloc((size_t)o->nodes, sizeof *s->pidfd);
     for (int i = 0; i < o->nodes; i++) s->pidfd[i] = -1;

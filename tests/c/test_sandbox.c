@@ -3,7 +3,10 @@
  * stopped with a clear error, and the state stays usable afterwards. */
 #include <lauxlib.h>
 #include <lualib.h>
+#include <signal.h>
+#include <sys/wait.h>
 
+#include "base/cr_time.h"
 #include "cr_test.h"
 #include "lua/l_sandbox.h"
 #include "lua/l_sandbox_core.h"
@@ -206,6 +209,108 @@ static void test_interrupt(void) {
     cr_sandbox_set_interrupt(L, NULL, NULL);
     CR_CHECK(gives(L, "local n = 0 for i = 1, 1e6 do n = n + 1 end return n", "1000000"));
     CR_CHECK(gives(L, "return select(2, pcall(error, 'e', 0))", "e"));
+    cr_sandbox_close(&L);
+}
+
+/* Code that runs while an error unwinds: xpcall's message handler (Lua
+ * calls it with hooks off when the error came from the count hook, and
+ * calls it again for an error inside it), __close handlers (a coroutine
+ * the stop killed keeps hooks off for good), coroutines and metamethods
+ * inside handlers, trees of short coroutines (each counts instructions
+ * from zero). Each probe must stop within a few seconds of the interrupt
+ * (the message names where it was: the probe, or a chunk it loaded),
+ * and the state must work after a reset. Each runs in a child with an
+ * alarm, so that a probe that escapes fails the test instead of hanging it. */
+static const char *const unwinding[] = {
+    "xpcall(error, function() while true do end end)",
+    "xpcall(function() while true do end end, function() while true do end end)",
+    "while true do xpcall(error, function() while true do pcall(error) end end) end",
+    "xpcall(error, function() xpcall(error, function() while true do end end) end)",
+    "xpcall(error, function() while true do coroutine.wrap(function() end)() end end)",
+    "coroutine.wrap(function() xpcall(error, function() while true do end end) end)()",
+    "xpcall(error, function(e) return 'x' .. setmetatable({}, {__concat = function() while true do end end}) end)",
+    "xpcall(error, function() while true do ('x'):rep(100):gsub('x', function() end) end end)",
+    "xpcall(error, function() local t = {} for i = 1, 100 do t[i] = i end\n"
+    "  while true do table.sort(t, function(a, b) return a > b end) end end)",
+    "xpcall(error, function() while true do load('return 1')() end end)",
+    "xpcall(error, tostring, setmetatable({}, {__tostring = function() while true do end end}))",
+    "xpcall(error, function(e) return tostring(e) end, setmetatable({}, {__tostring = function() while true do end end}))",
+    "local co = coroutine.wrap(function() while true do coroutine.yield() end end)\n"
+    "xpcall(error, function() while true do co() end end)",
+    "local co = coroutine.create(function()\n"
+    "  local x <close> = setmetatable({}, {__close = function() while true do end end}) while true do end end)\n"
+    "coroutine.resume(co) coroutine.close(co)",
+    "coroutine.wrap(function()\n"
+    "  local x <close> = setmetatable({}, {__close = function() while true do end end}) while true do end end)()",
+    "do local x <close> = setmetatable({}, {__close = function() while true do end end}) while true do end end",
+    "local function f(d) for i = 1, 500 do pcall(coroutine.wrap(f), d + 1) end end f(0)",
+    "local function f(d) for i = 1, 500 do coroutine.resume(coroutine.create(f), d + 1) end end f(0)",
+    "local mt = {__close = function() for i = 1, 9000 do end end}\n"
+    "local function f(d) local x <close> = setmetatable({}, mt) if d < 100000 then return f(d + 1) + 0 end\n"
+    "  while true do end end f(0)",
+};
+
+static double stop_at;
+static const char *past_stop(void *arg) {
+    (void)arg;
+    return cr_now() > stop_at ? "stopped on purpose" : NULL;
+}
+
+/* In a child: src is stopped 0.2 s in (the message names the probe), and
+ * the state then runs a plain chunk. Exit status 0 iff both. */
+static int stop_child(const char *src) {
+    alarm(5);
+    lua_State *L = cr_sandbox_new(64, "model script");
+    cr_sandbox_set_interrupt(L, past_stop, NULL);
+    stop_at = cr_now() + 0.2;
+    int ok = refused(L, src, "stopped on purpose");
+    stop_at = cr_now() + 60;
+    ok = ok && gives(L, "local n = 0 for i = 1, 1e5 do n = n + 1 end return n", "100000");
+    cr_sandbox_close(&L);
+    return ok ? 0 : 1;
+}
+
+static void test_interrupt_unwinding(void) {
+    int bad = 0;
+    for (size_t i = 0; i < sizeof unwinding / sizeof *unwinding; i++) {
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) _exit(stop_child(unwinding[i]));
+        int st;
+        CR_CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            printf("  %s\n    -> %s\n", unwinding[i], WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM ? "not stopped within 5 s"
+                                                    : WIFSIGNALED(st) ? "killed by a signal" : "wrong message");
+            bad++;
+        }
+    }
+    CR_CHECK(bad == 0);
+}
+
+/* What the stop guards leave alone: handlers, __close and wrap's closing
+ * behave as in Lua when nothing is stopped. */
+static void test_unwinding_unstopped(void) {
+    lua_State *L = cr_sandbox_new(64, "model script");
+    CR_CHECK(L);
+    static const probe p[] = {
+        {GIVES, "return select(2, xpcall(error, function(e) return 'h:' .. e end, 'x', 0))", "h:x"},
+        {GIVES, "local n = 0 xpcall(function() local c <close> = setmetatable({}, {__close = function() n = n + 1 end})\n"
+                "error('e') end, function(e) n = n + 10 return e end) return n", "11"},
+        {GIVES, "local n = 0 pcall(coroutine.wrap(function()\n"
+                "local c <close> = setmetatable({}, {__close = function() n = n + 1 end}) error('e') end)) return n", "1"},
+        {GIVES, "local co = coroutine.create(function() local c <close> = setmetatable({}, {__close = function() end})\n"
+                "coroutine.yield(1) end) local ok, v = coroutine.resume(co) return tostring(ok) .. v .. tostring(coroutine.close(co))",
+                "true1true"},
+        {GIVES, "local ok, e = coroutine.resume(coroutine.create(function() error('boom', 0) end)) return tostring(ok) .. e",
+                "falseboom"},
+        {REFUSED, "coroutine.wrap(function() error('boom') end)()", "probe:1: boom"},
+        {GIVES, "local co = coroutine.wrap(function(a) local b = coroutine.yield(a + 1) return b * 2 end)\n"
+                "return co(1) + co(5)", "12"},
+        {GIVES, "local co = coroutine.create(print) coroutine.resume(co) return select(2, coroutine.resume(co))",
+                "cannot resume dead coroutine"},
+        {REFUSED, "return coroutine.resume(1)", "bad argument #1 to 'resume' (thread expected, got number)"},
+    };
+    CR_CHECK(PROBES_PASS(L, p));
     cr_sandbox_close(&L);
 }
 
@@ -453,6 +558,49 @@ static void test_worker_core_kge(void) {
     cr_sandbox_close(&L);
 }
 
+/* C buffers allocated for a model count against its cap: a batcher whose
+ * options ask for more than the cap is refused before anything is
+ * allocated, naming the script's line; one that fits is counted while it
+ * lives (twenty of 8 MB each fit in 64 MB only because the dropped ones
+ * are collected and given back). */
+static void test_worker_core_c_buffers(void) {
+    lua_State *L = worker_like();
+    CR_CHECK(L);
+    static const probe p[] = {
+        {REFUSED, "local t = {s = {0}, r = {0}, o = {1}, n_ent = 2, n_rel = 1}\n"
+                  "local b = cr.core.kernels.kge_batches(t, {batch = 4, neg = 2e7})\nreturn b:next()",
+         "probe:2: kge_batches: model script exceeded 64 MB (option memory_mb): C buffers of 4239 MB"},
+        {GIVES, "local t = {s = {0, 1, 0, 1}, r = {0, 0, 0, 0}, o = {1, 0, 1, 0}, n_ent = 2, n_rel = 1}\n"
+                "for i = 1, 20 do local b = cr.core.kernels.kge_batches(t, {batch = 4, neg = 1e4}) b:next() end\n"
+                "return 'ok'", "ok"},
+    };
+    CR_CHECK(PROBES_PASS(L, p));
+    /* every other binding that sizes C buffers by what the script asks */
+    char data[256], src[1024];
+    write_file("any.txt", "1 1:1\n", data);
+    CR_CHECK(cr_sandbox_allow_read(L, data) == 1);
+    snprintf(src, sizeof src, "return cr.core.kernels.logreg_load('%s', {features = 2147483647})", data);
+    CR_CHECK(refused(L, src, "probe:1: logreg_load: model script exceeded 64 MB (option memory_mb): C buffers of 10240 MB"));
+    snprintf(src, sizeof src, "return cr.core.kernels.lda_load('%s', {V = 2147483647})", data);
+    CR_CHECK(refused(L, src, "probe:1: lda_load: model script exceeded 64 MB (option memory_mb): C buffers of 8192 MB"));
+    snprintf(src, sizeof src, "return cr.core.kernels.w2v_reader('%s', 'a 1\\n', {batch = 2^30})", data);
+    CR_CHECK(refused(L, src, "probe:1: w2v_reader: model script exceeded 64 MB (option memory_mb): C buffers of 24"));
+    CR_CHECK(refused(L,
+                     "local u = cr.core.util local t = {s = {}, r = {}, o = {}}\n"
+                     "for i = 1, 512 do t.s[i], t.r[i], t.o[i] = 0, 0, 1 end\n"
+                     "return cr.core.eval.link_prediction{model = 'distmult', entities = u.matrix(2e6, 1),\n"
+                     "  relations = u.matrix(1, 1), test = t, block = 512}",
+                     "probe:3: link_prediction: model script exceeded 64 MB (option memory_mb): C buffers of 39"));
+    lua_gc(L, LUA_GCCOLLECT);
+    size_t base = cr_sandbox_used(L);
+    CR_CHECK(gives(L, "B = cr.core.kernels.kge_batches({s = {0, 1, 0, 1}, r = {0, 0, 0, 0}, o = {1, 0, 1, 0}, n_ent = 2, n_rel = 1}, "
+                      "{batch = 4, neg = 1e4}) return 'kept'", "kept"));
+    CR_CHECK(cr_sandbox_used(L) > base + (4u << 20));
+    CR_CHECK(gives(L, "B = nil collectgarbage() return 'dropped'", "dropped"));
+    CR_CHECK(cr_sandbox_used(L) < base + (1u << 20));
+    cr_sandbox_close(&L);
+}
+
 static int check(lua_State *L, const char *src, const char *opts, int mb) {
     if (luaL_dostring(L, opts) != LUA_OK) return -2;
     int rc = cr_sandbox_check_policy(L, src, strlen(src), "pol.lua", -1, mb);
@@ -525,6 +673,8 @@ int main(void) {
     CR_RUN(test_collectgarbage);
     CR_RUN(test_memory_cap);
     CR_RUN(test_interrupt);
+    CR_RUN(test_interrupt_unwinding);
+    CR_RUN(test_unwinding_unstopped);
     CR_RUN(test_nested_close);
     CR_RUN(test_pattern_bound);
     CR_RUN(test_result_at_cap);
@@ -532,6 +682,7 @@ int main(void) {
     CR_RUN(test_worker_core_readers);
     CR_RUN(test_worker_core_no_writers);
     CR_RUN(test_worker_core_kge);
+    CR_RUN(test_worker_core_c_buffers);
     CR_RUN(test_worker_core_w2v);
     CR_RUN(test_check_policy);
     CR_RUN(test_check_policy_runaway);

@@ -65,4 +65,29 @@ function M.spin(ctx, args)
     while true do n = n + 1 end
 end
 
+-- Worker 0 fails at once; every other worker spins in a message handler
+-- (where Lua runs code with hooks off once the count hook raised).
+function M.spin_handler(ctx, args)
+    if ctx.worker == 0 then error("worker 0 fails on purpose") end
+    xpcall(error, function() while true do end end)
+end
+
+-- C buffers sized by the script: 4 positives with 2e7 negatives each
+-- would be about 4 GB of batcher buffers in C, past the model's cap.
+function M.kge_bomb(ctx, args)
+    local b = cr.core.kernels.kge_batches({ s = { 0 }, r = { 0 }, o = { 1 }, n_ent = 2, n_rel = 1 },
+        { batch = 4, neg = 2e7 })
+    return { n = #b:next() }
+end
+
+-- Answers at once: the job is still usable.
+function M.ping(ctx, args)
+    return { worker = ctx.worker }
+end
+
+-- Every worker spins in a message handler until the command is cancelled.
+function M.spin_handler_all(ctx, args)
+    xpcall(error, function() while true do end end)
+end
+
 return M
