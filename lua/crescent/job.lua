@@ -62,6 +62,14 @@ function M.new(o)
     end
     local env_listen, env_spawn = os.getenv("CRESCENT_LISTEN"), os.getenv("CRESCENT_SPAWN")
     local nodes, workers, seed = pick("nodes", 1), pick("workers", 1), pick("seed", 1)
+    local world = ov and ov.world
+    if world then -- started by a cluster launcher: its world is the job's nodes
+        if o.nodes ~= nil and o.nodes ~= world then
+            error(("cr.job{nodes = %s}: the launcher (%s) started %d node(s); give nodes = %d or leave it out")
+                :format(tostring(o.nodes), ov.launcher, world, world), 2)
+        end
+        nodes = world
+    end
     for k, v in pairs { nodes = nodes, workers = workers, seed = seed } do
         if math.type(v) ~= "integer" then error(("cr.job{}: %s must be an integer"):format(k), 2) end
     end
@@ -83,11 +91,13 @@ function M.new(o)
     if mpath ~= nil then check_metrics(mpath) end
     local spawn = pick("spawn", true)
     if env_spawn then spawn = env_spawn ~= "0" end
+    if ov and (ov.world or ov.external) then spawn = false end
     local exe
     if not ov then exe = os.getenv("CRESCENT_BIN") or (home.dir .. "/crescent") end
     local ok, rt = pcall(cps.start, {
         nodes = nodes, workers = workers, seed = seed,
-        listen = env_listen or o.listen, spawn = spawn and 1 or 0, exe = exe,
+        listen = ov and ov.listen or env_listen or o.listen, spawn = spawn and 1 or 0, exe = exe,
+        local_nodes = ov and ov.local_nodes or 0,
         exit_on_death = ov and 1 or 0, timeout = o.timeout, join_timeout = o.join_timeout,
     })
     if not ok then error(rt, 2) end

@@ -14,6 +14,9 @@ typedef struct run_opts {
     int64_t nodes, workers, seed; /* -1 = not given: the script's cr.job{} value */
     const char *policy, *metrics, *sampling;
     int repl;
+    cr_cli_net net;
+    const char *listen;
+    int external;
 } run_opts;
 
 /* The node and worker ranges are the core's (cr_job.h), so --nodes and
@@ -34,13 +37,29 @@ const cr_opt cr_cli_run_opts[] = {
      NULL, NULL},
     {"repl", CR_OPT_FLAG, offsetof(run_opts, repl), 0, 0, 0, NULL, NULL,
      "after the script, a Lua prompt with the job still open", NULL, NULL},
+    {"port", CR_OPT_INT, offsetof(run_opts, net.port), CR_OPT_RANGE, 1, 65535, NULL, "N",
+     "under a cluster launcher: the port rank 0's scheduler listens on (or CRESCENT_PORT; torchrun's "
+     "MASTER_PORT and dmlc's DMLC_PS_ROOT_PORT are read)", NULL, NULL},
+    {"key", CR_OPT_STRING, offsetof(run_opts, net.key), 0, 0, 0, NULL, "FILE",
+     "the cluster key pair (crescent keygen > FILE; mode 600), needed off one host (or CRESCENT_KEY_FILE)",
+     NULL, NULL},
+    {"interface", CR_OPT_STRING, offsetof(run_opts, net.iface), 0, 0, 0, NULL, "NAME",
+     "network interface nodes bind and advertise (default: the one that reaches the scheduler; or "
+     "CRESCENT_INTERFACE)", NULL, NULL},
+    {"listen", CR_OPT_STRING, offsetof(run_opts, listen), 0, 0, 0, NULL, "tcp://HOST:PORT",
+     "the scheduler's endpoint for nodes started by hand (with --external-nodes)", NULL, NULL},
+    {"external-nodes", CR_OPT_FLAG, offsetof(run_opts, external), 0, 0, 0, NULL, NULL,
+     "start no node: wait for `crescent node --scheduler ...` processes started elsewhere", NULL, NULL},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL}};
 
 static const cr_opt_cmd run_cmd = {
     "crescent run", "JOB.lua [options] [ARGS...] [-- ARGS...]",
     "  Run a job script on the scheduler; its nodes start on loopback. Options are\n"
     "  recognised anywhere; other arguments after JOB.lua (and all after --) are the\n"
-    "  script's (global `arg`, and `...`).\n",
+    "  script's (global `arg`, and `...`).\n"
+    "  Started by a cluster launcher (srun, mpirun, dmlc-tracker, torchrun, crescent\n"
+    "  launch), rank 0 runs the scheduler and one node and the other ranks become\n"
+    "  nodes that join it; see docs/cluster.md.\n",
     cr_cli_run_opts, 1, -1, CR_OPT_POS_STOPS};
 
 /* Refuse --nodes/--workers the machine cannot run before the script starts
@@ -61,7 +80,7 @@ static int check_size(const run_opts *o) {
 }
 
 int cr_cli_run(int argc, char **argv) {
-    run_opts o = {-1, -1, -1, NULL, NULL, NULL, 0};
+    run_opts o = {-1, -1, -1, NULL, NULL, NULL, 0, {-1, NULL, NULL}, NULL, 0};
     cr_opt_res r;
     int rc = cr_cli_parse(&run_cmd, argc, argv, &o, &r);
     if (rc >= 0) return rc;
@@ -78,7 +97,19 @@ int cr_cli_run(int argc, char **argv) {
         cr_opt_res_free(&r);
         return 2;
     }
-    cr_run_overrides ov = {(long)o.nodes, (long)o.workers, (long)o.seed, o.policy, o.metrics, o.sampling};
+    cr_run_overrides ov = {(long)o.nodes, (long)o.workers, (long)o.seed, o.policy, o.metrics, o.sampling,
+                           0, 0, o.external, o.listen, NULL};
+    cr_launch l;
+    char listen[64];
+    int status;
+    if (cr_cli_key_file("crescent run", o.net.key) < 0) {
+        cr_opt_res_free(&r);
+        return 2;
+    }
+    if (cr_cli_launched("crescent run", &o.net, &l, &ov, listen, sizeof listen, &status)) {
+        cr_opt_res_free(&r);
+        return status;
+    }
     rc = cr_lps_run(cr_cli_home(), r.pos[0], &ov, o.repl, r.npos - 1, r.pos + 1);
     cr_opt_res_free(&r);
     return rc;

@@ -7,6 +7,13 @@
 typedef struct cr_run_overrides {
     long nodes, workers, seed;
     const char *policy, *metrics, *sampling;
+    /* Where nodes come from: under a cluster launcher, world nodes of which
+     * local_nodes start here and the rest join listen (launcher names the
+     * launcher for messages); external = 1: all nodes are started by hand
+     * and join listen (or the default endpoint). world = 0: not given. */
+    long world;
+    int local_nodes, external;
+    const char *listen, *launcher;
 } cr_run_overrides;
 
 /* Run script `path` with overrides; afterwards, if repl, start the REPL on

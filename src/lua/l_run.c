@@ -16,6 +16,11 @@ static void set_overrides(lua_State *L, const cr_run_overrides *ov) {
     if (ov->policy) lua_pushstring(L, ov->policy), lua_setfield(L, -2, "policy");
     if (ov->metrics) lua_pushstring(L, ov->metrics), lua_setfield(L, -2, "metrics");
     if (ov->sampling) lua_pushstring(L, ov->sampling), lua_setfield(L, -2, "sampling");
+    if (ov->world > 0) lua_pushinteger(L, ov->world), lua_setfield(L, -2, "world");
+    if (ov->local_nodes > 0) lua_pushinteger(L, ov->local_nodes), lua_setfield(L, -2, "local_nodes");
+    if (ov->external) lua_pushboolean(L, 1), lua_setfield(L, -2, "external");
+    if (ov->listen) lua_pushstring(L, ov->listen), lua_setfield(L, -2, "listen");
+    if (ov->launcher) lua_pushstring(L, ov->launcher), lua_setfield(L, -2, "launcher");
     lua_setfield(L, LUA_REGISTRYINDEX, "crescent.overrides");
 }
 

@@ -590,9 +590,10 @@ static int start_nodes(cr_sched *s, int inproc, cr_err *e) {
         if (pthread_create(&s->inproc_node, NULL, inproc_node_main, s) != 0)
             return cr_errf(e, "cannot start the in-process node");
         s->inproc_started = 1;
-    } else if (o->spawn) {
+    } else if (o->spawn || o->local_nodes > 0) {
         s->child_env = child_env(&o->curve);
-        for (int i = 0; i < o->nodes; i++) {
+        int here = o->spawn ? o->nodes : o->local_nodes < o->nodes ? o->local_nodes : o->nodes;
+        for (int i = 0; i < here; i++) {
             s->children[i] = spawn_node(o->exe ? o->exe : "/proc/self/exe", s->endpoint, getpid(), s->child_env);
             if (s->children[i] < 0) {
                 s->children[i] = 0;
@@ -601,6 +602,7 @@ static int start_nodes(cr_sched *s, int inproc, cr_err *e) {
             s->pidfd[i] = pidfd_open(s->children[i], 0); /* -1 on old kernels: then watched on a timer */
             s->nchildren++;
         }
+        if (!o->spawn && here < o->nodes && o->on_wait) o->on_wait(s->endpoint, o->nodes - here, o->on_wait_arg);
     } else if (o->on_listen) {
         o->on_listen(s->endpoint, o->on_listen_arg);
     } else if (o->on_wait) {
