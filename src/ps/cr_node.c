@@ -315,6 +315,20 @@ static int join_timeout(cr_node *n, cr_err *e) {
                                         "set CRESCENT_CURVE_PUBLIC and CRESCENT_CURVE_SECRET)");
 }
 
+/* The advertised address: adv as given, or, when it ends in ":*" (the port
+ * is the one the bind chose), with the port of the bound endpoint in out. */
+static void advertised(char *out, size_t n, const char *adv) {
+    size_t l = strlen(adv);
+    const char *bport = strrchr(out, ':');
+    if (l < 2 || strcmp(adv + l - 2, ":*") || !bport) {
+        snprintf(out, n, "%s", adv);
+        return;
+    }
+    char port[16];
+    snprintf(port, sizeof port, "%s", bport + 1);
+    snprintf(out, n, "%.*s:%s", (int)(l - 2), adv, port);
+}
+
 /* REGISTER with the scheduler and wait (up to 30 s) for its WELCOME. */
 static int join_sched(cr_node *n, cr_err *e) {
     cr_msg_register r = {.pid = getpid(), .addr = n->advertise, .addrn = strlen(n->advertise)};
@@ -372,7 +386,7 @@ static int setup(cr_node *n, cr_err *e) {
         if (zmq_bind(n->data, bind) < 0) return cr_errf(e, "cannot bind '%s': %s", bind, zmq_strerror(errno));
         size_t len = sizeof n->advertise;
         zmq_getsockopt(n->data, ZMQ_LAST_ENDPOINT, n->advertise, &len);
-        if (n->opts.advertise) snprintf(n->advertise, sizeof n->advertise, "%s", n->opts.advertise);
+        if (n->opts.advertise) advertised(n->advertise, sizeof n->advertise, n->opts.advertise);
     }
     if (join_sched(n, e) < 0) return -1;
     if (!(n->replicas = cr_replicas_new(n, 0, e))) return -1; /* before the server thread, which delivers to it */

@@ -28,7 +28,8 @@ typedef struct cr_node_hooks {
 typedef struct cr_node_opts {
     const char *scheduler; /* control endpoint of the scheduler */
     const char *bind;      /* data plane bind endpoint (NULL: tcp://127.0.0.1:*) */
-    const char *advertise; /* address given to peers (NULL: the bound endpoint) */
+    const char *advertise; /* address given to peers (NULL: the bound endpoint; "tcp://HOST:*": that host
+                            * with the bound port) */
     void *zctx;            /* ZeroMQ context to share (in-process node), or NULL */
     int inproc;            /* 1: single-node mode, no data socket at all */
     double timeout;        /* seconds of scheduler silence before giving up (0: 3) */
