@@ -144,7 +144,8 @@ static int run_node(const char *cmd, const cr_launch *l, const char *iface, cons
     if (l->rank >= 0) snprintf(rank, sizeof rank, " rank %d of %d:", l->rank, l->world);
     fprintf(stderr, "crescent: %s launcher,%s node at %s (%s), joining %s\n", l->name, rank, ip,
             name[0] ? name : "no local interface", sched);
-    cr_node_opts o = {.hooks = &cr_lworker_hooks, .scheduler = sched, .bind = bind};
+    cr_node_opts o = {.hooks = &cr_lworker_hooks, .scheduler = sched, .bind = bind, .rank = l->rank,
+                      .has_rank = l->rank >= 0};
     cr_err e;
     if (cr_curve_from_env(&o.curve, &e) < 0) {
         fprintf(stderr, "%s: %s\n", cmd, e.msg);

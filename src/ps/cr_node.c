@@ -300,6 +300,9 @@ static int join_answer(cr_node *n, cr_parts *p, cr_err *e) {
     cr_err why;
     if (cr_proto_view(p, 0, &m, &why) < 0) return 0;
     if (m.h.type == CR_M_SHUTDOWN) return cr_errf(e, "the scheduler gave up before the job started");
+    cr_msg_reply r;
+    if (m.h.type == CR_M_ERROR && cr_proto_decode_reply(&m, &r, &why) == 0)
+        return cr_errf(e, "scheduler %s refused this node: %.*s", n->opts.scheduler, (int)r.n, r.data);
     if (m.h.type != CR_M_WELCOME) return 0;
     if (cr_proto_decode_welcome(&m, &w, &why) < 0)
         return cr_errf(e, "malformed answer from scheduler %s: %s", n->opts.scheduler, why.msg);
@@ -331,7 +334,8 @@ static void advertised(char *out, size_t n, const char *adv) {
 
 /* REGISTER with the scheduler and wait (up to 30 s) for its WELCOME. */
 static int join_sched(cr_node *n, cr_err *e) {
-    cr_msg_register r = {.pid = getpid(), .addr = n->advertise, .addrn = strlen(n->advertise)};
+    cr_msg_register r = {.pid = getpid(), .rank = n->opts.has_rank ? n->opts.rank : -1, .addr = n->advertise,
+                         .addrn = strlen(n->advertise)};
     cr_proto_msg m;
     if (cr_proto_encode_register(&r, &m, e) < 0) return -1;
     if (cr_proto_send(n->sched, NULL, 0, &m) < 0)

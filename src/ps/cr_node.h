@@ -35,6 +35,8 @@ typedef struct cr_node_opts {
     double timeout;        /* seconds of scheduler silence before giving up (0: 3) */
     const cr_node_hooks *hooks;
     cr_curve curve;        /* cluster CURVE pair or per-job secret (net/cr_auth.h); on = 0: none */
+    int rank;              /* rank given by a cluster launcher, told to the scheduler (0 here: none) */
+    int has_rank;
 } cr_node_opts;
 
 /* Join the scheduler and serve until it says shutdown (returns 0) or it goes

@@ -25,6 +25,7 @@ typedef struct nodeinfo {
     char rid[256];
     size_t ridlen;
     pid_t pid;   /* as registered */
+    int rank;    /* a launcher's rank, as registered (-1: none) */
     char addr[256];
     double heard;
     int dead;
@@ -407,7 +408,15 @@ static void take_register(cr_sched *s, cr_parts *p, int *joined) {
         refuse(s, p, e.msg);
         return;
     }
+    for (int i = 0; i < *joined && r.rank >= 0; i++)
+        if (s->nodes[i].rank == r.rank) {
+            cr_errf(&e, "rank %d is already taken by the node at %s (pid %d): two processes were started as "
+                        "the same rank", r.rank, s->nodes[i].addr, (int)s->nodes[i].pid);
+            refuse(s, p, e.msg);
+            return;
+        }
     nodeinfo *ni = &s->nodes[(*joined)++];
+    ni->rank = r.rank;
     ni->ridlen = cr_parts_size(p, 0);
     memcpy(ni->rid, cr_parts_data(p, 0), ni->ridlen);
     ni->pid = (pid_t)r.pid;
