@@ -15,6 +15,7 @@
 int cr_cli_run(int argc, char **argv);       /* cli_run.c: run, with --repl */
 int cr_cli_repl(int argc, char **argv);      /* cli_repl.c */
 int cr_cli_node(int argc, char **argv);      /* cli_node.c */
+int cr_cli_launch(int argc, char **argv);    /* cli_launch.c: ranks over ssh */
 int cr_cli_data(int argc, char **argv);      /* cli_data.c */
 int cr_cli_partition(int argc, char **argv); /* cli_partition.c */
 int cr_cli_keygen(int argc, char **argv);    /* cli_node.c */

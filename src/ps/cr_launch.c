@@ -234,7 +234,7 @@ int cr_launch_detect(cr_getenv_fn get, void *arg, cr_launch *l, cr_err *e) {
     const char *role = get("DMLC_ROLE", arg);
     int rc = 0;
     if (get("CRESCENT_RANK", arg)) {
-        l->kind = CR_LAUNCH_CRESCENT, l->name = "crescent launch";
+        l->kind = CR_LAUNCH_CRESCENT, l->name = "crescent (CRESCENT_RANK)";
         rc = rank_world(get, arg, "CRESCENT_RANK", "CRESCENT_WORLD", l, e);
     } else if (get("RANK", arg) && get("WORLD_SIZE", arg) && get("MASTER_ADDR", arg)) {
         l->kind = CR_LAUNCH_TORCHRUN, l->name = "torchrun";
