@@ -9,14 +9,20 @@ set -u
 cluster_up 3
 port=29517
 cd "$TMP" || fail "cd"
+# Meanwhile, a rank whose scheduler address leads nowhere (no host has
+# $NET.99): it gives up within the join timeout, naming both addresses.
+t0=$(date +%s)
+on 2 env RANK=1 WORLD_SIZE=2 MASTER_ADDR=$NET.99 MASTER_PORT=$port timeout 60 "$CRESCENT_BIN" run job.lua >unreach 2>&1 &
+unreach=$!
 
 # ranks ENVFN: start rank I on host I+1 with the variables `ENVFN I` prints.
 ranks() {
-    local envfn=$1 i
+    local envfn=$1 i pids=
     for i in 0 1 2; do
         on $((i + 1)) env $($envfn $i) timeout 60 "$CRESCENT_BIN" run job.lua >"out$i" 2>&1 &
+        pids="$pids $!"
     done
-    wait
+    wait $pids
 }
 check() { # what: rank 0 ran the job on 3 nodes; nobody failed
     grep -q "ok nodes=3 workers=3" out0 || { cat out0 out1 out2; fail "$1: the job did not run on 3 nodes"; }
@@ -45,7 +51,7 @@ for i in 1 2; do
         DMLC_NUM_WORKER=1 DMLC_INTERFACE=eth0 timeout 60 "$CRESCENT_BIN" run job.lua >"out$i" 2>&1 &
 done
 on 3 env DMLC_ROLE=worker DMLC_NUM_SERVER=2 timeout 60 "$CRESCENT_BIN" run job.lua >outw 2>&1 || fail "dmlc worker exit"
-wait
+wait $(jobs -p | grep -vx "$unreach")
 grep -q "ok nodes=2 workers=2" out0 || { cat out0 out1 out2; fail "dmlc: the job did not run on the 2 servers"; }
 grep -q "not needed" outw || fail "dmlc worker: $(cat outw)"
 echo "ok dmlc"
@@ -53,6 +59,15 @@ echo "ok dmlc"
 # Open MPI: mpirun in the root namespace starts its daemons on the hosts
 # through an agent that enters their namespace. mpirun does not say where
 # rank 0 runs, so CRESCENT_MASTER is passed with -x (docs/cluster.md).
+wait $unreach
+rc=$?
+secs=$(( $(date +%s) - t0 ))
+[ $rc -eq 1 ] || fail "unreachable scheduler: exit $rc: $(cat unreach)"
+grep -q "node at $NET.2 on eth0): no answer from scheduler tcp://$NET.99:$port within 30 s" unreach ||
+    fail "unreachable scheduler: $(cat unreach)"
+[ $secs -le 45 ] || fail "unreachable scheduler: took $secs s"
+echo "ok unreachable scheduler ($secs s)"
+
 if command -v mpirun >/dev/null; then
     cat >agent <<EOF2
 #!/bin/sh
