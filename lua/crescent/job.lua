@@ -98,7 +98,7 @@ function M.new(o)
         nodes = nodes, workers = workers, seed = seed,
         listen = ov and ov.listen or env_listen or o.listen, spawn = spawn and 1 or 0, exe = exe,
         local_nodes = ov and ov.local_nodes or 0,
-        exit_on_death = ov and 1 or 0, timeout = o.timeout, join_timeout = o.join_timeout,
+        exit_on_death = ov and not ov.restarts and 1 or 0, timeout = o.timeout, join_timeout = o.join_timeout,
     })
     if not ok then error(rt, 2) end
     local job = setmetatable({
@@ -106,6 +106,7 @@ function M.new(o)
         metrics = mpath, epochs = 0, memory_mb = mem, dists = {},
         curve = {}, -- one record per finished epoch (job:epoch, then job:log merges into it)
         state = {}, -- the script's own resume state (plain data), saved and restored with the job
+        _ck = require("crescent.restart").settings(ov), -- crescent run --checkpoint
     }, Job)
     opened = opened + 1
     open_jobs[job], latest = opened, job
@@ -136,7 +137,10 @@ end
 function Job:_guard(f, ...)
     local r = table.pack(pcall(f, self.rt, ...))
     if not r[1] then
-        if self.rt:failed() then self:close() end
+        if self.rt:failed() then
+            M.lost_node = true -- crescent run --restarts runs the script again
+            self:close()
+        end
         error(r[2], 0)
     end
     return table.unpack(r, 2, r.n)
@@ -307,4 +311,11 @@ sampling.install(Job)
 -- job:load around replicated keys, a distribution's weights for decision
 -- scripts
 require("crescent.manage_job").install(Job)
+-- crescent run --checkpoint / --restarts: periodic saves, resume after a restart
+local restart = require "crescent.restart"
+restart.install(Job)
+
+-- true if a job still open lost a node (crescent run --restarts runs the
+-- script again).
+function M.any_failed() return M.lost_node or restart.any_failed(open_jobs) end
 return M
