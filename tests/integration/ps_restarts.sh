@@ -44,4 +44,14 @@ timeout 10 "$CRESCENT_BIN" run "$JOBS/restart.lua" --restarts 1 >out 2>&1
 [ $? -eq 2 ] && grep -q "\-\-restarts needs --checkpoint PATH" out || fail "--restarts without --checkpoint: $(cat out)"
 timeout 10 "$CRESCENT_BIN" run "$JOBS/restart.lua" --restarts 1 --checkpoint ck --repl >out 2>&1 </dev/null
 [ $? -eq 2 ] && grep -q "cannot be used with --repl" out || fail "--restarts with --repl: $(cat out)"
+# The examples resume from the run's --checkpoint themselves
+# (cr.script.resume), at the point they choose: 4 epochs, then 6.
+"$CRESCENT_BIN" data zipf-mf --rows 500 --cols 100 --cells 10000 --rank 4 --seed 2 --out d >/dev/null || fail "mf data"
+for e in 4 6; do
+    timeout 60 "$CRESCENT_BIN" run "$CRESCENT_ROOT/examples/mf.lua" --checkpoint ckm -- data=d epochs=$e dim=4 >"mf$e" 2>&1 ||
+        fail "mf $e: $(cat "mf$e")"
+done
+grep -q "mf: resumed from $TMP/ckm after epoch 4" mf6 || fail "mf did not resume: $(cat mf6)"
+grep -q "^epoch  [1-4] " mf6 && fail "mf trained epochs 1-4 again"
+grep -q "^epoch  6 " mf6 || fail "mf did not train to epoch 6"
 echo ok
