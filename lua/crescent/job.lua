@@ -11,7 +11,7 @@ local core = require "crescent.core"
 local home = require "crescent.home"
 local policy = require "crescent.policy"
 local metrics = require "crescent.metrics"
-local init_opt = require "crescent.init_opt"
+local initializers, optimizers = require "crescent.initializers", require "crescent.optimizers"
 local tables = require "crescent.table"
 local checkpoint = require "crescent.checkpoint"
 local sampling = require "crescent.sampling"
@@ -177,7 +177,7 @@ local table_keys = { name = true, keys = true, dim = true, init = true, optimize
 local function check_table(self, o)
     if type(o) ~= "table" then error("job:table{...}: table expected", 3) end
     for k in pairs(o) do
-        if not (table_keys[k] or init_opt.optim_field(o, k)) then error(init_opt.unknown_option(k), 3) end
+        if not (table_keys[k] or optimizers.takes(o, k, table_keys)) then error(optimizers.unknown_option(k), 3) end
     end
     if type(o.name) ~= "string" or o.name == "" then error("job:table{}: name (string) required", 3) end
     if self.tables[o.name] then error(("job:table{}: table '%s' already exists"):format(o.name), 3) end
@@ -186,11 +186,10 @@ local function check_table(self, o)
             or ("job:table{}: keys must be a positive integer or \"sparse\", got %q"):format(o.keys), 3)
     end
     if math.type(o.dim) ~= "integer" or o.dim <= 0 then error("job:table{}: dim must be a positive integer", 3) end
-    local init = o.init or init_opt.init.zeros()
-    local okopt, opt = pcall(init_opt.table_optimizer, o, init_opt.optim)
+    local init = o.init or initializers.zeros()
+    local okopt, opt = pcall(optimizers.table_optimizer, o, table_keys)
     if not okopt then error(opt, 3) end
     if type(init) ~= "table" or not init.kind then error("job:table{}: init must come from cr.init", 3) end
-    if type(opt) ~= "table" or not opt.name then error("job:table{}: optimizer must come from cr.optim", 3) end
     local ok, err = pcall(tables.check_dtype, o, init, opt)
     if not ok then error(err, 3) end
     local okf, filt = pcall(tables.parse_filters, o, opt)
@@ -226,9 +225,8 @@ function Job:table(o)
     end
     local def = {
         name = o.name, keys = o.keys, dim = o.dim, init = init.kind, a = init.a, b = init.b,
-        seed = self.seed, compress = o.compress and 1 or 0, dtype = o.dtype or "f32", placement = pl,
+        seed = self.seed, compress = o.compress and 1 or 0, dtype = o.dtype or "f32", placement = pl, optimizer = opt,
     }
-    init_opt.optim_def(def, opt)
     for k, v in pairs(filt) do def[k] = v end
     if o.keys == "sparse" then
         def.keys, def.sparse, def.sparse_placement = 0, true, o.placement or "hash"
@@ -242,7 +240,7 @@ function Job:table(o)
         error(err, 2)
     end
     self.ntables = id + 1
-    local t = tables.new(self, id, o, opt, def.lr, pl)
+    local t = tables.new(self, id, o, opt, optimizers.rate(opt), pl)
     t.manage_label, t.choice, t.expected = "classic", "classic", freq
     if o.manage ~= nil then
         local ok2, err2 = pcall(t._manage, t, o.manage, "job:table{}: manage", decider)

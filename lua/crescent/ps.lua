@@ -2,7 +2,8 @@
 -- (cr.job, cr.policy, cr.init, cr.optim, cr.kernels, ...). Each part lives in
 -- a module of its own:
 --   crescent.home        home directory, reading files
---   crescent.init_opt    initializers and optimizers
+--   crescent.initializers  initializers (cr.init)
+--   crescent.optimizers    update rules (cr.optim), read from the C rules
 --   crescent.policy      consistency policies: names, sources, checking
 --   crescent.job         Job (crescent.epoch: call/epoch/stats,
 --                        crescent.checkpoint: save/load)
@@ -12,15 +13,16 @@
 -- progress bars of job:epoch.
 local core = require "crescent.core"
 local home = require "crescent.home"
-local init_opt = require "crescent.init_opt"
+local initializers = require "crescent.initializers"
+local optimizers = require "crescent.optimizers"
 local policy = require "crescent.policy"
 local job = require "crescent.job"
 local metrics = require "crescent.metrics"
 
 local M = {
     home = home.dir,
-    init = init_opt.init,
-    optim = init_opt.optim,
+    init = initializers,
+    optim = optimizers.optim,
     kernels = core.kernels,
     job = job.new,
     current = job.current,

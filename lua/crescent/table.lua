@@ -5,6 +5,7 @@
 local core = require "crescent.core"
 local cps, place, kinds = core.ps, core.table, core.table.init
 local cr_ints = core.util.ints
+local optimizers = require "crescent.optimizers"
 
 local Table = {}
 Table.__index = Table
@@ -22,9 +23,10 @@ function M.check_dtype(o, init, opt)
     if not M.dtypes[dt] then
         error(("job:table{}: table '%s': unknown dtype %s (f32 or i32)"):format(o.name, tostring(dt)), 0)
     end
-    if opt.name ~= "add" and opt.name ~= "assign" then
-        error(("job:table{}: table '%s': an i32 table takes the optimizer add (the default) or assign, not %s")
-            :format(o.name, tostring(opt.name)), 0)
+    if not optimizers.rules[opt.name].i32 then
+        local list = optimizers.list(function(r) return r.i32 end, true)
+        error(("job:table{}: table '%s': an i32 table takes the optimizer %s, not %s")
+            :format(o.name, list, tostring(opt.name)), 0)
     end
     local a = init.a
     if not (init.kind == kinds.zeros or (init.kind == kinds.uniform and a == init.b and math.tointeger(a)
@@ -61,8 +63,9 @@ function M.parse_filters(o, opt)
         if type(s) ~= "number" or s ~= s or s < 0 or s == math.huge then
             error(where .. ".sigmod must be a finite threshold >= 0 (or false)", 0)
         end
-        if s > 0 and ((o.dtype or "f32") ~= "f32" or opt.name == "assign") then
-            error(where .. ".sigmod needs a float table whose optimizer is not assign", 0)
+        if s > 0 and ((o.dtype or "f32") ~= "f32" or optimizers.rules[opt.name].overwrites) then
+            error(where .. (".sigmod needs a float table whose optimizer is not %s"):format(
+                optimizers.list(function(r) return r.overwrites end)), 0)
         end
         d.filter_sigmod = s
     end

@@ -37,7 +37,7 @@ const cr_opt *cr_opt_find(const cr_opt *opts, const char *name) {
 int cr_opt_ok(const cr_opt *o, double x) {
     if (isnan(x)) return 0;
     if (o->type == CR_OPT_INT && (x != floor(x) || fabs(x) > 9007199254740992.0)) return 0;
-    if ((o->flags & CR_OPT_RANGE) && !(x >= o->lo && x <= o->hi)) return 0;
+    if ((o->flags & CR_OPT_RANGE) && !((o->flags & CR_OPT_ABOVE ? x > o->lo : x >= o->lo) && x <= o->hi)) return 0;
     return 1;
 }
 
@@ -59,8 +59,8 @@ const char *cr_opt_want(const cr_opt *o, char *buf, size_t cap) {
     }
     default:
         if (!(o->flags & CR_OPT_RANGE)) snprintf(buf, cap, "%s", kind);
-        else if (o->hi >= 9e15) snprintf(buf, cap, "%s >= %.15g", kind, o->lo);
-        else snprintf(buf, cap, "%s in [%.15g, %.15g]", kind, o->lo, o->hi);
+        else if (o->hi >= 9e15) snprintf(buf, cap, "%s %s %.15g", kind, o->flags & CR_OPT_ABOVE ? ">" : ">=", o->lo);
+        else snprintf(buf, cap, "%s in %s%.15g, %.15g]", kind, o->flags & CR_OPT_ABOVE ? "(" : "[", o->lo, o->hi);
     }
     return buf;
 }
@@ -89,7 +89,8 @@ static int set_number(const cr_opt *o, const char *text, const char *as, void *o
     }
     double x = strtod(text, &end);
     if (end == text || *end || errno || !isfinite(x) || !cr_opt_ok(o, x)) return bad_value(o, text, as, e);
-    *(double *)cr_opt_field(o, out) = x;
+    if (o->type == CR_OPT_FLOAT) *(float *)cr_opt_field(o, out) = (float)x;
+    else *(double *)cr_opt_field(o, out) = x;
     return 0;
 }
 
@@ -98,7 +99,8 @@ int cr_opt_set(const cr_opt *o, const char *text, const char *as, void *out, cr_
     if (!as) display(o, name, sizeof name), as = name;
     switch (o->type) {
     case CR_OPT_INT:
-    case CR_OPT_DOUBLE: return set_number(o, text, as, out, e);
+    case CR_OPT_DOUBLE:
+    case CR_OPT_FLOAT: return set_number(o, text, as, out, e);
     case CR_OPT_STRING:
     case CR_OPT_CUSTOM:
         *(const char **)cr_opt_field(o, out) = text;
@@ -234,7 +236,8 @@ static const char *meta_of(const cr_opt *o) {
     if (o->meta) return o->meta;
     switch (o->type) {
     case CR_OPT_INT: return "N";
-    case CR_OPT_DOUBLE: return "X";
+    case CR_OPT_DOUBLE:
+    case CR_OPT_FLOAT: return "X";
     case CR_OPT_ENUM: return "WORD";
     case CR_OPT_FLAG: return "";
     default: return "VALUE";

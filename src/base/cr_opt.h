@@ -14,6 +14,7 @@
  * accepted for '_' and shown in the help ("init_blocks" is --init-blocks).
  *
  * Field types by row type: CR_OPT_INT int64_t, CR_OPT_DOUBLE double,
+ * CR_OPT_FLOAT float (range checked on the value read, then rounded),
  * CR_OPT_STRING const char * (points into argv, or into the Lua string, or
  * at the default literal), CR_OPT_FLAG int (0/1), CR_OPT_ENUM int (index
  * into `choices`), CR_OPT_CUSTOM const char * on the command line, not
@@ -34,13 +35,14 @@
  * path); the reader only knows the name (so it is not "unknown"). On the
  * command line it is stored like a string. */
 typedef enum cr_opt_type {
-    CR_OPT_INT, CR_OPT_DOUBLE, CR_OPT_STRING, CR_OPT_FLAG, CR_OPT_ENUM, CR_OPT_CUSTOM
+    CR_OPT_INT, CR_OPT_DOUBLE, CR_OPT_STRING, CR_OPT_FLAG, CR_OPT_ENUM, CR_OPT_CUSTOM, CR_OPT_FLOAT
 } cr_opt_type;
 
 /* Row flags. */
 #define CR_OPT_REQUIRED 1u /* missing = error */
 #define CR_OPT_RANGE 2u    /* lo..hi checked (INT, DOUBLE; inclusive) */
 #define CR_OPT_HIDDEN 4u   /* accepted, left out of the help */
+#define CR_OPT_ABOVE 8u    /* with CR_OPT_RANGE: lo itself is out (x > lo) */
 
 typedef struct cr_opt {
     const char *name;            /* "nodes"; NULL ends the table */

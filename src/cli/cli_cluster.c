@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "lua/l_worker.h"
+#include "net/cr_auth.h"
 #include "net/cr_iface.h"
 #include "ps/cr_node.h"
 

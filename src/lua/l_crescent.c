@@ -13,7 +13,7 @@ static const luaL_Reg modules[] = {
     {"eval", cr_lopen_eval},           {"partition", cr_lopen_partition},
     {"ps", cr_lopen_ps},               {"kernels", cr_lopen_kernels},
     {"table", cr_lopen_table},         {"sandbox", cr_lopen_sandbox},
-    {"sketch", cr_lopen_sketch},
+    {"sketch", cr_lopen_sketch},       {"optim", cr_lopen_optim},
     {NULL, NULL},
 };
 

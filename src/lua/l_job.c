@@ -34,11 +34,11 @@
 #include <unistd.h>
 
 #include "base/cr_alloc.h"
+#include "lua/l_optim.h"
 #include "lua/l_ps_impl.h"
 #include "lua/l_util.h"
 #include "lua/l_worker.h"
 #include "lua/l_worker_serial.h"
-#include "optim/cr_optim.h"
 #include "ps/cr_job.h"
 #include "ps/cr_place.h"
 
@@ -109,7 +109,7 @@ int cr_ljob_start(lua_State *L) {
     o.listen = lua_tostring(L, -1);
     lua_getfield(L, 1, "exe");
     o.exe = lua_tostring(L, -1);
-    if (cr_curve_from_env(&o.curve, &e) < 0) return luaL_error(L, "%s", e.msg);
+    if (cr_job_curve_from_env(&o.curve, &e) < 0) return luaL_error(L, "%s", e.msg);
     ljob *j = lua_newuserdatauv(L, sizeof *j, 0);
     j->j = NULL;
     luaL_setmetatable(L, JOB_MT);
@@ -199,9 +199,9 @@ static int opt_dtype(lua_State *L, int idx) {
     return luaL_checkoption(L, idx, "f32", names) == 1 ? CR_LDT_I32 : CR_LDT_F32;
 }
 
-/* J:table(id, {name=, keys=, dim=, init=kind, a=, b=, optimizer=, lr=, eps=, init_acc=, seed=, compress=,
+/* J:table(id, {name=, keys=, dim=, init=kind, a=, b=, seed=, compress=,
+ *              optimizer={name=, the rule's parameters} (lua/l_optim.h; what cr.optim.NAME{} makes),
  *              dtype="f32"|"i32", placement=Placement (core.table.placement; absent: range),
- *              l1=, l2=, beta=, delta=, ada_c=, tau= (ftrl, dbpg: optim/cr_optim.h),
  *              filter_key_cache=0|1, filter_zeros=0|1, filter_sigmod=x, filter_key_cache_bytes=n,
  *              filter_half=0|1}) */
 static int j_table(lua_State *L) {
@@ -229,19 +229,9 @@ static int j_table(lua_State *L) {
     d.dtype = opt_dtype(L, -1) == CR_LDT_I32 ? CR_DTYPE_I32 : CR_DTYPE_F32;
     lua_pop(L, 1);
     lua_getfield(L, 3, "optimizer");
-    cr_err e;
-    if (cr_optim_parse(&d.optim, luaL_optstring(L, -1, "sgd"), &e) < 0) return luaL_error(L, "%s", e.msg);
+    cr_loptim_read(L, -1, d.name, &d.optim);
     lua_pop(L, 1);
-    d.optim.lr = (float)num_field(L, 3, "lr", 0.01);
-    d.optim.eps = (float)num_field(L, 3, "eps", 1e-8);
-    d.optim.init = (float)num_field(L, 3, "init_acc", 0);
-    d.optim.l1 = (float)num_field(L, 3, "l1", 0);
-    d.optim.l2 = (float)num_field(L, 3, "l2", 0);
-    d.optim.beta = (float)num_field(L, 3, "beta", 1);
-    d.optim.delta = (float)num_field(L, 3, "delta", -1);
-    d.optim.ada_c = (float)num_field(L, 3, "ada_c", 0);
-    d.optim.tau = (float)num_field(L, 3, "tau", 0);
-    if (cr_optim_check(&d.optim, d.dim, &e) < 0) return luaL_error(L, "table '%s': %s", d.name, e.msg);
+    cr_err e;
     const cr_place *pl = NULL;
     if (lua_getfield(L, 3, "placement") != LUA_TNIL) pl = cr_lplace_check(L, -1);
     lua_pop(L, 1);

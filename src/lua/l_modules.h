@@ -17,6 +17,7 @@ void cr_lkernels_add_lda(lua_State *L); /* l_lda.c: LDA corpus and samplers */
 void cr_lkernels_add_logreg(lua_State *L); /* l_logreg.c: logistic regression data and kernels */
 int cr_lopen_util(lua_State *L);      /* l_util.c      -> core.util (matrices, rng, time) */
 int cr_lopen_table(lua_State *L);     /* l_table.c     -> core.table (placement, init kinds) */
+int cr_lopen_optim(lua_State *L);     /* l_optim.c     -> core.optim (the update rules) */
 
 int luaopen_crescent_core(lua_State *L);
 

@@ -23,6 +23,7 @@ static void set_number(lua_State *L, const cr_lopt_set *s, const cr_opt *o, void
     lua_Number x = lua_tonumber(L, -1);
     if (!cr_opt_ok(o, (double)x)) bad(L, s, o);
     if (o->type == CR_OPT_INT) *(int64_t *)cr_opt_field(o, out) = (int64_t)x;
+    else if (o->type == CR_OPT_FLOAT) *(float *)cr_opt_field(o, out) = (float)x;
     else *(double *)cr_opt_field(o, out) = (double)x;
 }
 
@@ -39,7 +40,8 @@ static void set_value(lua_State *L, const cr_lopt_set *s, const cr_opt *o, void 
         }
         set_number(L, s, o, out);
         return;
-    case CR_OPT_DOUBLE: set_number(L, s, o, out); return;
+    case CR_OPT_DOUBLE:
+    case CR_OPT_FLOAT: set_number(L, s, o, out); return;
     case CR_OPT_STRING:
         if (t != LUA_TSTRING) bad(L, s, o);
         *(const char **)cr_opt_field(o, out) = lua_tostring(L, -1);

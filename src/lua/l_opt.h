@@ -5,7 +5,7 @@
  *
  * Keys are the rows' names. A Lua value must be of the row's type: an
  * integer (a float with an integral value counts) for CR_OPT_INT, a number
- * for CR_OPT_DOUBLE, a string for CR_OPT_STRING and CR_OPT_ENUM (one of the
+ * for CR_OPT_DOUBLE and CR_OPT_FLOAT, a string for CR_OPT_STRING and CR_OPT_ENUM (one of the
  * choices), a boolean (or a number: non-zero is true) for CR_OPT_FLAG;
  * CR_OPT_CUSTOM values are left to the binding. Ranges are checked.
  * Messages (raised with luaL_error; the Lua wrappers re-raise at the

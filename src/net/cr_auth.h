@@ -16,13 +16,8 @@
  * encrypts every frame: 3x slower on the data plane, see the push/pull
  * bench). It is refused off loopback, where only CURVE is accepted. */
 
+#include "base/cr_curve.h"
 #include "base/cr_err.h"
-
-typedef struct cr_curve {
-    int on;                /* 1: authentication on (CURVE, or PLAIN if plain) */
-    int plain;             /* 1: per-job secret in sec (loopback only), 0: CURVE pair */
-    char pub[41], sec[41]; /* Z85, 40 characters */
-} cr_curve;
 
 /* Read the key pair from the environment into c (c->on = 0 if neither is
  * set). Both or neither must be given, each 40 Z85 characters, and they must

@@ -325,18 +325,19 @@ int cr_zeros_decode(const void *frame, size_t fn, void *out, size_t n, cr_err *e
                      : decode_index(b + 8, b + 8 + map, nnz, out, n, e);
 }
 
-int cr_filter_frame_in(unsigned flags, const void *frame, size_t fn, int64_t raw, void *out, size_t outb, cr_err *e) {
+int cr_filter_frame_in(int zlib, int zeros, const void *frame, size_t fn, int64_t raw, void *out, size_t outb,
+                       cr_err *e) {
     if (outb % 4) return cr_errf(e, "value frame of %zu bytes is not whole values", outb);
-    if (!(flags & CR_D_ZEROS)) {
+    if (!zeros) {
         if (raw != (int64_t)outb) return cr_errf(e, "value frame: inflated size %lld, expected %zu", (long long)raw, outb);
-        if (flags & CR_D_ZLIB) return cr_wire_inflate(frame, fn, out, outb, e);
+        if (zlib) return cr_wire_inflate(frame, fn, out, outb, e);
         if (fn != outb) return cr_errf(e, "value frame of %zu bytes, expected %zu", fn, outb);
         memcpy(out, frame, outb);
         return 0;
     }
     if (raw < 8 || raw >= (int64_t)outb)
         return cr_errf(e, "zero-removed frame: size %lld for %zu value bytes", (long long)raw, outb);
-    if (!(flags & CR_D_ZLIB)) {
+    if (!zlib) {
         if ((int64_t)fn != raw) return cr_errf(e, "zero-removed frame of %zu bytes, header says %lld", fn, (long long)raw);
         return cr_zeros_decode(frame, fn, out, outb / 4, e);
     }
@@ -347,11 +348,11 @@ int cr_filter_frame_in(unsigned flags, const void *frame, size_t fn, int64_t raw
     return rc;
 }
 
-int cr_filter_half_in(unsigned flags, const void *frame, size_t fn, int64_t raw, float *out, size_t outb, cr_err *e) {
+int cr_filter_half_in(int zlib, const void *frame, size_t fn, int64_t raw, float *out, size_t outb, cr_err *e) {
     if (outb % 4) return cr_errf(e, "value frame of %zu bytes is not whole values", outb);
     size_t n = outb / 4, hb = n * sizeof(uint16_t);
     if (raw != (int64_t)hb) return cr_errf(e, "half-float frame: size %lld, expected %zu", (long long)raw, hb);
-    if (!(flags & CR_D_ZLIB)) {
+    if (!zlib) {
         if (fn != hb) return cr_errf(e, "half-float frame of %zu bytes, expected %zu", fn, hb);
         if ((uintptr_t)frame % sizeof(uint16_t) == 0) {
             cr_half_to_f32(frame, out, n);
@@ -360,7 +361,7 @@ int cr_filter_half_in(unsigned flags, const void *frame, size_t fn, int64_t raw,
     }
     uint16_t *tmp = cr_xmalloc(hb + 1);
     int rc = 0;
-    if (flags & CR_D_ZLIB) rc = cr_wire_inflate(frame, fn, tmp, hb, e);
+    if (zlib) rc = cr_wire_inflate(frame, fn, tmp, hb, e);
     else memcpy(tmp, frame, hb);
     if (rc == 0) cr_half_to_f32(tmp, out, n);
     free(tmp);

@@ -16,21 +16,16 @@
  *                 last push exceeds a threshold; the rest wait in a residual
  *                 (cr_sigmod), a general row rule (cr_filter_rule) drives it
  *
- * Flags of a data header (cr_dhdr.flags, net/cr_wire.h) the filters set
- * (0x01 and 0x02 are net/cr_wire.h's; 0x80 is ps/cr_node_impl.h's). */
+ * Which of these a message used is said by flags of its header, which the
+ * parameter server owns (ps/cr_dhdr.h: CR_D_KSTORE, CR_D_KHASH, CR_D_KRESET,
+ * CR_D_ZEROS, CR_D_HALF); the functions here take what they need as plain
+ * arguments. */
 
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "base/cr_err.h"
-
-#define CR_D_KSTORE 0x04u /* keys frame: the whole list; the receiver caches it (store serial in aux) */
-#define CR_D_KHASH 0x08u  /* keys frame: CR_KC_FRAME bytes, hash + length of the list cached with serial aux */
-#define CR_D_KRESET 0x10u /* the sender's cache is new: the receiver empties its copy first */
-#define CR_D_ZEROS 0x20u  /* value frame zero-removed; raw_bytes: its size before zlib */
-#define CR_D_HALF 0x40u   /* pull: answer with half floats; push, reply: the value frame is half floats
-                           * (2 bytes a value; raw_bytes: its size before zlib) */
 
 /* ---------- key caching ----------
  * One cache per (sender worker, receiver node, table) on each side. The
@@ -113,9 +108,11 @@ void *cr_zeros_encode(const void *vals, size_t n, size_t *outn, size_t *nnz);
  * positions out of order or range, a bitmap whose count is not nnz). */
 int cr_zeros_decode(const void *frame, size_t fn, void *out, size_t n, cr_err *e);
 
-/* A value frame as received (flags CR_D_ZLIB and/or CR_D_ZEROS): into out,
- * exactly outb bytes; raw: the header's raw_bytes. 0 or -1 with a message. */
-int cr_filter_frame_in(unsigned flags, const void *frame, size_t fn, int64_t raw, void *out, size_t outb, cr_err *e);
+/* A value frame as received (zlib: deflated, zeros: zero-removed, either,
+ * both or neither): into out, exactly outb bytes; raw: its size before zlib
+ * (the header's raw_bytes). 0 or -1 with a message. */
+int cr_filter_frame_in(int zlib, int zeros, const void *frame, size_t fn, int64_t raw, void *out, size_t outb,
+                       cr_err *e);
 
 /* ---------- push-side rules, significantly-modified filter ----------
  * A rule sees each row of a push (key, gradient g of dim values) and
@@ -165,10 +162,9 @@ int cr_filter_stats_put(const cr_filter_stats *s, int key_cache, int zeros, int 
 
 /* ---------- half floats ----------
  * A value frame of n = outb / 4 floats sent as n IEEE half floats
- * (base/cr_half.h). Receiver: frame (fn bytes, flags of its header, raw its
- * size before zlib) into out (outb bytes of floats): inflated when
- * CR_D_ZLIB, then widened. -1 with a message on a frame of the wrong size
- * or one that does not inflate. */
-int cr_filter_half_in(unsigned flags, const void *frame, size_t fn, int64_t raw, float *out, size_t outb, cr_err *e);
+ * (base/cr_half.h). Receiver: frame (fn bytes, raw its size before zlib)
+ * into out (outb bytes of floats): inflated when zlib, then widened. -1
+ * with a message on a frame of the wrong size or one that does not inflate. */
+int cr_filter_half_in(int zlib, const void *frame, size_t fn, int64_t raw, float *out, size_t outb, cr_err *e);
 
 #endif

@@ -5,30 +5,6 @@
 
 #include "base/cr_alloc.h"
 
-int cr_dir_init(cr_shard *s, cr_err *e) {
-    s->dir = cr_xcalloc(1, sizeof *s->dir);
-    size_t rows = (size_t)(s->hi - s->lo);
-    s->dir->own = malloc(rows * sizeof *s->dir->own + 1); /* checked: the user's table size */
-    if (!s->dir->own) {
-        free(s->dir);
-        s->dir = NULL;
-        return cr_errf(e, "table '%s': out of memory for the directory of %zu keys", s->def.name, rows);
-    }
-    for (size_t i = 0; i < rows; i++) s->dir->own[i] = (uint16_t)((unsigned)s->node | CR_DIR_HERE);
-    atomic_init(&s->dir->mode, CR_TECH_CLASSIC);
-    return 0;
-}
-
-void cr_dir_free(cr_shard *s) {
-    cr_dir *d = s->dir;
-    if (!d) return;
-    for (int i = 0; i < CR_SHARD_STRIPES; i++) cr_fmap_free(&d->fs[i]);
-    free(d->own);
-    free(d->repl);
-    free(d);
-    s->dir = NULL;
-}
-
 int cr_dir_tech(const cr_shard *s, int64_t k) {
     const cr_dir *d = s->dir;
     if (d->repl && (d->repl[k >> 3] >> (k & 7) & 1)) return CR_TECH_REPLICATE;

@@ -29,25 +29,9 @@
 #include "ps/cr_fmap.h"
 #include "ps/cr_table.h"
 
-#define CR_DIR_HERE 0x4000u
-#define CR_DIR_NODE 0x3fffu
+/* CR_DIR_HERE, CR_DIR_NODE, CR_TECH_*, struct cr_dir: ps/cr_table.h (the
+ * shard's layout, of which the directory is part). */
 
-enum { CR_TECH_CLASSIC = 0, CR_TECH_RELOCATE = 1, CR_TECH_REPLICATE = 2 };
-
-struct cr_dir {
-    uint16_t *own;   /* per home key: node it was given to | CR_DIR_HERE if the row is here */
-    cr_fmap fs[CR_SHARD_STRIPES]; /* rows of keys relocated here, by stripe: dim values then sdim state */
-    uint8_t *repl;   /* bit per key of the table: replicated (NULL: none) */
-    int64_t nrepl;
-    atomic_int mode; /* CR_TECH_CLASSIC or CR_TECH_RELOCATE (keys not replicated) */
-    atomic_llong away; /* home keys not present here (elsewhere or coming home) */
-    atomic_llong held; /* rows of other homes held here */
-};
-
-/* Directory of shard s (all home keys at home, mode classic). -1 with a
- * message when memory is short (the size is the user's table). */
-int cr_dir_init(cr_shard *s, cr_err *e);
-void cr_dir_free(cr_shard *s);
 
 static inline int cr_dir_relocating(const cr_shard *s) {
     return atomic_load_explicit(&s->dir->mode, memory_order_relaxed) == CR_TECH_RELOCATE;

@@ -6,6 +6,7 @@
 
 #include "base/cr_alloc.h"
 #include "base/cr_time.h"
+#include "net/cr_auth.h"
 #include "ps/cr_proto.h"
 #include "ps/cr_sched.h"
 
@@ -42,6 +43,8 @@ int cr_job_check_size(int nodes, int workers, cr_err *e) {
                        nodes, workers, threads, cap, sysconf(_SC_NPROCESSORS_ONLN));
     return 0;
 }
+
+int cr_job_curve_from_env(cr_curve *c, cr_err *e) { return cr_curve_from_env(c, e); }
 
 cr_job *cr_job_start(const cr_job_opts *o, cr_err *e) {
     if (cr_job_check_size(o->nodes, o->workers, e) < 0) return NULL;

@@ -21,9 +21,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/cr_curve.h"
 #include "base/cr_err.h"
 #include "ps/cr_node.h"
-#include "ps/cr_proto.h"
+#include "ps/cr_proto_caps.h"
+#include "ps/cr_sampling.h"
 #include "ps/cr_table.h"
 
 typedef struct cr_job cr_job;
@@ -53,7 +55,7 @@ typedef struct cr_job_opts {
     int exit_on_death;
     double timeout, join_timeout; /* see cr_sched_opts */
     double grace;         /* seconds the other workers get to stop after an error or an interrupt (0: 10) */
-    cr_curve curve;
+    cr_curve curve;       /* who may join (cr_job_curve_from_env); on = 0: nobody checked */
     /* Called once the control endpoint is bound (tests start node threads
      * there); may be NULL. See cr_sched_opts. */
     void (*on_listen)(const char *endpoint, void *arg);
@@ -66,6 +68,11 @@ typedef struct cr_job_opts {
     void (*on_wait)(const char *endpoint, int nodes, void *arg);
     void *on_wait_arg;
 } cr_job_opts;
+
+/* The job's keys as the environment gives them (CRESCENT_CURVE_PUBLIC and
+ * _SECRET, or CRESCENT_JOB_SECRET; net/cr_auth.h checks them), into c for
+ * cr_job_opts.curve: c->on = 0 when none is set. 0, or -1 with a message. */
+int cr_job_curve_from_env(cr_curve *c, cr_err *e);
 
 /* Start the scheduler and the nodes; NULL with a message (nothing left
  * running). The caller owns the job (cr_job_close). */

@@ -14,7 +14,8 @@
 #include <stdint.h>
 
 #include "base/cr_err.h"
-#include "net/cr_auth.h"
+#include "ps/cr_cmd.h"
+#include "base/cr_curve.h"
 #include "ps/cr_table.h"
 
 typedef struct cr_node cr_node;
@@ -34,7 +35,7 @@ typedef struct cr_node_opts {
     int inproc;            /* 1: single-node mode, no data socket at all */
     double timeout;        /* seconds of scheduler silence before giving up (0: 3) */
     const cr_node_hooks *hooks;
-    cr_curve curve;        /* cluster CURVE pair or per-job secret (net/cr_auth.h); on = 0: none */
+    cr_curve curve;        /* cluster CURVE pair or per-job secret (base/cr_curve.h); on = 0: none */
     int rank;              /* rank given by a cluster launcher, told to the scheduler (0 here: none) */
     int has_rank;
 } cr_node_opts;
@@ -45,18 +46,6 @@ typedef struct cr_node_opts {
  * then the node's memory and sockets are left in place for that thread, and
  * the caller must end the process. Never prints, never exits. */
 int cr_node_run(const cr_node_opts *o, cr_err *e);
-
-/* A command for the workers (payloads owned by the node, valid until the
- * worker replies). type is CR_CMD_MODEL (p1 = source, p2 = chunk name, NUL,
- * serialized options) or CR_CMD_CALL (p1 = function name, p2 = serialized
- * arguments); the values are those of the protocol (ps/cr_proto.c checks). */
-#define CR_CMD_MODEL 5
-#define CR_CMD_CALL 6
-typedef struct cr_cmd {
-    int type;
-    const char *p1, *p2;
-    size_t n1, n2;
-} cr_cmd;
 
 /* Block until the next command for worker lw; -1 when the node stops. */
 int cr_node_next_cmd(cr_node *n, int lw, cr_cmd *c);
@@ -83,14 +72,9 @@ struct cr_replicas *cr_node_replicas(cr_node *n);
  * A worker keeps the generation it loaded in *gen; if the node holds a newer
  * policy, load(arg, source, n, chunkname, serialized opts, optsn) is called
  * (outside the node's lock, with copies that live only during the call) and
- * on success *gen is updated. Returns load's result, or 0 if unchanged. */
-typedef int (*cr_policy_load_fn)(void *arg, const char *src, size_t n, const char *chunk,
-                                 const char *opts, size_t optsn);
+ * on success *gen is updated. Returns load's result, or 0 if unchanged.
+ * (cr_policy_load_fn, cr_decide_fn, cr_cmd: ps/cr_cmd.h.) */
 int cr_node_policy_refresh(cr_node *n, uint64_t *gen, cr_policy_load_fn load, void *arg);
-
-/* Policy decision: 1 proceed, 0 wait, -1 error (message in e). */
-typedef int (*cr_decide_fn)(void *arg, int64_t my_clock, int64_t min_clock, const int64_t *clocks,
-                            int nworkers, cr_err *e);
 
 /* End of one clock tick for worker lw: report the new clock, then wait until
  * decide() allows it to proceed (re-asked whenever clocks or the policy
@@ -112,6 +96,5 @@ void cr_node_progress(cr_node *n, int64_t items);
  * Cheap (one atomic load). cr_node_clock and cr_node_barrier then return -1
  * with CR_NODE_CANCELLED_MSG in e; model code should stop (the bindings raise). */
 int cr_node_cancelled(cr_node *n, int lw);
-#define CR_NODE_CANCELLED_MSG "cancelled: the command was stopped (another worker failed, or the wait was interrupted)"
 
 #endif

@@ -1,11 +1,12 @@
-/* The node's answers to the scheduler: one small handler per control
- * message, found in a table by type. Every request gets exactly one answer:
+/* The node's answers to the scheduler (cr_node_ctl.h). Every request gets exactly one answer:
  * its result, or an ERROR naming what was wrong (a malformed message, an
  * unknown type, a bad table or row range). CALL and MODEL are answered by
  * the workers, one answer each; a malformed one is answered with one ERROR
  * per local worker so that the caller's count of answers stays right.
  * CLOCKS, POLICY, CANCEL and HB need no answer; a malformed one still gets
  * an ERROR (it can only come from a broken scheduler). */
+#include "ps/cr_node_ctl.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,61 +15,51 @@
 
 #include "base/cr_alloc.h"
 #include "base/cr_rng.h"
-#include "ps/cr_node_impl.h"
-#include "ps/cr_proto.h"
+#include "ps/cr_dir.h"
 
 /* Send m to the scheduler as this node. */
-static void up(cr_node *n, cr_proto_msg *m) {
-    m->h.node = n->id;
-    cr_proto_send(n->sched, NULL, 0, m);
-}
+static void up(cr_node_ctl *n, cr_proto_msg *m) { cr_link_send(n->link, m); }
 
-static void ack(cr_node *n) { cr_proto_send_ack(n->sched, NULL, 0, n->id); }
+static void ack(cr_node_ctl *n) { cr_link_ack(n->link); }
 
-static char *dupn(const void *p, size_t len) {
-    char *s = cr_xmalloc(len + 1);
-    if (len) memcpy(s, p, len);
-    s[len] = '\0';
-    return s;
-}
-
-static cr_shard *table_of(cr_node *n, int id, cr_err *e) {
-    if (id >= 0 && id < atomic_load(&n->ntables)) return n->tables[id];
-    cr_errf(e, "no table %d on node %d", id, n->id);
+static cr_shard *table_of(cr_node_ctl *n, int id, cr_err *e) {
+    cr_shard *s = cr_shards_at(n->shards, id);
+    if (s) return s;
+    cr_errf(e, "no table %d on node %d", id, n->peers->id);
     return NULL;
 }
 
-/* Wake every worker waiting at a clock or barrier (caller holds n->mu). */
-static void clocks_changed(cr_node *n) {
-    n->clk_gen++;
-    pthread_cond_broadcast(&n->clk_cv);
+/* Bring every key of table `table` home first (rows that moved away, or
+ * keys whose technique changes). */
+static int recall(cr_node_ctl *n, int table, cr_err *e) {
+    return cr_server_recall(n->srv, table, cr_shards_at(n->shards, table), n->link, e);
 }
 
 /* ---------- handlers: 0 done, 1 shut down, -1 answer ERROR with e ---------- */
 
-typedef int (*handler_fn)(cr_node *n, const cr_proto_msg *m, cr_err *e);
+typedef int (*handler_fn)(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e);
 
-static int on_hb(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+static int on_hb(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
     (void)n;
     return cr_proto_decode_empty(m, e);
 }
 
 /* The scheduler refused something this node sent (a bug, not the user's):
  * answering would start a loop of errors, so it is only taken. */
-static int on_error(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+static int on_error(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
     (void)n, (void)m, (void)e;
     return 0;
 }
 
-static int on_shutdown(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+static int on_shutdown(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
     (void)n, (void)m, (void)e;
     return 1; /* whatever it carries: the scheduler wants us gone */
 }
 
-static int on_table(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+static int on_table(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_table t;
     if (cr_proto_decode_table(m, &t, e) < 0) return -1;
-    if (t.id != atomic_load(&n->ntables)) return cr_errf(e, "table id %d out of sequence", t.id);
+    if (t.id != cr_shards_count(n->shards)) return cr_errf(e, "table id %d out of sequence", t.id);
     if (t.id >= CR_NODE_MAX_TABLES) return cr_errf(e, "too many tables (at most %d)", CR_NODE_MAX_TABLES);
     uint32_t *owner = NULL;
     if (t.owner) {
@@ -76,122 +67,75 @@ static int on_table(cr_node *n, const cr_proto_msg *m, cr_err *e) {
         if (!owner) return cr_errf(e, "table '%s': out of memory for its placement", t.def.name);
         memcpy(owner, t.owner, (size_t)t.def.keys * sizeof *owner);
     }
-    cr_shard *s = cr_shard_new_placed(&t.def, n->id, n->nodes, owner, e);
+    cr_shard *s = cr_shard_new_placed(&t.def, n->peers->id, n->peers->nodes, owner, e);
     free(owner);
     if (!s) return -1;
-    n->tables[t.id] = s;
-    atomic_fetch_add(&n->ntables, 1);
+    cr_shards_add(n->shards, s);
     ack(n);
     return 0;
 }
 
-/* A new command for every worker: the payloads are kept as sent (the
- * worker binding reads them), every worker becomes active. */
-static void post_cmd(cr_node *n, const cr_proto_msg *m) {
-    int W = n->nodes * n->wpn;
-    pthread_mutex_lock(&n->mu);
-    free(n->cmd_buf1);
-    free(n->cmd_buf2);
-    n->cmd_buf1 = dupn(m->p[0], m->n[0]);
-    n->cmd_buf2 = dupn(m->p[1], m->n[1]);
-    n->cmd = (cr_cmd){m->h.type, n->cmd_buf1, n->cmd_buf2, m->n[0], m->n[1]};
-    n->cmd_gen++;
-    for (int i = 0; i < W; i++) n->active[i] = 1;
-    pthread_cond_broadcast(&n->cmd_cv);
-    clocks_changed(n);
-    pthread_mutex_unlock(&n->mu);
-}
-
 /* A command no worker can run: each worker's answer is this error. */
-static void refuse_cmd(cr_node *n, const cr_err *e) {
-    for (int lw = 0; lw < n->wpn; lw++) {
+static void refuse_cmd(cr_node_ctl *n, const cr_err *e) {
+    for (int lw = 0; lw < n->peers->wpn; lw++) {
         cr_proto_msg m;
-        cr_msg_reply r = {.worker = n->id * n->wpn + lw, .data = e->msg, .n = strlen(e->msg)};
+        cr_msg_reply r = {.worker = cr_peers_gw(n->peers, lw), .data = e->msg, .n = strlen(e->msg)};
         cr_proto_encode_reply(CR_M_ERROR, &r, &m, NULL);
         up(n, &m);
     }
 }
 
 /* A worker command (MODEL, CALL) goes to the workers if it decoded
- * (decoded == 0); a malformed one is refused, the node goes on. */
-static int post_or_refuse(cr_node *n, const cr_proto_msg *m, int decoded, const cr_err *e) {
+ * (decoded == 0), its payloads kept as sent (the worker binding reads
+ * them); a malformed one is refused, the node goes on. */
+static int post_or_refuse(cr_node_ctl *n, const cr_proto_msg *m, int decoded, const cr_err *e) {
     if (decoded < 0) refuse_cmd(n, e);
-    else post_cmd(n, m);
+    else cr_clocks_post(n->clk, m->h.type, m->p[0], m->n[0], m->p[1], m->n[1]);
     return 0;
 }
 
-static int on_model(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+static int on_model(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_script s;
     return post_or_refuse(n, m, cr_proto_decode_script(m, &s, e), e);
 }
 
-static int on_call(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+static int on_call(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_call c;
     return post_or_refuse(n, m, cr_proto_decode_call(m, &c, e), e);
 }
 
 /* Wake every waiting worker: they see the cancel and return. */
-static int on_cancel(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+static int on_cancel(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
     if (cr_proto_decode_empty(m, e) < 0) return -1;
-    pthread_mutex_lock(&n->mu);
-    atomic_store(&n->cancel_gen, n->cmd_gen);
-    clocks_changed(n);
-    pthread_mutex_unlock(&n->mu);
+    cr_clocks_cancel(n->clk);
     return 0;
 }
 
-static int on_policy(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+static int on_policy(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_script s;
     if (cr_proto_decode_script(m, &s, e) < 0) return -1;
-    pthread_mutex_lock(&n->mu);
-    free(n->pol_src);
-    free(n->pol_chunk);
-    free(n->pol_opts);
-    n->pol_src = dupn(s.src, s.srcn);
-    n->pol_srcn = s.srcn;
-    n->pol_chunk = dupn(s.chunk, s.chunkn);
-    n->pol_opts = dupn(s.opts, s.optsn);
-    n->pol_optsn = s.optsn;
-    n->pol_gen++;
-    clocks_changed(n);
-    pthread_mutex_unlock(&n->mu);
+    cr_clocks_set_policy(n->clk, &s);
     return 0;
 }
 
 /* Clocks only go up here: a late vector must not undo a newer one. */
-static int on_clocks(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+static int on_clocks(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_clocks c;
-    if (cr_proto_decode_clocks(m, n->nodes * n->wpn, &c, e) < 0) return -1;
-    pthread_mutex_lock(&n->mu);
-    for (int i = 0; i < c.W; i++) {
-        int64_t ci = cr_proto_i64(c.clocks, (size_t)i), bi = cr_proto_i64(c.barriers, (size_t)i);
-        if (ci > n->clocks[i]) n->clocks[i] = ci;
-        if (bi > n->barriers[i]) n->barriers[i] = bi;
-        n->active[i] = cr_proto_i64(c.active, (size_t)i);
-    }
-    clocks_changed(n);
-    pthread_mutex_unlock(&n->mu);
+    if (cr_proto_decode_clocks(m, cr_peers_workers(n->peers), &c, e) < 0) return -1;
+    cr_clocks_raise(n->clk, &c);
     return 0;
 }
 
 /* Between commands (job:load): set, not raised. */
-static int on_setclocks(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+static int on_setclocks(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_clocks c;
-    if (cr_proto_decode_clocks(m, n->nodes * n->wpn, &c, e) < 0) return -1;
-    pthread_mutex_lock(&n->mu);
-    memcpy(n->clocks, c.clocks, (size_t)c.W * 8);
-    memcpy(n->barriers, c.barriers, (size_t)c.W * 8);
-    for (int lw = 0; lw < n->wpn; lw++) {
-        n->ws[lw].clock = n->clocks[n->id * n->wpn + lw];
-        n->ws[lw].barrier = n->barriers[n->id * n->wpn + lw];
-    }
-    clocks_changed(n);
-    pthread_mutex_unlock(&n->mu);
+    if (cr_proto_decode_clocks(m, cr_peers_workers(n->peers), &c, e) < 0) return -1;
+    cr_clocks_set(n->clk, &c);
     ack(n);
     return 0;
 }
 
-static int on_setlr(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+static int on_setlr(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_setlr s;
     if (cr_proto_decode_setlr(m, &s, e) < 0) return -1;
     cr_shard *sh = table_of(n, s.table, e);
@@ -203,12 +147,12 @@ static int on_setlr(cr_node *n, const cr_proto_msg *m, cr_err *e) {
 
 /* A sparse table's keys of a rows message, copied (aligned) and checked:
  * every one this node's. NULL with a message. */
-static int64_t *rows_keys(cr_node *n, const cr_shard *s, const cr_msg_rows *r, cr_err *e) {
+static int64_t *rows_keys(cr_node_ctl *n, const cr_shard *s, const cr_msg_rows *r, cr_err *e) {
     int64_t *k = cr_xmalloc((size_t)r->count * sizeof *k + 1);
     memcpy(k, r->keys, (size_t)r->count * sizeof *k);
     for (int64_t i = 0; i < r->count; i++)
         if (!cr_shard_holds(s, k[i])) {
-            cr_errf(e, "key %lld of table '%s' is not on node %d", (long long)k[i], s->def.name, n->id);
+            cr_errf(e, "key %lld of table '%s' is not on node %d", (long long)k[i], s->def.name, n->peers->id);
             free(k);
             return NULL;
         }
@@ -217,7 +161,7 @@ static int64_t *rows_keys(cr_node *n, const cr_shard *s, const cr_msg_rows *r, c
 
 /* A sparse table's GETROWS: rows of the keys sent, or (no keys) a part of
  * the stored rows from cursor r->lo on. */
-static int sparse_getrows(cr_node *n, cr_shard *s, cr_msg_rows *r, cr_err *e) {
+static int sparse_getrows(cr_node_ctl *n, cr_shard *s, cr_msg_rows *r, cr_err *e) {
     int64_t *keys = r->keys ? rows_keys(n, s, r, e) : cr_xmalloc((size_t)r->count * sizeof *keys + 1);
     if (!keys) return -1;
     size_t vb = (size_t)r->count * (size_t)s->def.dim * sizeof(float), sb = (size_t)r->count * (size_t)s->sdim * sizeof(float);
@@ -244,7 +188,7 @@ static int sparse_getrows(cr_node *n, cr_shard *s, cr_msg_rows *r, cr_err *e) {
 }
 
 /* The rows [lo, lo + count) must all live on this node. */
-static cr_shard *rows_shard(cr_node *n, const cr_msg_rows *r, cr_err *e) {
+static cr_shard *rows_shard(cr_node_ctl *n, const cr_msg_rows *r, cr_err *e) {
     cr_shard *s = table_of(n, r->table, e);
     if (s && s->sp) {
         if (!r->keys && r->count > 0 && r->values)
@@ -254,17 +198,17 @@ static cr_shard *rows_shard(cr_node *n, const cr_msg_rows *r, cr_err *e) {
     if (s && r->keys) return cr_errf(e, "table '%s' is dense: its rows go by range", s->def.name), NULL;
     if (s && (r->lo < s->lo || r->count > s->hi - r->lo)) {
         cr_errf(e, "rows [%lld, +%lld) of table %d are not on node %d (it holds [%lld, %lld))", (long long)r->lo,
-                (long long)r->count, r->table, n->id, (long long)s->lo, (long long)s->hi);
+                (long long)r->count, r->table, n->peers->id, (long long)s->lo, (long long)s->hi);
         return NULL;
     }
     return s;
 }
 
-static int on_getrows(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+static int on_getrows(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_rows r;
     cr_shard *s = cr_proto_decode_rows(m, 0, 0, &r, e) < 0 ? NULL : rows_shard(n, &r, e);
     if (s && s->sp) return sparse_getrows(n, s, &r, e);
-    if (!s || cr_node_recall(n, r.table, e) < 0) return -1; /* rows that moved away come home first */
+    if (!s || recall(n, r.table, e) < 0) return -1; /* rows that moved away come home first */
     if (s->dir->nrepl > 0 && cr_replicas_settle(n->replicas, e) < 0) return -1; /* replicas' updates home too */
     r.valuesn = (size_t)r.count * (size_t)s->def.dim * sizeof(float);
     r.staten = (size_t)r.count * (size_t)s->sdim * sizeof(float);
@@ -280,11 +224,11 @@ static int on_getrows(cr_node *n, const cr_proto_msg *m, cr_err *e) {
     return 0;
 }
 
-static int on_setrows(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+static int on_setrows(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_rows r;
     cr_shard *s = table_of(n, m->h.table, e);
     if (!s || cr_proto_decode_rows(m, s->def.dim, s->sdim, &r, e) < 0 || !rows_shard(n, &r, e)) return -1;
-    if (cr_node_recall(n, r.table, e) < 0) return -1;
+    if (recall(n, r.table, e) < 0) return -1;
     float *v = cr_xmalloc(r.valuesn + 1), *st = cr_xmalloc(r.staten + 1); /* aligned copies */
     memcpy(v, r.values, r.valuesn);
     if (r.staten) memcpy(st, r.state, r.staten);
@@ -305,47 +249,41 @@ static int on_setrows(cr_node *n, const cr_proto_msg *m, cr_err *e) {
 
 /* ---------- sampling ---------- */
 
-static cr_dist *find_dist(cr_node *n, const char *name, size_t len) {
-    for (int i = 0; i < atomic_load(&n->ndists); i++)
-        if (strlen(n->dists[i]->name) == len && !memcmp(n->dists[i]->name, name, len)) return n->dists[i];
-    return NULL;
-}
-
-static void dpend_drop(cr_node *n) {
-    free(n->dpend_w);
-    n->dpend_w = NULL;
-    n->dpend_got = n->dpend_n = 0;
+static void dpend_drop(cr_node_ctl *n) {
+    free(n->samp->pend_w);
+    n->samp->pend_w = NULL;
+    n->samp->pend_got = n->samp->pend_n = 0;
 }
 
 /* The first part of weighted distribution d: checked against the table and
  * the distributions already built, then a buffer for all its weights. */
-static int dpend_start(cr_node *n, const cr_msg_dist *d, const cr_shard *s, cr_err *e) {
+static int dpend_start(cr_node_ctl *n, const cr_msg_dist *d, const cr_shard *s, cr_err *e) {
     dpend_drop(n); /* the parts of an earlier one that failed half-way */
-    if (find_dist(n, d->name, d->namen)) return cr_errf(e, "distribution '%.*s' exists", (int)d->namen, d->name);
+    if (cr_dists_find(n->samp, d->name, d->namen)) return cr_errf(e, "distribution '%.*s' exists", (int)d->namen, d->name);
     if (d->nweights != s->def.keys)
         return cr_errf(e, "distribution '%.*s': %lld weights for the %lld keys of table '%s'", (int)d->namen,
                        d->name, (long long)d->nweights, (long long)s->def.keys, s->def.name);
-    memcpy(n->dpend_name, d->name, d->namen);
-    n->dpend_name[d->namen] = '\0';
-    n->dpend_table = d->table;
-    n->dpend_n = d->nweights;
-    n->dpend_w = cr_xmalloc((size_t)d->nweights * sizeof *n->dpend_w);
+    memcpy(n->samp->pend_name, d->name, d->namen);
+    n->samp->pend_name[d->namen] = '\0';
+    n->samp->pend_table = d->table;
+    n->samp->pend_n = d->nweights;
+    n->samp->pend_w = cr_xmalloc((size_t)d->nweights * sizeof *n->samp->pend_w);
     return 0;
 }
 
 /* Take one part of weighted distribution d: 1 when it was the last, 0 when
  * more are to come, -1 (and nothing pending) when it is out of sequence. */
-static int dpend_take(cr_node *n, const cr_msg_dist *d, const cr_shard *s, cr_err *e) {
+static int dpend_take(cr_node_ctl *n, const cr_msg_dist *d, const cr_shard *s, cr_err *e) {
     if (d->offset == 0 && dpend_start(n, d, s, e) < 0) return -1;
-    if (!n->dpend_w || d->offset != n->dpend_got || d->nweights != n->dpend_n || d->table != n->dpend_table ||
-        strlen(n->dpend_name) != d->namen || memcmp(n->dpend_name, d->name, d->namen)) {
+    if (!n->samp->pend_w || d->offset != n->samp->pend_got || d->nweights != n->samp->pend_n || d->table != n->samp->pend_table ||
+        strlen(n->samp->pend_name) != d->namen || memcmp(n->samp->pend_name, d->name, d->namen)) {
         dpend_drop(n);
         return cr_errf(e, "distribution '%.*s': weights part at %lld out of sequence", (int)d->namen, d->name,
                        (long long)d->offset);
     }
-    memcpy(n->dpend_w + d->offset, d->weights, (size_t)d->npart * sizeof(double));
-    n->dpend_got += d->npart;
-    return n->dpend_got == n->dpend_n;
+    memcpy(n->samp->pend_w + d->offset, d->weights, (size_t)d->npart * sizeof(double));
+    n->samp->pend_got += d->npart;
+    return n->samp->pend_got == n->samp->pend_n;
 }
 
 /* Building a distribution's alias tables, off the main thread. */
@@ -372,7 +310,7 @@ static void *dbuild_main(void *arg) {
 
 /* Build in a thread while this one keeps the scheduler's heartbeats going:
  * tens of millions of keys take seconds, longer than the node-silence timeout. */
-static int dbuild_run(cr_node *n, dbuild *b) {
+static int dbuild_run(cr_node_ctl *n, dbuild *b) {
     pthread_t t;
     if (pthread_create(&t, NULL, dbuild_main, b) != 0) {
         dbuild_main(b);
@@ -394,7 +332,7 @@ static int dbuild_run(cr_node *n, dbuild *b) {
 /* A new distribution (or one part of its weights): once complete, its alias
  * tables are built here, once per node. The local one may be missing (a
  * slice without weight): level 4 refuses then. */
-static int on_dist(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+static int on_dist(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_dist d;
     if (cr_proto_decode_dist(m, &d, e) < 0) return -1;
     cr_shard *s = table_of(n, d.table, e);
@@ -403,17 +341,17 @@ static int on_dist(cr_node *n, const cr_proto_msg *m, cr_err *e) {
         int r = dpend_take(n, &d, s, e);
         if (r < 0) return -1;
         if (r == 0) return ack(n), 0;
-    } else if (find_dist(n, d.name, d.namen)) {
+    } else if (cr_dists_find(n->samp, d.name, d.namen)) {
         return cr_errf(e, "distribution '%.*s' exists", (int)d.namen, d.name);
     }
-    if (atomic_load(&n->ndists) >= CR_NODE_MAX_DISTS) {
+    if (cr_dists_count(n->samp) >= CR_NODE_MAX_DISTS) {
         dpend_drop(n);
         return cr_errf(e, "too many distributions (at most %d)", CR_NODE_MAX_DISTS);
     }
     cr_dist *x = cr_xcalloc(1, sizeof *x);
     memcpy(x->name, d.name, d.namen);
     x->table = d.table;
-    dbuild b = {.x = x, .w = d.kind == CR_DIST_WEIGHTS ? n->dpend_w : NULL, .s = s, .node = n->id};
+    dbuild b = {.x = x, .w = d.kind == CR_DIST_WEIGHTS ? n->samp->pend_w : NULL, .s = s, .node = n->peers->id};
     int rc = dbuild_run(n, &b);
     dpend_drop(n);
     if (rc < 0) {
@@ -421,25 +359,18 @@ static int on_dist(cr_node *n, const cr_proto_msg *m, cr_err *e) {
         free(x);
         return -1;
     }
-    n->dists[atomic_load(&n->ndists)] = x;
-    atomic_fetch_add(&n->ndists, 1);
+    cr_dists_add(n->samp, x);
     ack(n);
     return 0;
 }
 
 /* A new sampling scheme: workers pick it up at their next prepare_sample. */
-static int on_sampling(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+static int on_sampling(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_sampling s;
     if (cr_proto_decode_sampling(m, &s, e) < 0) return -1;
     cr_sampling_entry *v = cr_xmalloc((size_t)s.count * sizeof *v);
     for (int i = 0; i < s.count; i++) cr_proto_sampling_entry(&s, i, &v[i]);
-    pthread_mutex_lock(&n->mu);
-    free(n->samp);
-    n->samp = v;
-    n->nsamp = s.count;
-    snprintf(n->samp_label, sizeof n->samp_label, "%.*s", (int)s.labeln, s.label);
-    n->samp_gen++;
-    pthread_mutex_unlock(&n->mu);
+    cr_dists_set_scheme(n->samp, v, s.count, s.label, s.labeln);
     ack(n);
     return 0;
 }
@@ -505,7 +436,7 @@ static int reloc_shrinks(const cr_shard *s, int mode, const uint8_t *rb) {
 /* A table's techniques change between commands: keys that moved come home
  * first when they stop relocating (the table goes classic, keys leave a
  * mixed table's relocation set) or keys become replicated. */
-static int on_manage(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+static int on_manage(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_manage g;
     if (cr_proto_decode_manage(m, &g, e) < 0) return -1;
     cr_shard *s = table_of(n, g.table, e);
@@ -520,9 +451,9 @@ static int on_manage(cr_node *n, const cr_proto_msg *m, cr_err *e) {
         return -1;
     }
     int rc = 0, mode = rb ? CR_TECH_RELOCATE : g.mode; /* mixed: routed as relocate, localize filtered */
-    if (mode == CR_TECH_RELOCATE && atomic_load(&n->reloc_broken))
-        rc = cr_errf(e, "table '%s': node %d cannot reach its peers' servers: relocation refused", s->def.name, n->id);
-    if (rc == 0 && (reloc_shrinks(s, mode, rb) || g.nrepl > 0)) rc = cr_node_recall(n, g.table, e);
+    if (mode == CR_TECH_RELOCATE && atomic_load(&n->srv->reloc_broken))
+        rc = cr_errf(e, "table '%s': node %d cannot reach its peers' servers: relocation refused", s->def.name, n->peers->id);
+    if (rc == 0 && (reloc_shrinks(s, mode, rb) || g.nrepl > 0)) rc = recall(n, g.table, e);
     /* collective on every node (cr_replica.h): replicated keys start from their home rows */
     if (rc == 0 && (g.nrepl > 0 || s->dir->nrepl > 0)) rc = cr_replicas_set(n->replicas, g.table, keys, g.nrepl, e);
     if (rc == 0) {
@@ -543,8 +474,8 @@ static int on_manage(cr_node *n, const cr_proto_msg *m, cr_err *e) {
 
 /* A zeroed sketch for table `id` of s: the same shape and seed on every
  * node and worker, so that they merge. */
-static cr_sketch *counts_sketch(cr_node *n, int id, const cr_shard *s, cr_err *e) {
-    uint64_t seed = cr_mix64(n->seed ^ (0x5ce7c4ull << 20) ^ (uint64_t)id);
+static cr_sketch *counts_sketch(cr_node_ctl *n, int id, const cr_shard *s, cr_err *e) {
+    uint64_t seed = cr_mix64(n->peers->seed ^ (0x5ce7c4ull << 20) ^ (uint64_t)id);
     /* tables of at most CR_COUNTS_EXACT_KEYS keys are counted exactly (a
      * sketch as wide as keys / depth is one counter per key): 1.4 ns per
      * key against 8 to 13 for count-min, and no error; 512 KiB per worker */
@@ -555,9 +486,9 @@ static cr_sketch *counts_sketch(cr_node *n, int id, const cr_shard *s, cr_err *e
 }
 
 /* (Re)start counting: fresh sketches, one per local worker. */
-static int counts_on(cr_node *n, int id, cr_shard *s, cr_err *e) {
-    cr_counts *c = cr_xcalloc(1, sizeof *c + (size_t)n->wpn * sizeof c->sk[0]);
-    for (c->nw = 0; c->nw < n->wpn; c->nw++)
+static int counts_on(cr_node_ctl *n, int id, cr_shard *s, cr_err *e) {
+    cr_counts *c = cr_xcalloc(1, sizeof *c + (size_t)n->peers->wpn * sizeof c->sk[0]);
+    for (c->nw = 0; c->nw < n->peers->wpn; c->nw++)
         if (!(c->sk[c->nw] = counts_sketch(n, id, s, e))) {
             for (int i = 0; i < c->nw; i++) cr_sketch_destroy(&c->sk[i]);
             free(c);
@@ -570,7 +501,7 @@ static int counts_on(cr_node *n, int id, cr_shard *s, cr_err *e) {
 
 /* The node's workers' sketches merged (they may be counting meanwhile),
  * answered as COUNTS DATA. */
-static int counts_read(cr_node *n, int id, cr_shard *s, cr_err *e) {
+static int counts_read(cr_node_ctl *n, int id, cr_shard *s, cr_err *e) {
     cr_counts *c = atomic_load(&s->counts);
     if (!c)
         return cr_errf(e, "counts: accesses to table '%s' are not counted (start with count(id, true))", s->def.name);
@@ -585,7 +516,7 @@ static int counts_read(cr_node *n, int id, cr_shard *s, cr_err *e) {
     void *buf = cr_xmalloc(cap);
     size_t len = cr_sketch_write(sum, buf, cap);
     cr_sketch_destroy(&sum);
-    cr_msg_counts a = {.table = id, .op = CR_COUNTS_DATA, .node = n->id, .data = buf, .n = len};
+    cr_msg_counts a = {.table = id, .op = CR_COUNTS_DATA, .node = n->peers->id, .data = buf, .n = len};
     cr_proto_msg out;
     int rc = len ? cr_proto_encode_counts(&a, &out, e) : cr_errf(e, "counts: table '%s': sketch not written", s->def.name);
     if (rc == 0) up(n, &out);
@@ -593,7 +524,7 @@ static int counts_read(cr_node *n, int id, cr_shard *s, cr_err *e) {
     return rc;
 }
 
-static int on_counts(cr_node *n, const cr_proto_msg *m, cr_err *e) {
+static int on_counts(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
     cr_msg_counts c;
     if (cr_proto_decode_counts(m, &c, e) < 0) return -1;
     if (c.op == CR_COUNTS_DATA) return cr_errf(e, "COUNTS: a node does not take counts");
@@ -615,28 +546,15 @@ static size_t put_samp(char *b, size_t cap, const cr_sampling_stats *t) {
                             (unsigned long long)t->localized);
 }
 
-/* ",access={local=,remote=,forwarded=},relocation={...}" for stats:
- * accesses by technique (keys) and the relocation protocol's traffic. */
-static size_t put_manage(cr_node *n, char *b, size_t cap) {
-    long long held = 0, away = 0, shm = 0, direct = 0, sampling = 0;
-    for (int i = 0; i < n->wpn; i++) {
-        shm += atomic_load_explicit(&n->ws[i].shm, memory_order_relaxed);
-        direct += atomic_load_explicit(&n->ws[i].direct, memory_order_relaxed);
-        sampling += atomic_load_explicit(&n->ws[i].sampling, memory_order_relaxed);
+/* ",access={...},relocation={...}" for stats: accesses by technique (keys)
+ * and the relocation protocol's traffic, with the rows held and away. */
+static size_t put_manage(cr_node_ctl *n, char *b, size_t cap) {
+    long long held = 0, away = 0;
+    for (int i = 0; i < cr_shards_count(n->shards); i++) {
+        held += atomic_load(&n->shards->t[i]->dir->held);
+        away += atomic_load(&n->shards->t[i]->dir->away);
     }
-    for (int i = 0; i < atomic_load(&n->ntables); i++) {
-        held += atomic_load(&n->tables[i]->dir->held);
-        away += atomic_load(&n->tables[i]->dir->away);
-    }
-    return (size_t)snprintf(b, cap,
-                            ",access={[\"local\"]=%lld,shared=%lld,remote=%lld,forwarded=%lld,direct=%lld,sampling=%lld},"
-                            "relocation={rows_in=%lld,rows_out=%lld,messages=%lld,bytes=%lld,queued=%lld,"
-                            "queued_total=%lld,held=%lld,away=%lld,skipped=%lld}",
-                            shm, (long long)n->acc_local, (long long)n->acc_remote, (long long)n->acc_fwd, direct,
-                            sampling,
-                            (long long)n->reloc_in, (long long)n->reloc_out, (long long)n->reloc_msgs,
-                            (long long)n->reloc_bytes, (long long)n->deferred, (long long)n->deferred_total, held,
-                            away, (long long)n->reloc_skipped);
+    return cr_counters_put_access(n->cnt, held, away, b, cap);
 }
 
 /* name as the body of a Lua string literal (every byte not alphanumeric
@@ -653,10 +571,10 @@ static void lua_quoted(const char *name, char *out, size_t cap) {
 }
 
 /* ",sparse={[name]={rows=,bytes=},...}": what each sparse table stores here. */
-static size_t put_sparse(cr_node *n, char *b, size_t cap) {
+static size_t put_sparse(cr_node_ctl *n, char *b, size_t cap) {
     size_t len = (size_t)snprintf(b, cap, ",sparse={");
-    for (int i = 0; i < atomic_load(&n->ntables) && len < cap; i++) {
-        cr_shard *s = n->tables[i];
+    for (int i = 0; i < cr_shards_count(n->shards) && len < cap; i++) {
+        cr_shard *s = n->shards->t[i];
         if (!s->sp) continue;
         char q[CR_TABLE_NAME_MAX * 4 + 1];
         lua_quoted(s->def.name, q, sizeof q);
@@ -667,38 +585,42 @@ static size_t put_sparse(cr_node *n, char *b, size_t cap) {
     return len < cap ? len : cap;
 }
 
-/* The node's counters and each local worker's, as a serialized Lua table. */
-static int on_stats(cr_node *n, const cr_proto_msg *m, cr_err *e) {
-    if (cr_proto_decode_empty(m, e) < 0) return -1;
-    size_t cap = 3072 + (size_t)n->wpn * 400 + (size_t)atomic_load(&n->ntables) * (4 * CR_TABLE_NAME_MAX + 64) +
-                 cr_pfilter_stats_room(atomic_load(&n->ntables)), len = 0;
-    char *b = cr_xmalloc(cap);
-    len += (size_t)snprintf(b + len, cap - len,
-                            "{node=%d,messages_remote=%lld,bytes_remote=%lld,messages_local=%lld,"
-                            "bytes_local=%lld,keys_local=%lld,keys_remote=%lld,pulls=%lld,pushes=%lld,"
-                            "served=%lld,workers={",
-                            n->id, (long long)n->msgs_remote, (long long)n->bytes_remote, (long long)n->msgs_local,
-                            (long long)n->bytes_local, (long long)n->keys_local, (long long)n->keys_remote,
-                            (long long)n->pulls, (long long)n->pushes, (long long)n->served);
-    cr_sampling_stats sum = {0};
-    pthread_mutex_lock(&n->mu);
-    for (int i = 0; i < n->wpn; i++) {
-        cr_wstat *w = &n->ws[i];
+/* ",workers={...}": each local worker's clocks, operations and samplers;
+ * their samplers' sum into *sum. */
+static size_t put_workers(cr_node_ctl *n, char *b, size_t cap, cr_sampling_stats *sum) {
+    size_t len = (size_t)snprintf(b, cap, ",workers={");
+    for (int i = 0; i < n->peers->wpn; i++) {
+        cr_clock_stat c;
+        cr_sampling_stats st;
+        cr_clocks_stat(n->clk, i, &c);
+        cr_dists_stats(n->samp, i, &st);
         len += (size_t)snprintf(b + len, cap - len,
-                                "{worker=%d,node=%d,clock=%lld,barriers=%lld,wait=%.6f,max_gap=%lld,"
-                                "pulls=%lld,pushes=%lld",
-                                n->id * n->wpn + i, n->id, (long long)w->clock, (long long)w->barrier, w->wait_s,
-                                (long long)w->max_gap, (long long)w->pulls, (long long)w->pushes);
-        len += put_samp(b + len, cap - len, &w->samp);
+                                "{worker=%d,node=%d,clock=%lld,barriers=%lld,wait=%.6f,max_gap=%lld",
+                                cr_peers_gw(n->peers, i), n->peers->id, (long long)c.clock, (long long)c.barrier,
+                                c.wait_s, (long long)c.max_gap);
+        len += cr_counters_put_worker(n->cnt, i, b + len, cap - len);
+        len += put_samp(b + len, cap - len, &st);
         len += (size_t)snprintf(b + len, cap - len, "},");
-        cr_sampling_stats_add(&sum, &w->samp);
+        cr_sampling_stats_add(sum, &st);
     }
-    pthread_mutex_unlock(&n->mu);
-    len += (size_t)snprintf(b + len, cap - len, "}");
+    return len + (size_t)snprintf(b + len, cap - len, "}");
+}
+
+/* The node's counters and each local worker's, as a serialized Lua table. */
+static int on_stats(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
+    if (cr_proto_decode_empty(m, e) < 0) return -1;
+    int nt = cr_shards_count(n->shards);
+    size_t cap = 3072 + (size_t)n->peers->wpn * 400 + (size_t)nt * (4 * CR_TABLE_NAME_MAX + 64) +
+                 cr_pfilter_stats_room(nt), len = 0;
+    char *b = cr_xmalloc(cap);
+    len += (size_t)snprintf(b + len, cap - len, "{node=%d,", n->peers->id);
+    len += cr_counters_put_traffic(n->cnt, b + len, cap - len);
+    cr_sampling_stats sum = {0};
+    len += put_workers(n, b + len, cap - len, &sum);
     len += put_samp(b + len, cap - len, &sum);
     len += put_manage(n, b + len, cap - len);
     len += put_sparse(n, b + len, cap - len);
-    len += cr_pfilter_stats_put(n->filt, n->tables, atomic_load(&n->ntables), b + len, cap - len);
+    len += cr_pfilter_stats_put(n->filt, n->shards->t, nt, b + len, cap - len);
     cr_replica_stats rs;
     cr_replicas_stats(n->replicas, &rs);
     int rn = cr_replicas_stats_put(&rs, b + len, cap - len);
@@ -722,17 +644,18 @@ static const handler_fn handlers[] = {
 };
 #define NHANDLERS ((int)(sizeof handlers / sizeof handlers[0]))
 
-int cr_node_ctl_handle(cr_node *n, cr_parts *p) {
+int cr_node_ctl_handle(void *ctx, cr_parts *p) {
+    cr_node_ctl *n = ctx;
     cr_proto_msg m;
     cr_err e;
     int rc;
     if (cr_proto_view(p, 0, &m, &e) < 0) {
         rc = -1;
     } else if (m.h.type <= 0 || m.h.type >= NHANDLERS || !handlers[m.h.type]) {
-        rc = cr_errf(&e, "node %d does not take %s messages", n->id, cr_proto_name(m.h.type));
+        rc = cr_errf(&e, "node %d does not take %s messages", n->peers->id, cr_proto_name(m.h.type));
     } else {
         rc = handlers[m.h.type](n, &m, &e);
     }
-    if (rc < 0) cr_proto_send_error(n->sched, NULL, 0, n->id, e.msg);
+    if (rc < 0) cr_link_error(n->link, e.msg);
     return rc == 1;
 }

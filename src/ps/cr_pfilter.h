@@ -16,6 +16,7 @@
 #include "base/cr_err.h"
 #include "net/cr_filter.h"
 #include "net/cr_wire.h"
+#include "ps/cr_dhdr.h"
 #include "ps/cr_table.h"
 
 typedef struct cr_pfilter cr_pfilter;

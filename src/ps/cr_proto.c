@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "base/cr_alloc.h"
-#include "ps/cr_node.h"
+#include "ps/cr_cmd.h"
 
 _Static_assert(CR_CMD_MODEL == CR_M_MODEL && CR_CMD_CALL == CR_M_CALL, "worker command ids are message types");
 

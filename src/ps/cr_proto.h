@@ -4,7 +4,7 @@
  * its caller (the job client) and the nodes, each with an encoder and a
  * decoder. Nothing else packs or unpacks a control message.
  *
- * On the wire a message is a fixed header (cr_ctl, net/cr_wire.h) followed by
+ * On the wire a message is a fixed header (cr_ctl, below) followed by
  * zero to three payload frames (three: ROWS and SETROWS of a sparse table,
  * values, state and keys). What the header fields and payloads mean
  * depends on the type; that meaning lives here only, in the comment above
@@ -23,19 +23,51 @@
 
 #include "base/cr_err.h"
 #include "net/cr_wire.h"
+#include "ps/cr_proto_caps.h"
 #include "ps/cr_sampling.h"
 #include "ps/cr_table.h"
 
-/* Caps on sizes read off the wire (checked before anything is allocated). */
-#define CR_PROTO_MAX_NODES 4096
-#define CR_PROTO_MAX_WPN 1024           /* workers per node */
-#define CR_PROTO_MAX_ADDR 255           /* one data address */
-#define CR_PROTO_MAX_SCRIPT (64u << 20) /* model or policy source, options, call args */
-#define CR_PROTO_MAX_NAME 255           /* chunk name, function name */
-#define CR_PROTO_MAX_ERROR (1u << 20)   /* an error message (with its traceback) */
-#define CR_PROTO_MAX_REPLY (1u << 30)   /* a serialized reply */
-#define CR_PROTO_MAX_WEIGHTS (1ll << 27) /* weights of one distribution (8 bytes each: 1 GiB) */
-#define CR_PROTO_MAX_SCHEME 256         /* entries of one sampling scheme */
+/* Control message types. What each carries, and its codec, is in
+ * this file: nothing else packs or unpacks a control message.
+ * The values are part of the wire format (append, never renumber). */
+enum {
+    CR_M_REGISTER = 1,
+    CR_M_WELCOME,
+    CR_M_HB,
+    CR_M_TABLE,
+    CR_M_MODEL,
+    CR_M_CALL,
+    CR_M_POLICY,
+    CR_M_CLOCKS,
+    CR_M_SETLR,
+    CR_M_GETROWS,
+    CR_M_SETROWS,
+    CR_M_STATS,
+    CR_M_SHUTDOWN,
+    CR_M_REPLY,
+    CR_M_ERROR,
+    CR_M_STATE,
+    CR_M_PROGRESS,
+    CR_M_DEAD,
+    CR_M_ACK,
+    CR_M_ROWS,
+    CR_M_SETCLOCKS,
+    CR_M_CANCEL,
+    CR_M_DIST,
+    CR_M_SAMPLING,
+    CR_M_MANAGE,
+    CR_M_COUNTS,
+};
+
+/* The fixed header of every control message; the meaning of node, worker,
+ * table, a, b and f depends on the type (the comment above each message struct below). */
+typedef struct cr_ctl {
+    int32_t type, node, worker, table;
+    int64_t a, b;
+    double f;
+} cr_ctl;
+
+/* Caps on sizes read off the wire: ps/cr_proto_caps.h. */
 
 /* A message as frames: the header and up to three payloads. Encoders fill it
  * pointing at the caller's data (no copy) or at `owned`, a buffer the encoder
@@ -186,7 +218,6 @@ typedef struct cr_msg_dead {
  * keep flowing around it): this message carries weights [offset, offset +
  * npart). The node checks the count against its table and builds the alias
  * tables when the last part is in. nweights <= CR_PROTO_MAX_WEIGHTS. */
-#define CR_DIST_NAME_MAX 64 /* with the NUL */
 #define CR_DIST_UNIFORM 0
 #define CR_DIST_WEIGHTS 1
 #define CR_DIST_PART (1 << 20) /* weights per DIST message (8 MiB) */
@@ -203,11 +234,7 @@ typedef struct cr_msg_dist {
  * the scheme script configured it. Entry 0 (name "") is the configuration
  * of every distribution; a later entry overrides it for the distribution,
  * or the table, it names. label: the scheme as the user named it
- * ("bounded:pool=100"), for stats. */
-typedef struct cr_sampling_entry {
-    char name[CR_DIST_NAME_MAX]; /* "" (entry 0 only), a distribution or a table */
-    int64_t level, pool, reuse, postpone;
-} cr_sampling_entry;
+ * ("bounded:pool=100"), for stats. Entries: cr_sampling_entry (ps/cr_sampling.h). */
 typedef struct cr_msg_sampling {
     const char *label; /* not NUL-terminated; labeln <= CR_PROTO_MAX_NAME */
     size_t labeln;

@@ -37,7 +37,7 @@
 #include "base/cr_alloc.h"
 #include "base/cr_finite.h"
 #include "base/cr_time.h"
-#include "ps/cr_node_impl.h"
+#include "net/cr_auth.h"
 
 #define STRIPES 64
 #define INBOX_MAX 1024  /* messages waiting for their round; a peer is at most a round ahead */
@@ -77,16 +77,8 @@ typedef struct rset {
 } rset;
 
 /* An i32 table's rows: int32 counts in the float arrays, added as uint32
- * (exact, wrapping; ps/cr_table.h). The float paths below are untouched:
- * each branches once per row on rset.i32. */
-typedef uint32_t __attribute__((may_alias)) u32_alias;
-
-/* dst[k] = a[k] + b[k] as int32 (dst may be a). */
-static void add_i32(float *dst, const float *a, const float *b, int32_t n) {
-    u32_alias *d = (u32_alias *)(void *)dst;
-    const u32_alias *x = (const u32_alias *)(const void *)a, *y = (const u32_alias *)(const void *)b;
-    for (int32_t k = 0; k < n; k++) d[k] = x[k] + y[k];
-}
+ * (exact, wrapping; ps/cr_table.h, cr_optim_add_i32). The float paths below
+ * are untouched: each branches once per row on rset.i32. */
 
 typedef struct shdr {
     int64_t round, bytes;
@@ -114,7 +106,7 @@ typedef struct req {
 } req;
 
 struct cr_replicas {
-    cr_node *n;
+    cr_shards *shards; /* the node's (borrowed) */
     int id, nodes;
     void **peer; /* DEALER per node (NULL for this one); sync thread only */
     pthread_t th;
@@ -272,27 +264,12 @@ int cr_replicas_pull(cr_replicas *r, int table, const int64_t *keys, int64_t n, 
 }
 
 /* Apply update g to slot's w with the table's rule; add the change to acc
- * and list the slot as dirty. old: rowf floats of scratch (for adagrad,
- * whose change, value and state, is taken as new - old). */
+ * and list the slot as dirty. old: rowf floats of scratch (cr_optim_apply_acc). */
 static void push_one(rset *s, const cr_optim *o, int64_t slot, const float *g, float *old) {
     int b = (int)(slot % STRIPES);
     float *w = s->w + slot * s->rowf, *acc = s->acc + slot * s->rowf;
     pthread_mutex_lock(&s->locks[b]);
-    if (s->i32) { /* rule add (assign is refused): the change is g */
-        add_i32(w, w, g, s->dim);
-        add_i32(acc, acc, g, s->dim);
-    } else if (o->kind == CR_OPTIM_SGD || o->kind == CR_OPTIM_ADD) { /* the change is f * g: no copy needed */
-        float f = o->kind == CR_OPTIM_SGD ? -o->lr : 1.0f;   /* w += f * g is bitwise cr_optim_apply's */
-        for (int32_t j = 0; j < s->dim; j++) {
-            float d = f * g[j];
-            w[j] += d;
-            acc[j] += d;
-        }
-    } else {
-        memcpy(old, w, (size_t)s->rowf * sizeof(float));
-        cr_optim_apply(o, w, w + s->dim, g, s->dim);
-        for (int32_t j = 0; j < s->rowf; j++) acc[j] += w[j] - old[j];
-    }
+    cr_optim_apply_acc(o, w, g, s->dim, acc, old);
     if (!s->dirty[slot]) {
         s->dirty[slot] = 1;
         s->dlist[b * s->per + s->dcnt[b]++] = (int32_t)slot;
@@ -602,8 +579,8 @@ static void apply_delta(cr_replicas *r, rset *s) {
         pthread_mutex_t *m = &s->locks[slot % STRIPES];
         pthread_mutex_lock(m);
         if (s->i32) {
-            add_i32(s->base + o, s->base + o, s->red + o, s->rowf);
-            add_i32(s->w + o, s->base + o, s->acc + o, s->rowf);
+            cr_optim_add_i32(s->base + o, s->base + o, s->red + o, s->rowf);
+            cr_optim_add_i32(s->w + o, s->base + o, s->acc + o, s->rowf);
         } else {
             for (int32_t k = 0; k < s->rowf; k++) {
                 s->base[o + k] += s->red[o + k];
@@ -809,9 +786,9 @@ static void *sync_main(void *arg) {
 /* ---------- set changes ---------- */
 
 static int check_set(cr_replicas *r, int table, cr_shard **sh, cr_err *e) {
-    if (table < 0 || table >= atomic_load(&r->n->ntables) || table >= CR_NODE_MAX_TABLES)
-        return cr_errf(e, "replicate: no table %d (%d tables)", table, atomic_load(&r->n->ntables));
-    *sh = r->n->tables[table];
+    if (table < 0 || table >= cr_shards_count(r->shards) || table >= CR_NODE_MAX_TABLES)
+        return cr_errf(e, "replicate: no table %d (%d tables)", table, cr_shards_count(r->shards));
+    *sh = r->shards->t[table];
     if ((*sh)->def.optim.kind == CR_OPTIM_ASSIGN)
         return cr_errf(e, "replicate: table '%s' uses the rule 'assign', which cannot be replicated "
                           "(concurrent assignments do not merge)",
@@ -886,9 +863,9 @@ int cr_replicas_set(cr_replicas *r, int table, const int64_t *keys, int64_t n, c
 
 /* ---------- life ---------- */
 
-cr_replicas *cr_replicas_new(cr_node *n, int sync_ms, cr_err *e) {
+cr_replicas *cr_replicas_new(const cr_peers *n, cr_shards *shards, int sync_ms, cr_err *e) {
     cr_replicas *r = cr_xcalloc(1, sizeof *r);
-    r->n = n;
+    r->shards = shards;
     r->id = n->id;
     r->nodes = n->nodes;
     atomic_store(&r->sync_ms, sync_ms > 0 ? sync_ms : CR_REPLICA_SYNC_MS);
@@ -899,7 +876,7 @@ cr_replicas *cr_replicas_new(cr_node *n, int sync_ms, cr_err *e) {
     for (int i = 0; i < r->nodes; i++) {
         if (i == r->id) continue;
         r->peer[i] = cr_socket(n->zctx, ZMQ_DEALER);
-        if (r->peer[i]) cr_curve_client(r->peer[i], &n->opts.curve);
+        if (r->peer[i]) cr_curve_client(r->peer[i], n->curve);
         if (!r->peer[i] || zmq_connect(r->peer[i], n->addrs[i]) < 0) {
             cr_errf(e, "replica sync: cannot connect to node %d at '%s': %s", i, n->addrs[i], zmq_strerror(errno));
             cr_replicas_destroy(&r);

@@ -52,7 +52,9 @@
 
 #include "base/cr_err.h"
 #include "net/cr_wire.h"
-#include "ps/cr_node.h"
+#include "ps/cr_dhdr.h"
+#include "ps/cr_peers.h"
+#include "ps/cr_shards.h"
 
 typedef struct cr_replicas cr_replicas;
 
@@ -72,10 +74,12 @@ typedef struct cr_replica_stats {
                                    * (sync_ms, unless the machine is too busy to keep the period) */
 } cr_replica_stats;
 
-/* Replicas of node n (its id, node count, address book, tables) and its
- * sync thread, started here with period sync_ms (<= 0: CR_REPLICA_SYNC_MS).
- * NULL with a message if the thread or sockets cannot be made. */
-cr_replicas *cr_replicas_new(cr_node *n, int sync_ms, cr_err *e);
+/* Replicas of the node that peers describes (its id, node count, address
+ * book, keys), over its tables (shards: the node's, borrowed, read from
+ * the sync thread and the callers' threads) and its sync thread, started
+ * here with period sync_ms (<= 0: CR_REPLICA_SYNC_MS). NULL with a message
+ * if the thread or sockets cannot be made. */
+cr_replicas *cr_replicas_new(const cr_peers *peers, cr_shards *shards, int sync_ms, cr_err *e);
 /* Stop the sync thread, close its sockets, free; NULLs *r, accepts NULL.
  * Replica values not yet synced are lost: call cr_replicas_set(.., 0 keys)
  * first to keep them in the home shards. */
@@ -128,10 +132,8 @@ int64_t cr_replicas_round(const cr_replicas *r);
 /* Change the sync period (ms >= 1), effective from the next round. */
 void cr_replicas_set_sync_ms(cr_replicas *r, int ms);
 
-/* Data-plane message type of sync messages (frame 1 is a cr_dhdr with this
- * type; the sender's routing id in frame 0). Outside the CR_D_* request
- * enum on purpose: requests are served, sync messages are delivered. */
-#define CR_D_SYNC 32
+/* Sync messages are data-plane messages of type CR_D_SYNC (ps/cr_dhdr.h:
+ * frame 1 is a cr_dhdr of that type; the sender's routing id in frame 0). */
 /* Take one sync message received on the data ROUTER (server thread): it is
  * checked and copied into the sync thread's inbox; malformed ones are
  * counted in `dropped`. Never blocks for long, never replies. */

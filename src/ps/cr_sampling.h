@@ -185,4 +185,13 @@ void cr_sampler_stats(const cr_sampler *s, cr_sampling_stats *out);
  * replaced when the scheme changes). */
 void cr_sampling_stats_add(cr_sampling_stats *sum, const cr_sampling_stats *x);
 
+/* One entry of a sampling scheme as the scheduler sends it (SAMPLING,
+ * ps/cr_proto.h): the configuration of every distribution (name "", entry
+ * 0 only), or of the distribution or table it names. */
+#define CR_DIST_NAME_MAX 64 /* a distribution's name, with the NUL */
+typedef struct cr_sampling_entry {
+    char name[CR_DIST_NAME_MAX];
+    int64_t level, pool, reuse, postpone;
+} cr_sampling_entry;
+
 #endif

@@ -43,10 +43,10 @@ static void reply_error(cr_node *n, cr_parts *p, const cr_dhdr *h, const char *m
         r.worker = h->worker;
         r.part = h->part;
     }
-    zmq_send(n->data, cr_parts_data(p, 0), cr_parts_size(p, 0), ZMQ_SNDMORE);
-    zmq_send(n->data, &r, sizeof r, ZMQ_SNDMORE);
-    zmq_send(n->data, msg, strlen(msg), 0);
-    atomic_fetch_add(&n->bytes_remote, (long long)(sizeof r + strlen(msg)));
+    zmq_send(n->srv.data, cr_parts_data(p, 0), cr_parts_size(p, 0), ZMQ_SNDMORE);
+    zmq_send(n->srv.data, &r, sizeof r, ZMQ_SNDMORE);
+    zmq_send(n->srv.data, msg, strlen(msg), 0);
+    atomic_fetch_add(&n->cnt.bytes_remote, (long long)(sizeof r + strlen(msg)));
 }
 
 /* Check the header and keys of a request; fill q. Returns 0, or -1 with the
@@ -61,9 +61,9 @@ static int check_head(cr_node *n, req *q, cr_err *e) {
     int want = q->h.type == CR_D_PULL ? 3 : q->h.type == CR_D_PUSH ? 4 : 0;
     if (!want) return cr_errf(e, "malformed request: unknown type %d", q->h.type);
     if (p->n != want) return cr_errf(e, "malformed request: %d frames, expected %d", p->n - 1, want - 1);
-    if (q->h.table >= atomic_load(&n->ntables))
-        return cr_errf(e, "table id %d out of range (%d tables)", q->h.table, atomic_load(&n->ntables));
-    q->s = n->tables[q->h.table];
+    if (q->h.table >= cr_shards_count(&n->shards))
+        return cr_errf(e, "table id %d out of range (%d tables)", q->h.table, cr_shards_count(&n->shards));
+    q->s = n->shards.t[q->h.table];
     if (q->h.nkeys < 0 || q->h.nkeys > MAX_KEYS)
         return cr_errf(e, "malformed request: %lld keys (at most %lld)", (long long)q->h.nkeys, (long long)MAX_KEYS);
     if (q->h.dim != q->s->def.dim)
@@ -133,10 +133,10 @@ static void serve_pull(cr_node *n, req *q) {
             r.flags |= CR_D_ZLIB;
         }
     }
-    zmq_send(n->data, cr_parts_data(q->p, 0), cr_parts_size(q->p, 0), ZMQ_SNDMORE);
-    zmq_send(n->data, &r, sizeof r, ZMQ_SNDMORE);
-    cr_send_owned(n->data, frame, flen, 0);
-    atomic_fetch_add(&n->bytes_remote, (long long)(flen + sizeof r));
+    zmq_send(n->srv.data, cr_parts_data(q->p, 0), cr_parts_size(q->p, 0), ZMQ_SNDMORE);
+    zmq_send(n->srv.data, &r, sizeof r, ZMQ_SNDMORE);
+    cr_send_owned(n->srv.data, frame, flen, 0);
+    atomic_fetch_add(&n->cnt.bytes_remote, (long long)(flen + sizeof r));
 }
 
 /* The gradient as aligned floats of exactly vbytes: the frame itself, or
@@ -148,11 +148,11 @@ static const float *gradient(req *q, float **buf, cr_err *e) {
     *buf = NULL;
     if (q->h.flags & CR_D_HALF) { /* half floats (cr_filter.h), maybe deflated too */
         *buf = cr_xmalloc(q->vbytes + 1);
-        return cr_filter_half_in(q->h.flags, g, gn, q->h.raw_bytes, *buf, q->vbytes, e) < 0 ? NULL : *buf;
+        return cr_filter_half_in((q->h.flags & CR_D_ZLIB) != 0, g, gn, q->h.raw_bytes, *buf, q->vbytes, e) < 0 ? NULL : *buf;
     }
     if (q->h.flags & CR_D_ZEROS) { /* zero-removed (cr_filter.h), maybe deflated too */
         *buf = cr_xmalloc(q->vbytes + 1);
-        return cr_filter_frame_in(q->h.flags, g, gn, q->h.raw_bytes, *buf, q->vbytes, e) < 0 ? NULL : *buf;
+        return cr_filter_frame_in((q->h.flags & CR_D_ZLIB) != 0, (q->h.flags & CR_D_ZEROS) != 0, g, gn, q->h.raw_bytes, *buf, q->vbytes, e) < 0 ? NULL : *buf;
     }
     if (q->h.flags & CR_D_ZLIB) {
         if (q->h.raw_bytes != (int64_t)q->vbytes) {
@@ -187,9 +187,9 @@ static int serve_push(cr_node *n, req *q, cr_err *e) {
         r.type = CR_D_PUSH_ACK;
         r.flags = 0;
         r.nkeys = (int64_t)q->nk; /* the keys it covers: the worker counts keys, not replies */
-        zmq_send(n->data, cr_parts_data(q->p, 0), cr_parts_size(q->p, 0), ZMQ_SNDMORE);
-        zmq_send(n->data, &r, sizeof r, 0);
-        atomic_fetch_add(&n->bytes_remote, (long long)sizeof r);
+        zmq_send(n->srv.data, cr_parts_data(q->p, 0), cr_parts_size(q->p, 0), ZMQ_SNDMORE);
+        zmq_send(n->srv.data, &r, sizeof r, 0);
+        atomic_fetch_add(&n->cnt.bytes_remote, (long long)sizeof r);
     }
     free(buf);
     return rc;
@@ -212,15 +212,15 @@ static void serve_one(cr_node *n, cr_parts *p) {
     else if (rc == 0) rc = serve_push(n, &q, &e);
     if (rc < 0) reply_error(n, p, p->n >= 2 && cr_parts_size(p, 1) == sizeof(cr_dhdr) ? &q.h : NULL, e.msg);
     free(q.kcopy);
-    atomic_fetch_add(&n->msgs_remote, 1);
-    atomic_fetch_add(&n->served, 1);
+    atomic_fetch_add(&n->cnt.msgs_remote, 1);
+    atomic_fetch_add(&n->cnt.served, 1);
 }
 
 /* A word from the main thread on the stop pipe: 1 to stop (empty), else 0
  * ("R" + table id: bring the table's keys home, answered "D"). */
 static int pipe_word(cr_node *n) {
     char b[8];
-    int len = zmq_recv(n->srv_stop, b, sizeof b, ZMQ_DONTWAIT);
+    int len = zmq_recv(n->srv.srv_stop, b, sizeof b, ZMQ_DONTWAIT);
     if (len < 0) return 0;
     if (len == 5 && b[0] == 'R') {
         int32_t t;
@@ -233,13 +233,13 @@ static int pipe_word(cr_node *n) {
 
 void *cr_serve_main(void *arg) {
     cr_node *n = arg;
-    zmq_pollitem_t it[2] = {{.socket = n->data, .events = ZMQ_POLLIN}, {.socket = n->srv_stop, .events = ZMQ_POLLIN}};
-    if (cr_reloc_start(n) < 0) atomic_store(&n->reloc_broken, 1);
+    zmq_pollitem_t it[2] = {{.socket = n->srv.data, .events = ZMQ_POLLIN}, {.socket = n->srv.srv_stop, .events = ZMQ_POLLIN}};
+    if (cr_reloc_start(n) < 0) atomic_store(&n->srv.reloc_broken, 1);
     for (;;) {
         if (zmq_poll(it, 2, -1) < 0 && zmq_errno() != EINTR) break;
         if ((it[1].revents & ZMQ_POLLIN) && pipe_word(n)) break; /* teardown: the stop pipe spoke */
         cr_parts p;
-        while (cr_parts_recv(n->data, &p, ZMQ_DONTWAIT) > 0) {
+        while (cr_parts_recv(n->srv.data, &p, ZMQ_DONTWAIT) > 0) {
             serve_one(n, &p);
             cr_parts_close(&p);
         }

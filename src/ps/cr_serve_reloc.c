@@ -8,7 +8,7 @@
  * straight. A relocation is three messages: LOCALIZE (worker -> home), GIVE
  * (home -> holder), ROW (holder -> the worker's node, with the optimizer
  * state). Requests reaching a node for a key that is on its way there wait
- * in the transit queue (n->defq) and are applied, in arrival order, when the
+ * in the transit queue (n->srv.defq) and are applied, in arrival order, when the
  * row arrives; a GIVE queued there sends the row on after them.
  *
  * Everything here runs on the server thread; rows are read and written
@@ -44,11 +44,11 @@ static void sendv(cr_node *n, void *sock, const void *id, size_t idlen, const cr
         else zmq_send(sock, f[i].p, f[i].n, more);
         b += f[i].n;
     }
-    atomic_fetch_add(&n->msgs_remote, 1);
-    atomic_fetch_add(&n->bytes_remote, (long long)b);
+    atomic_fetch_add(&n->cnt.msgs_remote, 1);
+    atomic_fetch_add(&n->cnt.bytes_remote, (long long)b);
     if (reloc) {
-        atomic_fetch_add(&n->reloc_msgs, 1);
-        atomic_fetch_add(&n->reloc_bytes, (long long)b);
+        atomic_fetch_add(&n->cnt.reloc_msgs, 1);
+        atomic_fetch_add(&n->cnt.reloc_bytes, (long long)b);
     }
 }
 
@@ -56,12 +56,12 @@ static void sendv(cr_node *n, void *sock, const void *id, size_t idlen, const cr
 static void to_worker(cr_node *n, int32_t gw, const cr_dhdr *h, const frame *f, int nf, int reloc) {
     unsigned char id[CR_D_ID_LEN];
     cr_d_id(id, 'w', gw);
-    sendv(n, n->data, id, sizeof id, h, f, nf, reloc);
+    sendv(n, n->srv.data, id, sizeof id, h, f, nf, reloc);
 }
 
 static void to_node(cr_node *n, int node, const cr_dhdr *h, const frame *f, int nf) {
-    if (node >= 0 && node < n->nodes && n->fwd[node]) {
-        sendv(n, n->fwd[node], NULL, 0, h, f, nf, 1);
+    if (node >= 0 && node < n->peers.nodes && n->srv.fwd[node]) {
+        sendv(n, n->srv.fwd[node], NULL, 0, h, f, nf, 1);
         return;
     }
     for (int i = 0; i < nf; i++) free(f[i].own);
@@ -149,26 +149,26 @@ static void send_rows(cr_node *n, const cr_shard *s, int table, int to, int32_t 
     to_node(n, to, &h, f, 3);
     b->rows = NULL;
     if (sb) b->st = NULL;
-    atomic_fetch_add(&n->reloc_out, b->n);
+    atomic_fetch_add(&n->cnt.reloc_out, b->n);
 }
 
 /* ---------- the transit queue ---------- */
 
 static void defer(cr_node *n, int table, int op, int64_t k, int32_t gw, uint32_t req, int32_t part, int32_t idx,
                   int32_t to, const float *row, int dim) {
-    if (n->ndef == n->capdef) {
-        n->capdef = n->capdef ? 2 * n->capdef : 64;
-        n->defq = cr_xrealloc(n->defq, (size_t)n->capdef * sizeof *n->defq);
+    if (n->srv.ndef == n->srv.capdef) {
+        n->srv.capdef = n->srv.capdef ? 2 * n->srv.capdef : 64;
+        n->srv.defq = cr_xrealloc(n->srv.defq, (size_t)n->srv.capdef * sizeof *n->srv.defq);
     }
-    cr_deferred *d = &n->defq[n->ndef++];
+    cr_deferred *d = &n->srv.defq[n->srv.ndef++];
     *d = (cr_deferred){.key = k, .table = (uint16_t)table, .op = (uint8_t)op, .gw = gw, .part = part,
                        .idx = idx, .to = to, .req = req};
     if (row) {
         d->row = cr_xmalloc((size_t)dim * sizeof(float));
         memcpy(d->row, row, (size_t)dim * sizeof(float));
     }
-    atomic_fetch_add(&n->deferred, 1);
-    atomic_fetch_add(&n->deferred_total, 1);
+    atomic_fetch_add(&n->cnt.deferred, 1);
+    atomic_fetch_add(&n->cnt.deferred_total, 1);
 }
 
 static pthread_mutex_t *lock_of(cr_shard *s, int64_t k) { return &s->locks[(uint64_t)k % CR_SHARD_STRIPES]; }
@@ -252,16 +252,16 @@ static int apply_deferred(cr_shard *s, const cr_deferred *d, outbox *o) {
 static void drain(cr_node *n, cr_shard *s, int table, int64_t k, outbox *o) {
     int64_t j = 0;
     int gone = 0;
-    for (int64_t i = 0; i < n->ndef; i++) {
-        cr_deferred *d = &n->defq[i];
+    for (int64_t i = 0; i < n->srv.ndef; i++) {
+        cr_deferred *d = &n->srv.defq[i];
         if (!gone && d->key == k && d->table == table) {
             gone = apply_deferred(s, d, o);
             free(d->row);
-            atomic_fetch_sub(&n->deferred, 1);
+            atomic_fetch_sub(&n->cnt.deferred, 1);
         } else
-            n->defq[j++] = *d;
+            n->srv.defq[j++] = *d;
     }
-    n->ndef = j;
+    n->srv.ndef = j;
 }
 
 /* ---------- a worker's pull or push at the home ---------- */
@@ -299,7 +299,7 @@ static void answer(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, const b
 
 void cr_reloc_home(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, const int64_t *keys, const float *g) {
     int dim = s->def.dim, push = h->type == CR_D_PUSH;
-    batch out = {0}, *fw = cr_xcalloc((size_t)n->nodes, sizeof *fw);
+    batch out = {0}, *fw = cr_xcalloc((size_t)n->peers.nodes, sizeof *fw);
     int64_t served = 0, fwd = 0;
     for (int64_t i = 0; i < h->nkeys; i++) {
         int64_t k = keys[i];
@@ -307,7 +307,7 @@ void cr_reloc_home(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, const i
         pthread_mutex_t *m = lock_of(s, k);
         pthread_mutex_lock(m);
         unsigned on = cr_dir_owner(s, k);
-        if (on == (unsigned)n->id) {
+        if (on == (unsigned)n->peers.id) {
             served += serve_or_defer(n, s, table, h, k, (int32_t)i, gi, &out);
         } else {
             batch_add(&fw[on], k, (int32_t)i, gi, dim, NULL, 0);
@@ -316,15 +316,15 @@ void cr_reloc_home(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, const i
         pthread_mutex_unlock(m);
     }
     answer(n, s, table, h, &out, served);
-    for (int x = 0; x < n->nodes; x++) {
+    for (int x = 0; x < n->peers.nodes; x++) {
         if (fw[x].n) forward(n, s, table, h, x, &fw[x]);
         batch_free(&fw[x]);
     }
     free(fw);
     batch_free(&out);
     /* each key once: served by its home (now, or from the transit queue) or forwarded */
-    atomic_fetch_add(&n->acc_remote, h->nkeys - fwd);
-    atomic_fetch_add(&n->acc_fwd, fwd);
+    atomic_fetch_add(&n->cnt.acc_remote, h->nkeys - fwd);
+    atomic_fetch_add(&n->cnt.acc_fwd, fwd);
 }
 
 /* A request the home forwarded: the keys are here, or on their way here. */
@@ -347,7 +347,7 @@ static void on_fwd(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, const i
 
 static void send_gives(cr_node *n, cr_shard *s, int table, int to, int32_t gw, uint32_t req, int32_t part,
                        batch *give) {
-    for (int x = 0; x < n->nodes; x++) {
+    for (int x = 0; x < n->peers.nodes; x++) {
         if (give[x].n) {
             cr_dhdr g = hdr(CR_D_GIVE, s, table, gw, req, part, give[x].n);
             g.aux = to;
@@ -361,7 +361,7 @@ static void send_gives(cr_node *n, cr_shard *s, int table, int to, int32_t gw, u
 /* One key of a LOCALIZE from node r (lock held): 1 if already done. */
 static int localize_one(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, int64_t k, int64_t left, int r,
                         batch *rows, batch *give) {
-    unsigned on = cr_dir_owner(s, k), me = (unsigned)n->id;
+    unsigned on = cr_dir_owner(s, k), me = (unsigned)n->peers.id;
     float *st;
     if (cr_dir_tech(s, k) != CR_TECH_RELOCATE || on == (unsigned)r) return 1;
     cr_dir_set_owner(s, k, (unsigned)r);
@@ -377,8 +377,8 @@ static int localize_one(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, in
 }
 
 static void on_localize(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, const int64_t *keys) {
-    int r = h->worker / n->wpn;
-    batch rows = {0}, *give = cr_xcalloc((size_t)n->nodes, sizeof *give);
+    int r = h->worker / n->peers.wpn;
+    batch rows = {0}, *give = cr_xcalloc((size_t)n->peers.nodes, sizeof *give);
     int64_t done = 0;
     for (int64_t i = 0; i < h->nkeys; i++) {
         pthread_mutex_t *m = lock_of(s, keys[i]);
@@ -409,9 +409,9 @@ static void on_give(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, const 
 
 /* The main thread waits for a recall: tell it once every key is home. */
 static void check_recall(cr_node *n) {
-    if (n->recall < 0 || atomic_load(&n->tables[n->recall]->dir->away) != 0) return;
-    n->recall = -1;
-    zmq_send(n->srv_stop, "D", 1, ZMQ_DONTWAIT);
+    if (n->srv.recall < 0 || atomic_load(&n->shards.t[n->srv.recall]->dir->away) != 0) return;
+    n->srv.recall = -1;
+    zmq_send(n->srv.srv_stop, "D", 1, ZMQ_DONTWAIT);
 }
 
 static void on_row(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, const int64_t *keys, const float *rows,
@@ -421,20 +421,20 @@ static void on_row(cr_node *n, cr_shard *s, int table, const cr_dhdr *h, const i
         pthread_mutex_t *m = lock_of(s, keys[i]);
         pthread_mutex_lock(m);
         cr_dir_install(s, keys[i], rows + (size_t)i * (size_t)s->def.dim, st + (size_t)i * (size_t)s->sdim);
-        if (n->ndef) drain(n, s, table, keys[i], &o);
+        if (n->srv.ndef) drain(n, s, table, keys[i], &o);
         pthread_mutex_unlock(m);
     }
     outbox_flush(n, s, &o);
-    atomic_fetch_add(&n->reloc_in, h->nkeys);
+    atomic_fetch_add(&n->cnt.reloc_in, h->nkeys);
     if (h->worker >= 0) reply_count(n, CR_D_LOC_DONE, s, table, h->worker, h->req, h->part, h->nkeys);
     check_recall(n);
 }
 
 void cr_reloc_recall(cr_node *n, int table) {
-    if (table < 0 || table >= atomic_load(&n->ntables)) return;
-    cr_shard *s = n->tables[table];
-    batch *give = cr_xcalloc((size_t)n->nodes, sizeof *give);
-    unsigned me = (unsigned)n->id;
+    if (table < 0 || table >= cr_shards_count(&n->shards)) return;
+    cr_shard *s = n->shards.t[table];
+    batch *give = cr_xcalloc((size_t)n->peers.nodes, sizeof *give);
+    unsigned me = (unsigned)n->peers.id;
     for (int64_t k = s->lo; k < s->hi; k++) {
         pthread_mutex_t *m = lock_of(s, k);
         pthread_mutex_lock(m);
@@ -445,9 +445,9 @@ void cr_reloc_recall(cr_node *n, int table) {
         }
         pthread_mutex_unlock(m);
     }
-    send_gives(n, s, table, n->id, -1, 0, 0, give);
+    send_gives(n, s, table, n->peers.id, -1, 0, 0, give);
     free(give);
-    n->recall = table;
+    n->srv.recall = table;
     check_recall(n);
 }
 
@@ -470,9 +470,9 @@ static const void *frame_of(cr_parts *p, int i, size_t want, void **copy) {
 static void refuse(cr_node *n, cr_parts *p, const cr_dhdr *h, const char *msg) {
     if (cr_parts_size(p, 0) == CR_D_ID_LEN && *(const char *)cr_parts_data(p, 0) == 's') return;
     cr_dhdr r = {.type = CR_D_ERROR, .table = h->table, .req = h->req, .worker = h->worker, .part = h->part};
-    zmq_send(n->data, cr_parts_data(p, 0), cr_parts_size(p, 0), ZMQ_SNDMORE);
-    zmq_send(n->data, &r, sizeof r, ZMQ_SNDMORE);
-    zmq_send(n->data, msg, strlen(msg), 0);
+    zmq_send(n->srv.data, cr_parts_data(p, 0), cr_parts_size(p, 0), ZMQ_SNDMORE);
+    zmq_send(n->srv.data, &r, sizeof r, ZMQ_SNDMORE);
+    zmq_send(n->srv.data, msg, strlen(msg), 0);
 }
 
 /* Frames a message of each type has after the header (routing id first). */
@@ -497,7 +497,7 @@ typedef struct rmsg {
 static int view(cr_node *n, cr_parts *p, const cr_dhdr *h, const cr_shard *s, rmsg *v) {
     size_t nk = (size_t)h->nkeys, dim = (size_t)s->def.dim;
     if (h->nkeys < 0 || h->nkeys > MAX_KEYS || h->dim != s->def.dim) return -1;
-    if (h->worker < -1 || h->worker >= n->nodes * n->wpn || h->aux < 0 || h->aux >= n->nodes) return -1;
+    if (h->worker < -1 || h->worker >= n->peers.nodes * n->peers.wpn || h->aux < 0 || h->aux >= n->peers.nodes) return -1;
     if (!(v->keys = frame_of(p, 2, nk * sizeof(int64_t), &v->copy[0]))) return -1;
     for (size_t i = 0; i < nk; i++)
         if (v->keys[i] < 0 || v->keys[i] >= s->def.keys) return -1;
@@ -539,45 +539,45 @@ int cr_reloc_serve(cr_node *n, cr_parts *p) {
     memcpy(&h, cr_parts_data(p, 1), sizeof h);
     int want = frames_of(h.type);
     if (!want) return 0;
-    atomic_fetch_add(&n->msgs_remote, 1);
+    atomic_fetch_add(&n->cnt.msgs_remote, 1);
     if (h.type == CR_D_HELLO) {
-        zmq_send(n->data, cr_parts_data(p, 0), cr_parts_size(p, 0), ZMQ_SNDMORE);
-        zmq_send(n->data, &h, sizeof h, 0);
+        zmq_send(n->srv.data, cr_parts_data(p, 0), cr_parts_size(p, 0), ZMQ_SNDMORE);
+        zmq_send(n->srv.data, &h, sizeof h, 0);
         return 1;
     }
-    if (p->n != want || h.table >= atomic_load(&n->ntables)) {
+    if (p->n != want || h.table >= cr_shards_count(&n->shards)) {
         refuse(n, p, &h, "malformed relocation message: wrong frame count or table");
         return 1;
     }
-    dispatch(n, p, &h, n->tables[h.table]);
+    dispatch(n, p, &h, n->shards.t[h.table]);
     return 1;
 }
 
 int cr_reloc_start(cr_node *n) {
-    n->recall = -1;
-    n->fwd = cr_xcalloc((size_t)n->nodes, sizeof *n->fwd);
-    for (int i = 0; i < n->nodes; i++) {
-        if (i == n->id) continue;
+    n->srv.recall = -1;
+    n->srv.fwd = cr_xcalloc((size_t)n->peers.nodes, sizeof *n->srv.fwd);
+    for (int i = 0; i < n->peers.nodes; i++) {
+        if (i == n->peers.id) continue;
         unsigned char id[CR_D_ID_LEN];
-        cr_d_id(id, 's', n->id);
-        n->fwd[i] = cr_socket(n->zctx, ZMQ_DEALER);
-        if (!n->fwd[i]) return -1;
+        cr_d_id(id, 's', n->peers.id);
+        n->srv.fwd[i] = cr_socket(n->peers.zctx, ZMQ_DEALER);
+        if (!n->srv.fwd[i]) return -1;
         int nohwm = 0; /* forwarded requests and rows must not be dropped or block the server */
-        zmq_setsockopt(n->fwd[i], ZMQ_ROUTING_ID, id, sizeof id);
-        zmq_setsockopt(n->fwd[i], ZMQ_SNDHWM, &nohwm, sizeof nohwm);
-        cr_curve_client(n->fwd[i], &n->opts.curve);
-        if (zmq_connect(n->fwd[i], n->addrs[i]) < 0) return -1;
+        zmq_setsockopt(n->srv.fwd[i], ZMQ_ROUTING_ID, id, sizeof id);
+        zmq_setsockopt(n->srv.fwd[i], ZMQ_SNDHWM, &nohwm, sizeof nohwm);
+        cr_curve_client(n->srv.fwd[i], n->peers.curve);
+        if (zmq_connect(n->srv.fwd[i], n->peers.addrs[i]) < 0) return -1;
     }
     return 0;
 }
 
 void cr_reloc_stop(cr_node *n) {
-    for (int i = 0; n->fwd && i < n->nodes; i++)
-        if (n->fwd[i]) zmq_close(n->fwd[i]);
-    free(n->fwd);
-    n->fwd = NULL;
-    for (int64_t i = 0; i < n->ndef; i++) free(n->defq[i].row);
-    free(n->defq);
-    n->defq = NULL;
-    n->ndef = n->capdef = 0;
+    for (int i = 0; n->srv.fwd && i < n->peers.nodes; i++)
+        if (n->srv.fwd[i]) zmq_close(n->srv.fwd[i]);
+    free(n->srv.fwd);
+    n->srv.fwd = NULL;
+    for (int64_t i = 0; i < n->srv.ndef; i++) free(n->srv.defq[i].row);
+    free(n->srv.defq);
+    n->srv.defq = NULL;
+    n->srv.ndef = n->srv.capdef = 0;
 }

@@ -8,14 +8,14 @@
 
 #include "base/cr_alloc.h"
 #include "base/cr_rng.h"
-#include "ps/cr_dir.h"
 
-/* An i32 table counts: its rule adds or assigns integers, and it starts at
- * an integer (zeros, or uniform(c, c): the constant c). */
+/* An i32 table counts: its rule has an int32 form (add, assign), and it
+ * starts at an integer (zeros, or uniform(c, c): the constant c). */
 static int check_i32(const cr_table_def *d, cr_err *e) {
-    if (d->optim.kind != CR_OPTIM_ADD && d->optim.kind != CR_OPTIM_ASSIGN && d->optim.kind != CR_OPTIM_ADD_I32)
-        return cr_errf(e, "table '%s': an i32 table takes the optimizer add or assign, not %s", d->name,
-                       cr_optim_name(&d->optim));
+    char list[128];
+    if (!cr_optim_rule_of(&d->optim)->apply_i32)
+        return cr_errf(e, "table '%s': an i32 table takes the optimizer %s, not %s", d->name,
+                       cr_optim_list(list, sizeof list, 1), cr_optim_name(&d->optim));
     int constant = d->init == CR_INIT_UNIFORM && d->init_a == d->init_b && d->init_a == floor(d->init_a) &&
                    d->init_a >= INT32_MIN && d->init_a <= INT32_MAX;
     if (d->init != CR_INIT_ZEROS && !constant)
@@ -35,7 +35,7 @@ static int check_filters(const cr_table_def *d, cr_err *e) {
         return cr_errf(e, "table '%s': filter half needs a float table without the zeros and sigmod filters", d->name);
     if (!(f->sigmod >= 0) || !isfinite(f->sigmod))
         return cr_errf(e, "table '%s': filter sigmod must be a finite threshold >= 0", d->name);
-    if (f->sigmod > 0 && (d->dtype != CR_DTYPE_F32 || d->optim.kind == CR_OPTIM_ASSIGN))
+    if (f->sigmod > 0 && (d->dtype != CR_DTYPE_F32 || (cr_optim_rule_of(&d->optim)->flags & CR_OPTIM_OVERWRITES)))
         return cr_errf(e, "table '%s': filter sigmod needs a float table whose rule is not assign", d->name);
     return 0;
 }
@@ -58,6 +58,8 @@ int cr_table_def_check(const cr_table_def *d, cr_err *e) {
         return cr_errf(e, "table '%s': unknown placement %d", d->name, (int)d->placement);
     if (d->dtype != CR_DTYPE_F32 && d->dtype != CR_DTYPE_I32)
         return cr_errf(e, "table '%s': unknown dtype %d (expected f32 or i32)", d->name, (int)d->dtype);
+    cr_err oe;
+    if (cr_optim_check(&d->optim, d->dim, &oe) < 0) return cr_errf(e, "table '%s': %s", d->name, oe.msg);
     if (check_filters(d, e) < 0) return -1;
     return d->dtype == CR_DTYPE_I32 ? check_i32(d, e) : 0;
 }
@@ -108,6 +110,32 @@ cr_shard *cr_shard_new(const cr_table_def *d, int node, int nodes, cr_err *e) {
 
 /* This node's ids [lo, hi) and the ids' block; a placement other than range
  * is kept in s->pl. */
+/* The directory of shard s: every home key at home, mode classic. -1 with
+ * a message when out of memory. */
+static int dir_init(cr_shard *s, cr_err *e) {
+    s->dir = cr_xcalloc(1, sizeof *s->dir);
+    size_t rows = (size_t)(s->hi - s->lo);
+    s->dir->own = malloc(rows * sizeof *s->dir->own + 1); /* checked: the user's table size */
+    if (!s->dir->own) {
+        free(s->dir);
+        s->dir = NULL;
+        return cr_errf(e, "table '%s': out of memory for the directory of %zu keys", s->def.name, rows);
+    }
+    for (size_t i = 0; i < rows; i++) s->dir->own[i] = (uint16_t)((unsigned)s->node | CR_DIR_HERE);
+    atomic_init(&s->dir->mode, CR_TECH_CLASSIC);
+    return 0;
+}
+
+static void dir_free(cr_shard *s) {
+    cr_dir *d = s->dir;
+    if (!d) return;
+    for (int i = 0; i < CR_SHARD_STRIPES; i++) cr_fmap_free(&d->fs[i]);
+    free(d->own);
+    free(d->repl);
+    free(d);
+    s->dir = NULL;
+}
+
 static int place_shard(cr_shard *s, const uint32_t *owner, cr_err *e) {
     const cr_table_def *d = &s->def;
     if (d->sparse) {
@@ -134,7 +162,7 @@ static int place_shard(cr_shard *s, const uint32_t *owner, cr_err *e) {
 cr_shard *cr_shard_new_placed(const cr_table_def *d, int node, int nodes, const uint32_t *owner, cr_err *e) {
     cr_shard *s = cr_xcalloc(1, sizeof *s);
     s->def = *d;
-    if (d->dtype == CR_DTYPE_I32 && d->optim.kind == CR_OPTIM_ADD) s->def.optim.kind = CR_OPTIM_ADD_I32;
+    s->def.optim.i32 = d->dtype == CR_DTYPE_I32;
     s->node = node;
     s->nodes = nodes;
     if (place_shard(s, owner, e) < 0) {
@@ -166,7 +194,7 @@ cr_shard *cr_shard_new_placed(const cr_table_def *d, int node, int nodes, const 
         cr_optim_init_state(&d->optim, s->state + (size_t)(k - s->lo) * s->sdim, d->dim);
     }
     for (int i = 0; i < CR_SHARD_STRIPES; i++) pthread_mutex_init(&s->locks[i], NULL);
-    if (cr_dir_init(s, e) < 0) {
+    if (dir_init(s, e) < 0) {
         cr_shard_destroy(&s);
         return NULL;
     }
@@ -177,7 +205,7 @@ void cr_shard_destroy(cr_shard **sp) {
     cr_shard *s = sp ? *sp : NULL;
     if (!s) return;
     for (int i = 0; i < CR_SHARD_STRIPES; i++) pthread_mutex_destroy(&s->locks[i]);
-    cr_dir_free(s);
+    dir_free(s);
     cr_shard_counts_free(s);
     free(s->reloc);
     cr_place_destroy(&s->pl);

@@ -77,7 +77,23 @@ int64_t cr_table_block(int64_t keys, int nodes);
  * patterns for an i32 table). Deterministic. */
 void cr_table_init_row(const cr_table_def *d, int64_t k, float *out);
 
-typedef struct cr_dir cr_dir; /* ps/cr_dir.h: where keys are, technique per key */
+/* A shard's directory: where its keys are and the technique of each (the
+ * operations and their thread rules: ps/cr_dir.h). Part of the shard's
+ * layout, created and freed with it. */
+#define CR_DIR_HERE 0x4000u
+#define CR_DIR_NODE 0x3fffu
+
+enum { CR_TECH_CLASSIC = 0, CR_TECH_RELOCATE = 1, CR_TECH_REPLICATE = 2 };
+
+typedef struct cr_dir {
+    uint16_t *own;   /* per home key: node it was given to | CR_DIR_HERE if the row is here */
+    cr_fmap fs[CR_SHARD_STRIPES]; /* rows of keys relocated here, by stripe: dim values then sdim state */
+    uint8_t *repl;   /* bit per key of the table: replicated (NULL: none) */
+    int64_t nrepl;
+    atomic_int mode; /* CR_TECH_CLASSIC or CR_TECH_RELOCATE (keys not replicated) */
+    atomic_llong away; /* home keys not present here (elsewhere or coming home) */
+    atomic_llong held; /* rows of other homes held here */
+} cr_dir;
 
 /* Access counting of a table (COUNTS, docs/management.md "Counters"): one
  * sketch per local worker (sk[lw], written by that worker only). */
@@ -87,7 +103,7 @@ typedef struct cr_counts {
 } cr_counts;
 
 typedef struct cr_shard {
-    cr_table_def def;      /* an i32 table's rule "add" runs here as CR_OPTIM_ADD_I32 */
+    cr_table_def def;      /* def.optim.i32 set for an i32 table: its rule's int32 form runs */
     int node, nodes;
     int64_t lo, hi, block; /* this node's keys [lo, hi) */
     int32_t sdim;          /* optimizer state floats per row */

@@ -67,10 +67,10 @@ static int pump(cr_wclient *w, long timeout_ms, cr_err *e);
 static int hello(cr_wclient *w, cr_err *e) {
     cr_dhdr h = {.type = CR_D_HELLO, .worker = w->gw};
     int want = 0;
-    for (int i = 0; i < w->n->nodes; i++)
+    for (int i = 0; i < w->n->peers.nodes; i++)
         if (w->peer[i] && zmq_send(w->peer[i], &h, sizeof h, 0) == (int)sizeof h) want++;
     for (int t = 0; w->hellos < want; t++) {
-        if (t > 300 || atomic_load(&w->n->stop))
+        if (t > 300 || cr_clocks_stopping(w->n->clk))
             return cr_errf(e, "worker %d: %d of %d nodes answered its HELLO", w->gw, w->hellos, want);
         if (pump(w, 100, e) < 0) return -1;
     }
@@ -80,13 +80,13 @@ static int hello(cr_wclient *w, cr_err *e) {
 static void *dealer(cr_wclient *w, int node) {
     unsigned char id[CR_D_ID_LEN];
     cr_d_id(id, 'w', w->gw);
-    void *d = cr_socket(w->n->zctx, ZMQ_DEALER);
+    void *d = cr_socket(w->n->peers.zctx, ZMQ_DEALER);
     if (!d) return NULL;
     int nohwm = 0; /* replies are bounded by the requests made (cr_node.c says why) */
     zmq_setsockopt(d, ZMQ_ROUTING_ID, id, sizeof id);
     zmq_setsockopt(d, ZMQ_RCVHWM, &nohwm, sizeof nohwm);
-    cr_curve_client(d, &w->n->opts.curve);
-    if (zmq_connect(d, w->n->addrs[node]) < 0) {
+    cr_curve_client(d, w->n->peers.curve);
+    if (zmq_connect(d, w->n->peers.addrs[node]) < 0) {
         zmq_close(d);
         return NULL;
     }
@@ -97,17 +97,17 @@ cr_wclient *cr_wclient_new(cr_node *n, int lw, cr_err *e) {
     cr_wclient *w = cr_xcalloc(1, sizeof *w);
     w->n = n;
     w->lw = lw;
-    w->gw = n->id * n->wpn + lw;
+    w->gw = n->peers.id * n->peers.wpn + lw;
     w->next_id = 1;
-    w->peer = cr_xcalloc((size_t)n->nodes, sizeof *w->peer);
-    w->items = cr_xcalloc((size_t)n->nodes + 1, sizeof *w->items);
-    w->item_node = cr_xcalloc((size_t)n->nodes + 1, sizeof *w->item_node);
-    w->cnt = cr_xcalloc((size_t)n->nodes, sizeof *w->cnt);
-    w->fill = cr_xcalloc((size_t)n->nodes, sizeof *w->fill);
-    w->k = cr_xcalloc((size_t)n->nodes, sizeof *w->k);
-    w->v = cr_xcalloc((size_t)n->nodes, sizeof *w->v);
-    w->filt = cr_pfilter_w_new(n->nodes, CR_NODE_MAX_TABLES);
-    w->stop = cr_socket(n->zctx, ZMQ_SUB);
+    w->peer = cr_xcalloc((size_t)n->peers.nodes, sizeof *w->peer);
+    w->items = cr_xcalloc((size_t)n->peers.nodes + 1, sizeof *w->items);
+    w->item_node = cr_xcalloc((size_t)n->peers.nodes + 1, sizeof *w->item_node);
+    w->cnt = cr_xcalloc((size_t)n->peers.nodes, sizeof *w->cnt);
+    w->fill = cr_xcalloc((size_t)n->peers.nodes, sizeof *w->fill);
+    w->k = cr_xcalloc((size_t)n->peers.nodes, sizeof *w->k);
+    w->v = cr_xcalloc((size_t)n->peers.nodes, sizeof *w->v);
+    w->filt = cr_pfilter_w_new(n->peers.nodes, CR_NODE_MAX_TABLES);
+    w->stop = cr_socket(n->peers.zctx, ZMQ_SUB);
     if (!w->stop || zmq_setsockopt(w->stop, ZMQ_SUBSCRIBE, "", 0) < 0 || zmq_connect(w->stop, n->wstop_ep) < 0) {
         cr_errf(e, "worker %d: cannot connect to the node's stop signal: %s", w->gw, zmq_strerror(errno));
         cr_wclient_destroy(&w);
@@ -115,11 +115,11 @@ cr_wclient *cr_wclient_new(cr_node *n, int lw, cr_err *e) {
     }
     w->items[0] = (zmq_pollitem_t){.socket = w->stop, .events = ZMQ_POLLIN};
     w->item_node[w->nitems++] = -1;
-    for (int i = 0; i < n->nodes; i++) {
-        if (n->nodes == 1) break; /* a single node: everything is here */
+    for (int i = 0; i < n->peers.nodes; i++) {
+        if (n->peers.nodes == 1) break; /* a single node: everything is here */
         w->peer[i] = dealer(w, i);
         if (!w->peer[i]) {
-            cr_errf(e, "worker %d: cannot connect to node %d at '%s': %s", w->gw, i, n->addrs[i],
+            cr_errf(e, "worker %d: cannot connect to node %d at '%s': %s", w->gw, i, n->peers.addrs[i],
                     zmq_strerror(errno));
             cr_wclient_destroy(&w);
             return NULL;
@@ -146,7 +146,7 @@ static void req_unmark(cr_wclient *w, wreq *r) {
 static void req_free(cr_wclient *w, wreq *r) {
     req_unmark(w, r);
     if (r->pos)
-        for (int i = 0; i < w->n->nodes; i++) free(r->pos[i]);
+        for (int i = 0; i < w->n->peers.nodes; i++) free(r->pos[i]);
     free(r->pos);
     free(r->want);
     free(r->left);
@@ -155,7 +155,7 @@ static void req_free(cr_wclient *w, wreq *r) {
 void cr_wclient_destroy(cr_wclient **wp) {
     cr_wclient *w = wp ? *wp : NULL;
     if (!w) return;
-    for (int i = 0; i < w->n->nodes; i++)
+    for (int i = 0; i < w->n->peers.nodes; i++)
         if (w->peer[i]) zmq_close(w->peer[i]);
     if (w->stop) zmq_close(w->stop);
     for (int i = 0; i < w->nreqs; i++) req_free(w, &w->reqs[i]);
@@ -175,7 +175,7 @@ void cr_wclient_destroy(cr_wclient **wp) {
 }
 
 static int check_keys(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, const char *op, cr_err *e) {
-    memset(w->cnt, 0, (size_t)w->n->nodes * sizeof *w->cnt);
+    memset(w->cnt, 0, (size_t)w->n->peers.nodes * sizeof *w->cnt);
     if (n > w->owncap) {
         free(w->own);
         w->owncap = n > 2 * w->owncap ? n : 2 * w->owncap;
@@ -215,11 +215,11 @@ static inline void count_keys(cr_wclient *w, cr_shard *s, const int64_t *keys, i
  * keys once). The sampler's own fetches are not counted here: it counts
  * the keys it draws (cr_wclient_count_sampled). */
 static inline void count_access(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n) {
-    if (w->cause == CR_CAUSE_DIRECT) count_keys(w, s, keys, n, &w->n->ws[w->lw].direct);
+    if (w->cause == CR_CAUSE_DIRECT) count_keys(w, s, keys, n, &w->n->cnt.w[w->lw].direct);
 }
 
 void cr_wclient_count_sampled(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n) {
-    count_keys(w, s, keys, n, &w->n->ws[w->lw].sampling);
+    count_keys(w, s, keys, n, &w->n->cnt.w[w->lw].sampling);
 }
 
 static wreq *new_req(cr_wclient *w, int kind) {
@@ -232,14 +232,14 @@ static wreq *new_req(cr_wclient *w, int kind) {
     r->id = w->next_id++;
     if (w->next_id == 0) w->next_id = 1;
     r->kind = kind;
-    r->left = cr_xcalloc((size_t)w->n->nodes, sizeof *r->left);
+    r->left = cr_xcalloc((size_t)w->n->peers.nodes, sizeof *r->left);
     return r;
 }
 
 static int table_id(cr_node *n, cr_shard *s) {
-    int k = atomic_load(&n->ntables);
+    int k = cr_shards_count(&n->shards);
     for (int i = 0; i < k; i++)
-        if (n->tables[i] == s) return i;
+        if (n->shards.t[i] == s) return i;
     return -1;
 }
 
@@ -253,8 +253,8 @@ static cr_dhdr req_hdr(cr_wclient *w, cr_shard *s, const wreq *r, int part, int6
 
 /* The one other node holding every key, or -1 (keys on several nodes). */
 static int sole_owner(cr_wclient *w, int64_t n) {
-    for (int i = 0; i < w->n->nodes; i++)
-        if (w->cnt[i] == n) return i == w->n->id ? -1 : i;
+    for (int i = 0; i < w->n->peers.nodes; i++)
+        if (w->cnt[i] == n) return i == w->n->peers.id ? -1 : i;
     return -1;
 }
 
@@ -268,10 +268,10 @@ static void owe(wreq *r, int node, int64_t nkeys) {
  * or held rows (the others by the replica module). */
 static void count_local(cr_wclient *w, int64_t nlocal, int64_t nshm, int dim) {
     cr_node *nd = w->n;
-    bump(&nd->ws[w->lw].shm, nshm);
-    atomic_fetch_add(&nd->keys_local, nlocal);
-    atomic_fetch_add(&nd->bytes_local, nlocal * dim * (long long)sizeof(float));
-    atomic_fetch_add(&nd->msgs_local, 1);
+    bump(&nd->cnt.w[w->lw].shm, nshm);
+    atomic_fetch_add(&nd->cnt.keys_local, nlocal);
+    atomic_fetch_add(&nd->cnt.bytes_local, nlocal * dim * (long long)sizeof(float));
+    atomic_fetch_add(&nd->cnt.msgs_local, 1);
 }
 
 /* Send a frame that stays the caller's: ZeroMQ reads it while sending and
@@ -298,7 +298,7 @@ static inline int filterable(const cr_shard *s) { return !cr_dir_relocating(s) &
 static void *deflate_rows(cr_wclient *w, cr_dhdr *h, const float *vals, size_t *vb) {
     void *z;
     size_t zn;
-    const cr_shard *s = w->n->tables[h->table];
+    const cr_shard *s = w->n->shards.t[h->table];
     const cr_table_def *d = &s->def;
     void *zr = h->type != CR_D_PUSH || !filterable(s) ? NULL
                : d->filters.half                    ? cr_pfilter_half_out(w->n->filt, d, h, vals, vb)
@@ -316,7 +316,7 @@ static void *deflate_rows(cr_wclient *w, cr_dhdr *h, const float *vals, size_t *
 /* Key caching of a pull's or push's keys (cr_pfilter.h). 1: the keys
  * travel as the hash frame kh. */
 static int cache_keys(cr_wclient *w, int node, cr_dhdr *h, const int64_t *keys, unsigned char *kh) {
-    cr_shard *s = w->n->tables[h->table];
+    cr_shard *s = w->n->shards.t[h->table];
     if (!s->def.filters.key_cache || (h->type != CR_D_PULL && h->type != CR_D_PUSH) || !filterable(s) || h->flags)
         return 0; /* a plain list only: a frame another flag reshapes (a range, say) is not a list */
     return cr_pfilter_keys_out(w->filt, w->n->filt, &s->def, node, h, keys, kh);
@@ -325,7 +325,7 @@ static int cache_keys(cr_wclient *w, int node, cr_dhdr *h, const int64_t *keys, 
 /* A pull of a table with the half filter asks for its rows as half floats
  * (after key caching, which wants no other flag on the header). */
 static void ask_halves(cr_wclient *w, cr_dhdr *h) {
-    const cr_shard *s = w->n->tables[h->table];
+    const cr_shard *s = w->n->shards.t[h->table];
     if (h->type == CR_D_PULL && s->def.filters.half && filterable(s)) h->flags |= CR_D_HALF;
 }
 
@@ -340,9 +340,9 @@ static int sent(cr_wclient *w, int node, int rc, const cr_dhdr *h, size_t vb, cr
     if (rc < 0) return cr_errf(e, "send to node %d failed: %s", node, zmq_strerror(errno));
     size_t kb = h->flags & CR_D_RANGE ? sizeof w->rframe
                 : h->flags & CR_D_KHASH ? CR_KC_FRAME : (size_t)h->nkeys * sizeof(int64_t);
-    atomic_fetch_add(&w->n->msgs_remote, 1);
-    atomic_fetch_add(&w->n->bytes_remote, (long long)(sizeof *h + kb + vb));
-    atomic_fetch_add(&w->n->keys_remote, h->nkeys);
+    atomic_fetch_add(&w->n->cnt.msgs_remote, 1);
+    atomic_fetch_add(&w->n->cnt.bytes_remote, (long long)(sizeof *h + kb + vb));
+    atomic_fetch_add(&w->n->cnt.keys_remote, h->nkeys);
     return 0;
 }
 
@@ -413,7 +413,7 @@ static int send_lent(cr_wclient *w, int node, cr_dhdr *h, const int64_t *keys, c
  * NULL). After a failed send the remaining parts are freed. */
 static int send_parts(cr_wclient *w, cr_shard *s, wreq *r, cr_err *e) {
     int rc = 0;
-    for (int i = 0; i < w->n->nodes; i++) {
+    for (int i = 0; i < w->n->peers.nodes; i++) {
         if (!w->k[i]) continue;
         cr_dhdr h = req_hdr(w, s, r, i, w->cnt[i]);
         if (rc == 0 && (rc = send_owned(w, i, &h, &w->k[i], r->kind == CR_D_PUSH ? &w->v[i] : NULL, e)) == 0)
@@ -460,7 +460,7 @@ static int64_t route(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n,
     int64_t here = 0;
     *replicated = 0;
     int tid = s->dir->repl ? table_id(w->n, s) : -1;
-    memset(w->cnt, 0, (size_t)w->n->nodes * sizeof *w->cnt);
+    memset(w->cnt, 0, (size_t)w->n->peers.nodes * sizeof *w->cnt);
     for (int64_t i = 0; i < n; i++) {
         int64_t k = keys[i];
         float *st, *row = NULL;
@@ -495,10 +495,10 @@ static int reloc_send(cr_wclient *w, cr_shard *s, wreq *r, const int64_t *keys, 
     cr_node *nd = w->n;
     size_t dim = (size_t)s->def.dim, rowb = dim * sizeof(float);
     int pull = r->kind == CR_D_PULL, mark = r->kind != CR_D_LOCALIZE && !w->unordered;
-    r->want = cr_xcalloc((size_t)nd->nodes, sizeof *r->want);
-    if (pull) r->pos = cr_xcalloc((size_t)nd->nodes, sizeof *r->pos);
+    r->want = cr_xcalloc((size_t)nd->peers.nodes, sizeof *r->want);
+    if (pull) r->pos = cr_xcalloc((size_t)nd->peers.nodes, sizeof *r->pos);
     if (mark) r->rkeys = cr_xmalloc((size_t)n * sizeof *r->rkeys);
-    for (int o = 0; o < nd->nodes; o++) {
+    for (int o = 0; o < nd->peers.nodes; o++) {
         w->fill[o] = 0;
         if (!w->cnt[o]) continue;
         r->want[o] = w->cnt[o];
@@ -531,9 +531,9 @@ static int reloc_access(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t
     if (check_keys(w, s, keys, n, vals ? "push" : "pull", e) < 0) return -1;
     if (vals && !cr_shard_i32(s) && cr_check_finite(vals, (size_t)n * (size_t)s->def.dim, "push refused", e) < 0)
         return -1;
-    atomic_fetch_add(vals ? &nd->pushes : &nd->pulls, 1);
-    if (vals) nd->ws[w->lw].pushes++;
-    else nd->ws[w->lw].pulls++;
+    atomic_fetch_add(vals ? &nd->cnt.pushes : &nd->cnt.pulls, 1);
+    if (vals) nd->cnt.w[w->lw].pushes++;
+    else nd->cnt.w[w->lw].pulls++;
     count_access(w, s, keys, n);
     /* replies already here clear their keys' marks: those keys may then be
      * served through shared memory (an asynchronous pull, e.g. a sampler's
@@ -541,7 +541,7 @@ static int reloc_access(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t
     if (w->nmarks && pump(w, 0, e) < 0) return -1;
     int64_t repl, here = route(w, s, keys, n, out, vals, &repl);
     if (here) count_local(w, here, here - repl, s->def.dim);
-    atomic_fetch_add(&nd->acc_local, here - repl); /* the replica module counts its own */
+    atomic_fetch_add(&nd->cnt.acc_local, here - repl); /* the replica module counts its own */
     if (here == n) return 0;
     wreq *r = new_req(w, vals ? CR_D_PUSH : CR_D_PULL);
     r->out = out;
@@ -570,7 +570,7 @@ static const int64_t *reloc_only(cr_wclient *w, const cr_shard *s, const int64_t
     int64_t m = 0;
     for (int64_t i = 0; i < *n; i++)
         if (cr_bit(s->reloc, keys[i])) w->lkeys[m++] = keys[i];
-    if (*n > m) atomic_fetch_add(&w->n->reloc_skipped, *n - m);
+    if (*n > m) atomic_fetch_add(&w->n->cnt.reloc_skipped, *n - m);
     *n = m;
     return w->lkeys;
 }
@@ -589,7 +589,7 @@ int cr_wclient_localize(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t
     if (check_keys(w, s, keys, n, "localize", e) < 0) return -1;
     if (!cr_dir_relocating(s)) return 0; /* classic: keys stay where they are */
     keys = reloc_only(w, s, keys, &n);
-    memset(w->cnt, 0, (size_t)w->n->nodes * sizeof *w->cnt);
+    memset(w->cnt, 0, (size_t)w->n->peers.nodes * sizeof *w->cnt);
     int64_t away = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t k = keys[i];
@@ -616,9 +616,9 @@ static int pull_begin(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n
     cr_node *nd = w->n;
     if (check_keys(w, s, keys, n, "pull", e) < 0) return -1;
     count_access(w, s, keys, n);
-    atomic_fetch_add(&nd->pulls, 1);
-    nd->ws[w->lw].pulls++;
-    int64_t nlocal = w->cnt[nd->id];
+    atomic_fetch_add(&nd->cnt.pulls, 1);
+    nd->cnt.w[w->lw].pulls++;
+    int64_t nlocal = w->cnt[nd->peers.id];
     if (nlocal == n) { /* all local: shared memory, done */
         cr_shard_pull(s, keys, n, out);
         count_local(w, n, n, s->def.dim);
@@ -627,9 +627,9 @@ static int pull_begin(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n
     wreq *r = new_req(w, CR_D_PULL);
     r->out = out;
     r->dim = s->def.dim;
-    r->pos = cr_xcalloc((size_t)nd->nodes, sizeof *r->pos);
-    r->want = cr_xcalloc((size_t)nd->nodes, sizeof *r->want);
-    for (int i = 0; i < nd->nodes; i++) r->want[i] = i == nd->id ? 0 : w->cnt[i];
+    r->pos = cr_xcalloc((size_t)nd->peers.nodes, sizeof *r->pos);
+    r->want = cr_xcalloc((size_t)nd->peers.nodes, sizeof *r->want);
+    for (int i = 0; i < nd->peers.nodes; i++) r->want[i] = i == nd->peers.id ? 0 : w->cnt[i];
     if (nlocal) count_local(w, nlocal, nlocal, s->def.dim);
     *rp = r;
     return 1;
@@ -641,15 +641,15 @@ static int pull_split(cr_wclient *w, cr_shard *s, wreq *r, const int64_t *keys, 
                       cr_err *e) {
     cr_node *nd = w->n;
     int dim = s->def.dim;
-    for (int i = 0; i < nd->nodes; i++) {
+    for (int i = 0; i < nd->peers.nodes; i++) {
         w->fill[i] = 0;
-        if (!w->cnt[i] || i == nd->id) continue;
+        if (!w->cnt[i] || i == nd->peers.id) continue;
         w->k[i] = cr_xmalloc((size_t)w->cnt[i] * sizeof **w->k);
         r->pos[i] = cr_xmalloc((size_t)w->cnt[i] * sizeof **r->pos);
     }
     for (int64_t i = 0; i < n; i++) {
         int o = w->own[i];
-        if (o == nd->id) {
+        if (o == nd->peers.id) {
             cr_shard_pull(s, keys + i, 1, out + (size_t)i * dim);
             continue;
         }
@@ -698,8 +698,8 @@ int cr_wclient_pull_copy(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_
  * whole to one other node is left to that node's server, which checks
  * every push it receives and refuses it whole with an error reply. */
 static int push_finite(cr_wclient *w, const float *vals, int64_t n, int dim, cr_err *e) {
-    for (int i = 0; i < w->n->nodes; i++)
-        if (i != w->n->id && w->cnt[i] == n) return 0;
+    for (int i = 0; i < w->n->peers.nodes; i++)
+        if (i != w->n->peers.id && w->cnt[i] == n) return 0;
     return cr_check_finite(vals, (size_t)n * (size_t)dim, "push refused", e);
 }
 
@@ -710,15 +710,15 @@ static int push_begin(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n
     cr_node *nd = w->n;
     if (check_keys(w, s, keys, n, "push", e) < 0) return -1;
     int dim = s->def.dim;
-    int64_t nlocal = w->cnt[nd->id];
+    int64_t nlocal = w->cnt[nd->peers.id];
     if (!cr_shard_i32(s) && push_finite(w, vals, n, dim, e) < 0) return -1; /* ints: any bits */
     count_access(w, s, keys, n);
-    atomic_fetch_add(&nd->pushes, 1);
-    nd->ws[w->lw].pushes++;
+    atomic_fetch_add(&nd->cnt.pushes, 1);
+    nd->cnt.w[w->lw].pushes++;
     if (nlocal == n) cr_shard_push(s, keys, n, vals);
     else if (nlocal)
         for (int64_t i = 0; i < n; i++)
-            if (w->own[i] == nd->id) cr_shard_push(s, keys + i, 1, vals + (size_t)i * dim);
+            if (w->own[i] == nd->peers.id) cr_shard_push(s, keys + i, 1, vals + (size_t)i * dim);
     if (nlocal) count_local(w, nlocal, nlocal, dim);
     if (nlocal == n) return 0;
     *rp = new_req(w, CR_D_PUSH);
@@ -732,15 +732,15 @@ static int push_split(cr_wclient *w, cr_shard *s, wreq *r, const int64_t *keys, 
                       cr_err *e) {
     cr_node *nd = w->n;
     size_t dim = (size_t)s->def.dim, rowb = dim * sizeof(float);
-    for (int o = 0; o < nd->nodes; o++) {
+    for (int o = 0; o < nd->peers.nodes; o++) {
         w->fill[o] = 0;
-        if (!w->cnt[o] || o == nd->id) continue;
+        if (!w->cnt[o] || o == nd->peers.id) continue;
         w->k[o] = cr_xmalloc((size_t)w->cnt[o] * sizeof **w->k);
         w->v[o] = cr_xmalloc((size_t)w->cnt[o] * rowb);
     }
     for (int64_t i = 0; i < n; i++) {
         int o = w->own[i];
-        if (o == nd->id) continue;
+        if (o == nd->peers.id) continue;
         w->k[o][w->fill[o]] = keys[i];
         memcpy(w->v[o] + (size_t)w->fill[o] * dim, vals + (size_t)i * dim, rowb);
         w->fill[o]++;
@@ -751,7 +751,7 @@ static int push_split(cr_wclient *w, cr_shard *s, wreq *r, const int64_t *keys, 
 /* ---------- significantly-modified filter (docs/filters.md) ---------- */
 
 static inline int sig_on(const cr_wclient *w, const cr_shard *s) {
-    return s->def.filters.sigmod > 0 && !w->sig_bypass && w->n->nodes > 1 && !routed(s);
+    return s->def.filters.sigmod > 0 && !w->sig_bypass && w->n->peers.nodes > 1 && !routed(s);
 }
 
 typedef struct sig_where {
@@ -775,11 +775,11 @@ static int sig_push(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, 
         return -1;
     const int64_t *k;
     const float *v;
-    sig_where at = {s, w->n->id};
+    sig_where at = {s, w->n->peers.id};
     int64_t m = cr_pfilter_sigmod(w->filt, w->n->filt, &s->def, table_id(w->n, s), keys, n, vals, sig_local, &at, &k, &v);
     if (m == 0) { /* everything held back: a push without a message (access counting sees the rows sent) */
-        atomic_fetch_add(&w->n->pushes, 1);
-        w->n->ws[w->lw].pushes++;
+        atomic_fetch_add(&w->n->cnt.pushes, 1);
+        w->n->cnt.w[w->lw].pushes++;
         return 0;
     }
     w->sig_bypass = 1;
@@ -791,7 +791,7 @@ static int sig_push(cr_wclient *w, cr_shard *s, const int64_t *keys, int64_t n, 
 int cr_wclient_flush(cr_wclient *w, cr_err *e) {
     int ids[CR_NODE_MAX_TABLES], nt = cr_pfilter_sigmod_tables(w->filt, ids, CR_NODE_MAX_TABLES);
     for (int i = 0; i < nt; i++) {
-        cr_shard *s = w->n->tables[ids[i]];
+        cr_shard *s = w->n->shards.t[ids[i]];
         int64_t *k;
         float *v;
         int64_t m = cr_pfilter_sigmod_flush(w->filt, w->n->filt, &s->def, ids[i], &k, &v);
@@ -904,7 +904,7 @@ static const float *reply_rows(cr_parts *p, int vf, const cr_dhdr *h, int32_t di
     size_t want = (size_t)h->nkeys * (size_t)dim * sizeof(float);
     if (p->n > vf && (h->flags & CR_D_ZEROS)) { /* zero-removed rows (cr_filter.h), maybe deflated too */
         *buf = cr_xmalloc(want + 1);
-        return cr_filter_frame_in(h->flags, cr_parts_data(p, vf), cr_parts_size(p, vf), h->raw_bytes, *buf, want, e) < 0
+        return cr_filter_frame_in((h->flags & CR_D_ZLIB) != 0, (h->flags & CR_D_ZEROS) != 0, cr_parts_data(p, vf), cr_parts_size(p, vf), h->raw_bytes, *buf, want, e) < 0
                    ? NULL
                    : *buf;
     }
@@ -964,7 +964,7 @@ static int take_reply(cr_wclient *w, int node, cr_parts *p, cr_err *e) {
     wreq *r = find_req(w, h.req);
     if (!r) return 0; /* stale */
     int part = h.part;
-    if (part < 0 || part >= w->n->nodes || h.nkeys < 0 || h.nkeys > r->left[part])
+    if (part < 0 || part >= w->n->peers.nodes || h.nkeys < 0 || h.nkeys > r->left[part])
         return cr_errf(e, "malformed reply from node %d", node);
     if (h.type == CR_D_ERROR) { /* the node refused this part: nothing of it was applied or sent */
         r->outstanding -= r->left[part];
@@ -985,7 +985,7 @@ static int take_reply(cr_wclient *w, int node, cr_parts *p, cr_err *e) {
  * replies and take them; -1 once the node stops (its stop signal is item 0). */
 static int pump(cr_wclient *w, long timeout_ms, cr_err *e) {
     if (zmq_poll(w->items, w->nitems, timeout_ms) <= 0) return 0; /* EINTR or nothing yet: the caller looks again */
-    if ((w->items[0].revents & ZMQ_POLLIN) || atomic_load(&w->n->stop)) return cr_errf(e, "node stopping");
+    if ((w->items[0].revents & ZMQ_POLLIN) || cr_clocks_stopping(w->n->clk)) return cr_errf(e, "node stopping");
     for (int i = 1; i < w->nitems; i++) {
         cr_parts p;
         while (cr_parts_recv(w->items[i].socket, &p, ZMQ_DONTWAIT) > 0) {
@@ -1001,7 +1001,7 @@ int cr_wclient_wait(cr_wclient *w, uint32_t req, cr_err *e) {
     if (req == 0) return 0;
     wreq *r;
     while ((r = find_req(w, req)) && r->outstanding > 0) {
-        if (atomic_load(&w->n->stop)) return cr_errf(e, "node stopping");
+        if (cr_clocks_stopping(w->n->clk)) return cr_errf(e, "node stopping");
         if (pump(w, -1, e) < 0) return -1;
     }
     drop_done(w);
@@ -1013,7 +1013,7 @@ int cr_wclient_drain(cr_wclient *w, cr_err *e) {
         int busy = 0;
         for (int i = 0; i < w->nreqs; i++) busy |= w->reqs[i].outstanding > 0;
         if (!busy) break;
-        if (atomic_load(&w->n->stop)) return cr_errf(e, "node stopping");
+        if (cr_clocks_stopping(w->n->clk)) return cr_errf(e, "node stopping");
         if (pump(w, -1, e) < 0) return -1;
     }
     drop_done(w);
@@ -1023,7 +1023,7 @@ int cr_wclient_drain(cr_wclient *w, cr_err *e) {
 int cr_wclient_test(cr_wclient *w, uint32_t req, cr_err *e) {
     wreq *r = req ? find_req(w, req) : NULL;
     if (!r || r->outstanding == 0) return 1;
-    if (atomic_load(&w->n->stop)) return cr_errf(e, "node stopping");
+    if (cr_clocks_stopping(w->n->clk)) return cr_errf(e, "node stopping");
     if (pump(w, 0, e) < 0) return -1;
     r = find_req(w, req);
     return !r || r->outstanding == 0;

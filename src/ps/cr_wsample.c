@@ -146,7 +146,7 @@ cr_wsample *cr_wsample_new(cr_node *n, int lw, cr_wclient *wc) {
     cr_wsample *w = cr_xcalloc(1, sizeof *w);
     w->n = n;
     w->lw = lw;
-    w->gw = n->id * n->wpn + lw;
+    w->gw = cr_peers_gw(&n->peers, lw);
     w->wc = wc;
     w->next_serial = 1;
     w->next_pend = 1;
@@ -185,9 +185,7 @@ int64_t cr_wsample_fetches(const cr_wsample *w) { return w->nfetch; }
 static void report(cr_wsample *w) {
     cr_sampling_stats st;
     cr_wsample_stats(w, &st);
-    pthread_mutex_lock(&w->n->mu);
-    w->n->ws[w->lw].samp = st;
-    pthread_mutex_unlock(&w->n->mu);
+    cr_dists_set_stats(&w->n->samp, w->lw, &st);
 }
 
 void cr_wsample_destroy(cr_wsample **wp) {
@@ -210,18 +208,18 @@ void cr_wsample_destroy(cr_wsample **wp) {
 }
 
 static int find_dist(cr_node *n, const char *name) {
-    int k = atomic_load(&n->ndists);
+    int k = cr_dists_count(&n->samp);
     for (int i = 0; i < k; i++)
-        if (!strcmp(n->dists[i]->name, name)) return i;
+        if (!strcmp(n->samp.d[i]->name, name)) return i;
     return -1;
 }
 
 static int no_dist(cr_node *n, const char *name, cr_err *e) {
     char list[CR_ERR_MAX / 2] = "";
     size_t len = 0;
-    int k = atomic_load(&n->ndists);
+    int k = cr_dists_count(&n->samp);
     for (int i = 0; i < k && len < sizeof list; i++)
-        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", n->dists[i]->name);
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", n->samp.d[i]->name);
     if (k == 0) return cr_errf(e, "prepare_sample: no distribution '%s' (none declared: job:distribution{...})", name);
     return cr_errf(e, "prepare_sample: no distribution '%s' (declared: %s)", name, list);
 }
@@ -248,21 +246,13 @@ static int held_here(void *ctx, int64_t k) {
  * naming d, else one naming its table, else the default), and its generation. */
 static void scheme_conf(cr_node *n, const cr_dist *d, cr_shard *t, cr_sampling_conf *c, uint64_t *gen) {
     cr_sampling_conf_default(c, CR_SAMPLING_CONFORM);
-    pthread_mutex_lock(&n->mu);
-    *gen = n->samp_gen;
-    const cr_sampling_entry *x = NULL;
-    for (int i = 1; i < n->nsamp && !x; i++)
-        if (!strcmp(n->samp[i].name, d->name)) x = &n->samp[i];
-    for (int i = 1; i < n->nsamp && !x; i++)
-        if (!strcmp(n->samp[i].name, t->def.name)) x = &n->samp[i];
-    if (!x && n->nsamp > 0) x = &n->samp[0];
-    if (x) {
-        c->level = (int)x->level;
-        c->pool = x->pool;
-        c->reuse = x->reuse;
-        c->postpone = x->postpone != 0;
+    cr_sampling_entry x;
+    if (cr_dists_entry(&n->samp, d->name, t->def.name, &x, gen)) {
+        c->level = (int)x.level;
+        c->pool = x.pool;
+        c->reuse = x.reuse;
+        c->postpone = x.postpone != 0;
     }
-    pthread_mutex_unlock(&n->mu);
     c->local_lo = t->lo < t->hi ? t->lo : 0;
     c->local_hi = t->lo < t->hi ? t->hi : 0;
     c->is_local = held_here;
@@ -271,7 +261,7 @@ static void scheme_conf(cr_node *n, const cr_dist *d, cr_shard *t, cr_sampling_c
 
 /* A new sampler for distribution di under the node's current scheme. */
 static samp *samp_new(cr_wsample *w, int di, cr_shard *t, cr_err *e) {
-    const cr_dist *d = w->n->dists[di];
+    const cr_dist *d = w->n->samp.d[di];
     cr_sampling_conf c;
     uint64_t gen;
     scheme_conf(w->n, d, t, &c, &gen);
@@ -288,7 +278,7 @@ static samp *samp_new(cr_wsample *w, int di, cr_shard *t, cr_err *e) {
     cr_sampling_io io = {.ctx = sp, .fetch = io_fetch, .ready = io_ready, .release = io_release};
     /* a stream of its own per worker, distribution and sampler */
     uint64_t stream = cr_mix64(((uint64_t)w->gw << 40) ^ ((uint64_t)di << 32) ^ sp->serial);
-    sp->s = cr_sampler_new(&d->pi, &d->local, &c, &io, w->n->seed, stream, e);
+    sp->s = cr_sampler_new(&d->pi, &d->local, &c, &io, w->n->peers.seed, stream, e);
     if (!sp->s) {
         free(sp);
         return NULL;
@@ -305,9 +295,7 @@ static samp *samp_new(cr_wsample *w, int di, cr_shard *t, cr_err *e) {
  * the scheme changed since it was made (then it retires). */
 static samp *current(cr_wsample *w, int di, cr_shard *t, cr_err *e) {
     uint64_t gen;
-    pthread_mutex_lock(&w->n->mu);
-    gen = w->n->samp_gen;
-    pthread_mutex_unlock(&w->n->mu);
+    gen = cr_dists_gen(&w->n->samp);
     for (int i = 0; i < w->nsp; i++) {
         samp *sp = w->sp[i];
         if (sp->retired || sp->dist != di) continue;
@@ -333,7 +321,7 @@ static int prepare_in(cr_wsample *w, cr_shard *t, const char *dist, int64_t n, c
                        CR_WSAMPLE_MAX_N);
     int di = find_dist(w->n, dist);
     if (di < 0) return no_dist(w->n, dist, e);
-    const cr_dist *d = w->n->dists[di];
+    const cr_dist *d = w->n->samp.d[di];
     cr_shard *dt = cr_node_table_at(w->n, d->table, NULL);
     if (dt != t)
         return cr_errf(e, "prepare_sample: distribution '%s' is over table '%s', not table '%s'", dist,

@@ -10,6 +10,7 @@
 
 #include "base/cr_time.h"
 #include "net/cr_wire.h"
+#include "ps/cr_dhdr.h"
 #include "ps/cr_job.h"
 #include "ps/cr_wclient.h"
 

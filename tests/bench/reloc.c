@@ -52,19 +52,19 @@ static atomic_int ready;
 static void nap(void) { nanosleep(&(struct timespec){0, 200000}, NULL); }
 static long long msgs(void) {
     long long m = 0;
-    for (int i = 0; i < 2; i++) m += atomic_load(&nodes[i]->msgs_remote);
+    for (int i = 0; i < 2; i++) m += atomic_load(&nodes[i]->cnt.msgs_remote);
     return m;
 }
 
 static long long rmsgs(void) {
     long long m = 0;
-    for (int i = 0; i < 2; i++) m += atomic_load(&nodes[i]->reloc_msgs);
+    for (int i = 0; i < 2; i++) m += atomic_load(&nodes[i]->cnt.reloc_msgs);
     return m;
 }
 
 static long long rows_in(void) {
     long long r = 0;
-    for (int i = 0; i < 2; i++) r += atomic_load(&nodes[i]->reloc_in);
+    for (int i = 0; i < 2; i++) r += atomic_load(&nodes[i]->cnt.reloc_in);
     return r;
 }
 

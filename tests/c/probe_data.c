@@ -21,6 +21,7 @@
 #include "net/cr_auth.h"
 #include "net/cr_filter.h"
 #include "net/cr_wire.h"
+#include "ps/cr_dhdr.h"
 #include "ps/cr_proto.h"
 
 static int passed, failed;

@@ -205,7 +205,7 @@ static void test_sigmod_exact(void) {
 
 /* ---------- on the wire, two nodes ---------- */
 
-static long long bytes_out(cr_node *n) { return atomic_load(&n->bytes_remote); }
+static long long bytes_out(cr_node *n) { return atomic_load(&n->cnt.bytes_remote); }
 
 #define H ((long long)sizeof(cr_dhdr))
 

@@ -1,4 +1,5 @@
 /* cr_opt: argv parsing against a spec table, messages, defaults, help. */
+#include <math.h>
 #include <stddef.h>
 
 #include "base/cr_opt.h"
@@ -127,7 +128,33 @@ static void test_ok_and_want(void) {
     CR_CHECK(cr_opt_find(spec, "init-seed") == &spec[2] && cr_opt_find(spec, "init") == NULL);
 }
 
+/* A float field: the value is range-checked as read, then stored rounded;
+ * an excluded lower bound (CR_OPT_ABOVE) refuses the bound itself. */
+typedef struct fo {
+    double pad;
+    float rate;
+} fo;
+
+static void test_float_above(void) {
+    fo v = {0, 0};
+    const cr_opt p = {"rate", CR_OPT_FLOAT, offsetof(fo, rate), CR_OPT_RANGE | CR_OPT_ABOVE, 0, INFINITY,
+                      "0.1", NULL, NULL, NULL, NULL};
+    cr_opt rows[2] = {p, {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL}};
+    cr_err e;
+    char buf[128];
+    CR_CHECK(cr_opt_defaults(rows, &v, &e) == 0 && v.rate == 0.1f && v.pad == 0);
+    CR_CHECK(!cr_opt_ok(&p, 0) && cr_opt_ok(&p, 1e-30) && !cr_opt_ok(&p, -1));
+    CR_CHECK_STR(cr_opt_want(&p, buf, sizeof buf), "a number > 0");
+    CR_CHECK(cr_opt_set(&p, "0", "--rate", &v, &e) < 0);
+    CR_CHECK_STR(e.msg, "--rate: '0' is not a number > 0");
+    CR_CHECK(cr_opt_set(&p, "2.5", "--rate", &v, &e) == 0 && v.rate == 2.5f);
+    cr_opt unit = p;
+    unit.hi = 1;
+    CR_CHECK_STR(cr_opt_want(&unit, buf, sizeof buf), "a number in (0, 1]");
+}
+
 int main(void) {
+    CR_RUN(test_float_above);
     CR_RUN(test_values_and_forms);
     CR_RUN(test_messages);
     CR_RUN(test_help_and_dashdash);

@@ -70,7 +70,7 @@ static void test_parse(void) {
     CR_CHECK_STR(cr_optim_name(&o), "ftrl");
     CR_CHECK(cr_optim_parse(&o, "dbpg", &e) == 0 && o.kind == CR_OPTIM_DBPG);
     CR_CHECK_STR(cr_optim_name(&o), "dbpg");
-    cr_optim i32 = {.kind = CR_OPTIM_ADD_I32};
+    cr_optim i32 = {.kind = CR_OPTIM_ADD, .i32 = 1}; /* an i32 table's add: the same rule */
     CR_CHECK_STR(cr_optim_name(&i32), "add");
 }
 
@@ -204,7 +204,70 @@ static void test_dbpg_adadelay(void) {
     CR_CHECK(cr_optim_check(&bad, 2, &e) == -1 && strstr(e.msg, "tau"));
 }
 
+/* Every row's defaults pass its own check; a parameter out of its row's
+ * range, a NaN, a kind outside the table and an i32 form a rule lacks are
+ * refused with the parameter's name. */
+static void test_rows(void) {
+    cr_err e;
+    char list[256];
+    for (int k = 0; k < CR_OPTIM_NKINDS; k++) {
+        const cr_optim_rule *r = &cr_optim_rules[k];
+        cr_optim o;
+        memset(&o, 0, sizeof o);
+        o.kind = (cr_optim_kind)k;
+        CR_CHECK(r->name && r->params && r->apply && cr_optim_find(r->name) == r);
+        CR_CHECK(cr_opt_defaults(r->params, &o, &e) == 0);
+        CR_CHECK(cr_optim_check(&o, 2, &e) == 0);
+        o.i32 = 1;
+        CR_CHECK((cr_optim_check(&o, 2, &e) == 0) == (r->apply_i32 != NULL));
+    }
+    CR_CHECK_STR(cr_optim_list(list, sizeof list, 1), "add or assign");
+    CR_CHECK(cr_optim_find("adam") == NULL);
+    cr_optim f = {.kind = CR_OPTIM_FTRL, .lr = 0, .beta = 1};
+    CR_CHECK(cr_optim_check(&f, 1, &e) < 0);
+    CR_CHECK_STR(e.msg, "optimizer ftrl: alpha must be > 0, got 0");
+    f.lr = INFINITY;
+    CR_CHECK(cr_optim_check(&f, 1, &e) < 0 && strstr(e.msg, "alpha must be > 0, got inf"));
+    cr_optim d = {.kind = CR_OPTIM_DBPG, .lr = 1, .delta = NAN};
+    CR_CHECK(cr_optim_check(&d, 2, &e) < 0);
+    CR_CHECK_STR(e.msg, "optimizer dbpg: delta must be a number");
+    cr_optim bad = {.kind = CR_OPTIM_NKINDS};
+    CR_CHECK(cr_optim_check(&bad, 1, &e) < 0 && strstr(e.msg, "unknown optimizer kind"));
+    CR_CHECK_STR(cr_optim_name(&bad), "?");
+    cr_optim sgd = {.kind = CR_OPTIM_SGD, .lr = 0.1f, .i32 = 1};
+    CR_CHECK(cr_optim_check(&sgd, 1, &e) < 0);
+    CR_CHECK_STR(e.msg, "optimizer sgd: an i32 table takes add or assign");
+}
+
+/* The replica's form: the row as cr_optim_apply leaves it, the change in
+ * acc: linear * g for sgd (exactly), new - old for adagrad (value and
+ * state), g as int32 for an i32 add. */
+static void test_apply_acc(void) {
+    cr_optim sgd = {.kind = CR_OPTIM_SGD, .lr = 0.3f}, ada = {.kind = CR_OPTIM_ADAGRAD, .lr = 0.1f, .eps = 1e-6f},
+             cnt = {.kind = CR_OPTIM_ADD, .i32 = 1};
+    float g[3] = {0.7f, -1.1f, 0.05f}, row[6] = {1, 2, 3, 0.5f, 0.5f, 0.5f}, ref[6], acc[6] = {0}, old[6];
+    memcpy(ref, row, sizeof ref);
+    cr_optim_apply(&sgd, ref, NULL, g, 3);
+    cr_optim_apply_acc(&sgd, row, g, 3, acc, old);
+    CR_CHECK(!memcmp(row, ref, 3 * sizeof *row));
+    for (int j = 0; j < 3; j++) CR_CHECK(acc[j] == -0.3f * g[j]);
+    float arow[6] = {1, 2, 3, 0.5f, 0.5f, 0.5f}, aref[6], aacc[6] = {0};
+    memcpy(aref, arow, sizeof aref);
+    cr_optim_apply(&ada, aref, aref + 3, g, 3);
+    cr_optim_apply_acc(&ada, arow, g, 3, aacc, old);
+    CR_CHECK(!memcmp(arow, aref, sizeof arow));
+    for (int j = 0; j < 6; j++) CR_CHECK(aacc[j] == aref[j] - (j < 3 ? (float)(j + 1) : 0.5f));
+    int32_t w[2] = {INT32_MAX, -5}, d[2] = {1, 7}, c[2] = {3, 3};
+    float fw[2], fd[2], fc[2];
+    memcpy(fw, w, sizeof fw), memcpy(fd, d, sizeof fd), memcpy(fc, c, sizeof fc);
+    cr_optim_apply_acc(&cnt, fw, fd, 2, fc, old);
+    memcpy(w, fw, sizeof w), memcpy(c, fc, sizeof c);
+    CR_CHECK(w[0] == INT32_MIN && w[1] == 2 && c[0] == 4 && c[1] == 10); /* wraps, exact */
+}
+
 int main(void) {
+    CR_RUN(test_rows);
+    CR_RUN(test_apply_acc);
     CR_RUN(test_sgd);
     CR_RUN(test_adagrad);
     CR_RUN(test_add_assign);

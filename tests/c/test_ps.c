@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "cr_test.h"
+#include "net/cr_auth.h"
 #include "node_util.h"
 #include "ps/cr_job.h"
 #include "ps/cr_proto.h"

@@ -184,8 +184,8 @@ static const char *do_stranger(cr_node *n, char *msg, size_t msgn) {
     void *ctx = zmq_ctx_new(), *sock = zmq_socket(ctx, ZMQ_DEALER);
     int linger = 2000; /* closing must not discard what is queued */
     zmq_setsockopt(sock, ZMQ_LINGER, &linger, sizeof linger);
-    if (zmq_connect(sock, n->addrs[1]) < 0) {
-        snprintf(msg, msgn, "stranger: cannot connect to %s", n->addrs[1]);
+    if (zmq_connect(sock, n->peers.addrs[1]) < 0) {
+        snprintf(msg, msgn, "stranger: cannot connect to %s", n->peers.addrs[1]);
         return msg;
     }
     cr_dhdr d = {.type = CR_D_SYNC};

@@ -7,6 +7,22 @@
 # the JSONL's last record holds test_mrr/hits and triples_per_s. The same
 # graph in the LibKGE layout (entity_ids.del, relation_ids.del, *.del) trains
 # to the same quality; a checkpoint resumes; DistMult, TransE and RESCAL run.
+#
+# dim=40, not 20: with 20 dimensions ComplEx on this graph (30 clusters)
+# ends, for some orders of the updates, in a solution whose clusters are not
+# separated (seed 30 against seed 29: nearest other cluster centre at 0.7 to
+# 2.2 instead of 3.6 to 4.1): test MRR 0.09 to 0.16, training loss 870
+# instead of 550 to 650. It is the optimization, not the parameter server:
+# one node and one worker is deterministic, and seeds 11, 12, 30, 40, 79 and
+# 96 end there (6 of 100 seeds, MRR 0.089 to 0.161; the others 0.259 to
+# 0.380). Runs with several workers take a new order of updates every time:
+# 2 x 1 bounded at seed 1 ended there in 2 of 178 runs (MRR 0.096, 0.101;
+# the 0.091 of a CI run, hits@10 0.17, is the same), which this test used to
+# hide by running a bad 2 x 1 run again. With dim=40: 300 seeds at 1 x 1,
+# MRR 0.246 to 0.393 (median 0.318); at seed 1, 40 runs of 2 x 1 bounded
+# 0.268 to 0.349 (median 0.313), 25 of 2 x 1 0.233 to 0.354 (0.322), 25 of
+# 1 x 2 0.278 to 0.355 (0.331), on 2 cores shared with other jobs (load 6
+# to 12). The six seeds above are run below.
 set -u
 BIN=${CRESCENT_BIN:?} ROOT=${CRESCENT_ROOT:?}
 tmp=$(mktemp -d)
@@ -24,7 +40,7 @@ awk -F'\t' -v d="$tmp/k" 'BEGIN {system("mkdir -p " d)}
      if (!($2 in R)) {R[$2] = nr; printf "%d\t%s\n", nr++, $2 > (d "/relation_ids.del")}
      printf "%d\t%d\t%d\n", E[$1], R[$2], E[$3] > (d "/" set ".del")}' \
     "$tmp/g/train.txt" "$tmp/g/valid.txt" "$tmp/g/test.txt"
-COMMON="dim=20 epochs=100 lr=0.5 neg=3 batch=50 eval=50"
+COMMON="dim=40 epochs=100 lr=0.5 neg=3 batch=50 eval=50"
 mrr() { sed -n 's/^kge result: .*test_mrr=\([0-9.]*\) .*/\1/p' "$1"; }
 run() { # name nodes workers data extra-options...
     local name=$1 nodes=$2 workers=$3 data=$4
@@ -45,17 +61,6 @@ for cfg in 1x1 1x2 2x1 2x1bounded del; do
     *) run "$cfg" "${cfg%x*}" "${cfg#*x}" "$tmp/g" ;;
     esac
     m=$(mrr "$tmp/$cfg.out")
-    # One 2 x 1 bounded run in a clean-clone CI check ended at MRR 0.091
-    # (hits@10 0.17), against 0.25 to 0.38 in 230 runs since; the cause is
-    # not found (the notes of 2026-11-24 say what was tried). A 2 x 1 run
-    # below the line is run once more, loudly, and the second decides.
-    if [ "${cfg#2x1}" != "$cfg" ] && ! awk -v m="$m" -v b="$base" 'BEGIN {exit !(m >= 0.2 && m >= 5 * b)}'; then
-        echo "note: $cfg test MRR $m below the line on the first run; running it once more"
-        cp "$tmp/$cfg.out" "$tmp/$cfg.first.out"
-        rm -f "$tmp/$cfg.jsonl"
-        RUNOPT=$([ "$cfg" = 2x1bounded ] && echo "--sampling bounded") run "$cfg" 2 1 "$tmp/g"
-        m=$(mrr "$tmp/$cfg.out")
-    fi
     awk -v m="$m" -v b="$base" 'BEGIN {exit !(m >= 0.2 && m >= 5 * b)}' ||
         { echo "FAIL: $cfg test MRR $m (need >= 0.2 and >= 5x the untrained $base)"; exit 1; }
     last=$(tail -n 1 "$tmp/$cfg.jsonl")
@@ -67,6 +72,16 @@ for cfg in 1x1 1x2 2x1 2x1bounded del; do
     echo "$cfg: test MRR $m"
 done
 grep -q '"valid_mrr"' "$tmp/1x1.jsonl" || { echo "FAIL: no valid_mrr record (eval=50)"; exit 1; }
+# the seeds under which 20 dimensions ended with the clusters not separated
+# (the top of this file): deterministic at 1 x 1, so each must train
+seeds=""
+for seed in 11 12 30 40 79 96; do
+    RUNOPT="--seed $seed" run "seed$seed" 1 1 "$tmp/g"
+    m=$(mrr "$tmp/seed$seed.out")
+    awk -v m="$m" -v b="$base" 'BEGIN {exit !(m >= 0.2 && m >= 5 * b)}' ||
+        { echo "FAIL: seed $seed: test MRR $m (need >= 0.2 and >= 5x the untrained $base)"; exit 1; }
+    seeds="$seeds $seed:$m"
+done
 # checkpoint: 3 epochs, then a second run resumes and trains epochs 4 and 5 only
 run ck1 1 1 "$tmp/g" epochs=3 checkpoint="$tmp/kge.ckpt"
 timeout 60 "$BIN" run examples/kge.lua -- data="$tmp/g" $COMMON epochs=5 checkpoint="$tmp/kge.ckpt" >"$tmp/ck2.out" 2>&1 ||
@@ -76,4 +91,4 @@ grep -q "positives=3074 " "$tmp/ck2.out" || { cat "$tmp/ck2.out"; echo "FAIL: th
 for model in distmult transe_l1 transe_l2 rescal; do
     run "$model" 1 1 "$tmp/g" model="$model" epochs=5 dim=8
 done
-echo "ok: untrained MRR $base; 1x1 $(mrr "$tmp/1x1.out"), 1x2 $(mrr "$tmp/1x2.out"), 2x1 $(mrr "$tmp/2x1.out"), 2x1 bounded $(mrr "$tmp/2x1bounded.out"), LibKGE layout $(mrr "$tmp/del.out")"
+echo "ok: untrained MRR $base; 1x1 $(mrr "$tmp/1x1.out"), 1x2 $(mrr "$tmp/1x2.out"), 2x1 $(mrr "$tmp/2x1.out"), 2x1 bounded $(mrr "$tmp/2x1bounded.out"), LibKGE layout $(mrr "$tmp/del.out"); seeds$seeds"

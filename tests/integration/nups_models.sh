@@ -13,6 +13,17 @@
 # served for, or forwarded from, a worker whose node does not hold the row;
 # keys_remote there also counts a worker's requests to its own node's server
 # and the localize requests, so it is not comparable).
+#
+# KGE runs at dim=40: at 20 dimensions ComplEx on this graph ends, for some
+# orders of the updates, with its clusters not separated
+# (tests/integration/kge_small.sh has the figures): this configuration at
+# 1 node x 1 worker, deterministic there, did in 2 of 100 seeds (MRR 0.012,
+# 0.120), and this test ran a KGE run out of the band once more. At dim=40
+# none of those 100 seeds did (0.274 to 0.378), and in 20 rounds of the four
+# runs below (2 x 1, on 2 cores shared with other jobs) classic gave 0.277
+# to 0.358 (median 0.322), relocate 0.275 to 0.374 (0.317), hot 0.265 to
+# 0.344 (0.319), auto 0.268 to 0.346 (0.317); the largest drop below the
+# round's classic run was 0.073, so each is run once.
 set -u
 BIN=${CRESCENT_BIN:?} ROOT=${CRESCENT_ROOT:?}
 tmp=$(mktemp -d)
@@ -40,7 +51,7 @@ run() { # model manage
     case $1 in
     mf) timeout 120 "$BIN" run examples/mf.lua --nodes 2 --workers 1 -- data="$tmp/mf" epochs=10 batch=10000 \
             eval=0 manage="$2" >"$out" 2>&1 ;;
-    kge) timeout 120 "$BIN" run examples/kge.lua --nodes 2 --workers 1 -- data="$tmp/g" dim=20 epochs=80 lr=0.1 \
+    kge) timeout 120 "$BIN" run examples/kge.lua --nodes 2 --workers 1 -- data="$tmp/g" dim=40 epochs=80 lr=0.1 \
             neg=3 batch=50 eval=0 quiet=1 manage="$2" >"$out" 2>&1 ;;
     w2v) timeout 120 "$BIN" run examples/word2vec.lua --nodes 2 --workers 1 -- corpus="$tmp/corpus.txt" \
             synonyms="$tmp/syn.tsv" analogy=none dim=20 sample=0 min_count=1 epochs=3 batch=2000 manage="$2" \
@@ -67,16 +78,6 @@ for model in mf kge w2v; do
     for m in relocate hot; do
         run "$model" "$m"
         q=$(quality "$model.$m")
-        # KGE's test MRR on this small graph moves by several hundredths
-        # between runs of one configuration (2 x 1 is asynchronous; one run
-        # in about ten of relocate or hot fell more than 0.1 below its
-        # classic run, and so did classic against classic): a run out of
-        # the band is run once more, and the second run decides.
-        if [ "$model" = kge ] && [ -n "$q" ] && ! awk -v q="$q" -v c="$qc" 'BEGIN {exit !(q >= 0.2 && q >= c - 0.1)}'; then
-            echo "note: kge $m: test MRR $q (classic $qc) out of the band on the first run; running it once more"
-            run "$model" "$m"
-            q=$(quality "$model.$m")
-        fi
         rows=$(field "$model.$m" rows_in)
         rem=$(( $(field "$model.$m" remote) + $(field "$model.$m" forwarded) ))
         [ -n "$q" ] || fail "$model $m: no result line"
@@ -105,11 +106,6 @@ for model in mf kge w2v; do
     # census of each table on the result line
     run "$model" auto
     q=$(quality "$model.auto")
-    if [ "$model" = kge ] && [ -n "$q" ] && ! awk -v q="$q" -v c="$qc" 'BEGIN {exit !(q >= 0.2 && q >= c - 0.1)}'; then
-        echo "note: kge auto: test MRR $q (classic $qc) out of the band on the first run; running it once more"
-        run "$model" auto
-        q=$(quality "$model.auto")
-    fi
     ra=$(field "$model.auto" keys_remote)
     case $model in
     mf) awk -v q="$q" -v c="$qc" 'BEGIN {exit !(q < 0.45 && q <= 1.1 * c)}' || fail "mf auto: test RMSE $q (classic $qc)" ;;
