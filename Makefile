@@ -6,8 +6,11 @@
 CC      ?= gcc
 # wordnet-base and dict-gcide are the sources of the real datasets (make data);
 # installed with the rest so that make test also checks the builders on them.
+# openmpi-bin, openssh-server and slurm-wlm: the emulated-cluster tests (tests/cluster)
+# start ranks under a real mpirun, over ssh, and under a real Slurm.
 DEBS    := liblua5.4-dev lua5.4 libzmq3-dev libopenblas-dev zlib1g-dev lua-busted \
-           libreadline-dev libmetis-dev pkg-config wordnet-base dict-gcide lua-cjson
+           libreadline-dev libmetis-dev pkg-config wordnet-base dict-gcide lua-cjson \
+           iproute2 openmpi-bin openssh-server openssh-client slurm-wlm
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror
 OPT     ?= -O2 -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -fPIC $(OPT) $(WARN) -Isrc -I/usr/include/lua5.4 \

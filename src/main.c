@@ -15,6 +15,7 @@ static const struct {
 } commands[] = {
     {"run", cr_cli_run, "run JOB.lua [options] [-- ARGS]  run a job script (nodes start on loopback)"},
     {"repl", cr_cli_repl, "repl [JOB.lua [options]]        interactive Lua prompt on the scheduler"},
+    {"launch", cr_cli_launch, "launch --hosts FILE JOB.lua      run a job on the hosts of FILE over ssh"},
     {"node", cr_cli_node, "node --scheduler tcp://HOST:PORT join a job started elsewhere"},
     {"data", cr_cli_data, "data NAME [options] --out PATH   generate, build or check a dataset"},
     {"partition", cr_cli_partition, "partition FILE -k K [options]    compare data/parameter partitioners"},

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs every test and prints one summary line, "N passed, N failed, N skipped",
-# as the last line. Three kinds, counted together:
+# as the last line. Four kinds, counted together:
 #   C unit tests      build/tests/test_*      (each prints "N passed, N failed")
 #   busted specs      tests/spec/*_spec.lua   (TAP output: one count per `it`)
 #   integration tests tests/integration/*.sh  (one count per script; exit 77 = skipped)
-# Usage: tests/run.sh [c|spec|integration ...]   (default: all three)
+#   cluster tests     tests/cluster/test_*.sh (the same, on emulated hosts; skipped unless root)
+# Usage: tests/run.sh [c|spec|integration|cluster ...]   (default: all four)
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -16,10 +17,28 @@ OUT=${TEST_OUT:-$PWD/tests/out}
 mkdir -p "$OUT"
 pass=0 fail=0 skip=0
 failed=()
-kinds=${*:-c spec integration}
+kinds=${*:-c spec integration cluster}
 
 count_line() { # "N passed, N failed" from the last such line of a file
     grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -1
+}
+
+# scripts LABEL FILES...: one count per script (exit 77 = skipped, with the
+# reason on its last line).
+scripts() {
+    local label=$1 t name start rc secs
+    shift
+    for t in "$@"; do
+        [ -f "$t" ] || continue
+        name=$(basename "$t" .sh)
+        start=$(date +%s)
+        timeout 600 bash "$t" >"$OUT/${label:0:3}_$name.log" 2>&1
+        rc=$?
+        secs=$(( $(date +%s) - start ))
+        if [ $rc -eq 0 ]; then pass=$((pass + 1)); echo "ok   $label $name (${secs}s)"
+        elif [ $rc -eq 77 ]; then skip=$((skip + 1)); echo "skip $label $name: $(tail -1 "$OUT/${label:0:3}_$name.log")"
+        else fail=$((fail + 1)); failed+=("$label:$name"); echo "FAIL $label $name, exit $rc (see $OUT/${label:0:3}_$name.log)"; tail -15 "$OUT/${label:0:3}_$name.log"; fi
+    done
 }
 
 for kind in $kinds; do
@@ -64,17 +83,9 @@ integration)
     else
         export CRESCENT_LUA=lua5.4
     fi
-    for t in tests/integration/*.sh; do
-        [ -f "$t" ] || continue
-        name=$(basename "$t" .sh)
-        start=$(date +%s)
-        timeout 600 bash "$t" >"$OUT/int_$name.log" 2>&1
-        rc=$?
-        secs=$(( $(date +%s) - start ))
-        if [ $rc -eq 0 ]; then pass=$((pass + 1)); echo "ok   integration $name (${secs}s)"
-        elif [ $rc -eq 77 ]; then skip=$((skip + 1)); echo "skip integration $name: $(tail -1 "$OUT/int_$name.log")"
-        else fail=$((fail + 1)); failed+=("integration:$name"); echo "FAIL integration $name, exit $rc (see $OUT/int_$name.log)"; tail -15 "$OUT/int_$name.log"; fi
-    done ;;
+    scripts integration tests/integration/*.sh ;;
+cluster)
+    scripts cluster tests/cluster/test_*.sh ;;
 *) echo "unknown test kind '$kind'"; exit 2 ;;
 esac
 done

@@ -62,6 +62,14 @@ function M.new(o)
     end
     local env_listen, env_spawn = os.getenv("CRESCENT_LISTEN"), os.getenv("CRESCENT_SPAWN")
     local nodes, workers, seed = pick("nodes", 1), pick("workers", 1), pick("seed", 1)
+    local world = ov and ov.world
+    if world then -- started by a cluster launcher: its world is the job's nodes
+        if o.nodes ~= nil and o.nodes ~= world then
+            error(("cr.job{nodes = %s}: the launcher (%s) started %d node(s); give nodes = %d or leave it out")
+                :format(tostring(o.nodes), ov.launcher, world, world), 2)
+        end
+        nodes = world
+    end
     for k, v in pairs { nodes = nodes, workers = workers, seed = seed } do
         if math.type(v) ~= "integer" then error(("cr.job{}: %s must be an integer"):format(k), 2) end
     end
@@ -83,12 +91,14 @@ function M.new(o)
     if mpath ~= nil then check_metrics(mpath) end
     local spawn = pick("spawn", true)
     if env_spawn then spawn = env_spawn ~= "0" end
+    if ov and (ov.world or ov.external) then spawn = false end
     local exe
     if not ov then exe = os.getenv("CRESCENT_BIN") or (home.dir .. "/crescent") end
     local ok, rt = pcall(cps.start, {
         nodes = nodes, workers = workers, seed = seed,
-        listen = env_listen or o.listen, spawn = spawn and 1 or 0, exe = exe,
-        exit_on_death = ov and 1 or 0, timeout = o.timeout, join_timeout = o.join_timeout,
+        listen = ov and ov.listen or env_listen or o.listen, spawn = spawn and 1 or 0, exe = exe,
+        local_nodes = ov and ov.local_nodes or 0,
+        exit_on_death = ov and not ov.restarts and 1 or 0, timeout = o.timeout, join_timeout = o.join_timeout,
     })
     if not ok then error(rt, 2) end
     local job = setmetatable({
@@ -96,6 +106,7 @@ function M.new(o)
         metrics = mpath, epochs = 0, memory_mb = mem, dists = {},
         curve = {}, -- one record per finished epoch (job:epoch, then job:log merges into it)
         state = {}, -- the script's own resume state (plain data), saved and restored with the job
+        _ck = require("crescent.restart").settings(ov), -- crescent run --checkpoint
     }, Job)
     opened = opened + 1
     open_jobs[job], latest = opened, job
@@ -126,7 +137,10 @@ end
 function Job:_guard(f, ...)
     local r = table.pack(pcall(f, self.rt, ...))
     if not r[1] then
-        if self.rt:failed() then self:close() end
+        if self.rt:failed() then
+            M.lost_node = true -- crescent run --restarts runs the script again
+            self:close()
+        end
         error(r[2], 0)
     end
     return table.unpack(r, 2, r.n)
@@ -295,4 +309,11 @@ sampling.install(Job)
 -- job:load around replicated keys, a distribution's weights for decision
 -- scripts
 require("crescent.manage_job").install(Job)
+-- crescent run --checkpoint / --restarts: periodic saves, resume after a restart
+local restart = require "crescent.restart"
+restart.install(Job)
+
+-- true if a job still open lost a node (crescent run --restarts runs the
+-- script again).
+function M.any_failed() return M.lost_node or restart.any_failed(open_jobs) end
 return M

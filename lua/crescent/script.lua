@@ -97,8 +97,9 @@ end
 -- (examples/mf.lua, kge.lua, word2vec.lua): if the file at path exists, load
 -- it (job:load, docs/checkpoints.md) and say so (unless name is nil);
 -- true if it did. The caller's loop then runs from job.epochs + 1 and saves
--- after every epoch.
+-- after every epoch. Without a path, the run's --checkpoint (crescent run).
 function M.resume(job, path, say, name)
+  path = path or (job._ck and job._ck.path)
   local f = path and io.open(path, "rb")
   if not f then return false end
   f:close()

@@ -4,7 +4,10 @@
  * everything after "--") is the script's (global `arg`). */
 #include <stddef.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "lua/l_ps.h"
@@ -14,6 +17,11 @@ typedef struct run_opts {
     int64_t nodes, workers, seed; /* -1 = not given: the script's cr.job{} value */
     const char *policy, *metrics, *sampling;
     int repl;
+    cr_cli_net net;
+    const char *listen;
+    int external;
+    const char *checkpoint;
+    int64_t every, restarts;
 } run_opts;
 
 /* The node and worker ranges are the core's (cr_job.h), so --nodes and
@@ -34,13 +42,36 @@ const cr_opt cr_cli_run_opts[] = {
      NULL, NULL},
     {"repl", CR_OPT_FLAG, offsetof(run_opts, repl), 0, 0, 0, NULL, NULL,
      "after the script, a Lua prompt with the job still open", NULL, NULL},
+    {"port", CR_OPT_INT, offsetof(run_opts, net.port), CR_OPT_RANGE, 1, 65535, NULL, "N",
+     "under a cluster launcher: the port rank 0's scheduler listens on (or CRESCENT_PORT; torchrun's "
+     "MASTER_PORT and dmlc's DMLC_PS_ROOT_PORT are read)", NULL, NULL},
+    {"key", CR_OPT_STRING, offsetof(run_opts, net.key), 0, 0, 0, NULL, "FILE",
+     "the cluster key pair (crescent keygen > FILE; mode 600), needed off one host (or CRESCENT_KEY_FILE)",
+     NULL, NULL},
+    {"interface", CR_OPT_STRING, offsetof(run_opts, net.iface), 0, 0, 0, NULL, "NAME",
+     "network interface nodes bind and advertise (default: the one that reaches the scheduler; or "
+     "CRESCENT_INTERFACE)", NULL, NULL},
+    {"listen", CR_OPT_STRING, offsetof(run_opts, listen), 0, 0, 0, NULL, "tcp://HOST:PORT",
+     "the scheduler's endpoint for nodes started by hand (with --external-nodes)", NULL, NULL},
+    {"checkpoint", CR_OPT_STRING, offsetof(run_opts, checkpoint), 0, 0, 0, NULL, "PATH",
+     "save the job to PATH every --checkpoint-every epochs; a run that finds PATH resumes from it", NULL, NULL},
+    {"checkpoint-every", CR_OPT_INT, offsetof(run_opts, every), CR_OPT_RANGE, 1, 1 << 30, "1", "K",
+     "epochs between checkpoints", NULL, NULL},
+    {"restarts", CR_OPT_INT, offsetof(run_opts, restarts), CR_OPT_RANGE, 0, 1000, "0", "N",
+     "when a node dies, run the job again from the last checkpoint, at most N times (needs --checkpoint)", NULL,
+     NULL},
+    {"external-nodes", CR_OPT_FLAG, offsetof(run_opts, external), 0, 0, 0, NULL, NULL,
+     "start no node: wait for `crescent node --scheduler ...` processes started elsewhere", NULL, NULL},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL}};
 
 static const cr_opt_cmd run_cmd = {
     "crescent run", "JOB.lua [options] [ARGS...] [-- ARGS...]",
     "  Run a job script on the scheduler; its nodes start on loopback. Options are\n"
     "  recognised anywhere; other arguments after JOB.lua (and all after --) are the\n"
-    "  script's (global `arg`, and `...`).\n",
+    "  script's (global `arg`, and `...`).\n"
+    "  Started by a cluster launcher (srun, mpirun, dmlc-tracker, torchrun, crescent\n"
+    "  launch), rank 0 runs the scheduler and one node and the other ranks become\n"
+    "  nodes that join it; see docs/cluster.md.\n",
     cr_cli_run_opts, 1, -1, CR_OPT_POS_STOPS};
 
 /* Refuse --nodes/--workers the machine cannot run before the script starts
@@ -60,8 +91,36 @@ static int check_size(const run_opts *o) {
     return 0;
 }
 
+/* --restarts needs somewhere to restart from, and is for a script run to
+ * its end (not the REPL). */
+static int restart_check(const run_opts *o) {
+    if (o->restarts > 0 && !o->checkpoint) {
+        fprintf(stderr, "crescent run: --restarts needs --checkpoint PATH (where the job is saved to resume from)\n");
+        return -1;
+    }
+    if (o->restarts > 0 && o->repl) {
+        fprintf(stderr, "crescent run: --restarts cannot be used with --repl\n");
+        return -1;
+    }
+    if (o->checkpoint && !o->checkpoint[0]) {
+        fprintf(stderr, "crescent run: --checkpoint needs a value\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* path made absolute against the current directory (the script may cd:
+ * the checkpoint stays where the user meant), in buf. */
+static const char *absolute(const char *path, char *buf) {
+    if (path[0] == '/' || !getcwd(buf, PATH_MAX)) return path;
+    size_t l = strlen(buf);
+    if (l + strlen(path) + 2 > PATH_MAX) return path;
+    snprintf(buf + l, PATH_MAX - l, "/%s", path);
+    return buf;
+}
+
 int cr_cli_run(int argc, char **argv) {
-    run_opts o = {-1, -1, -1, NULL, NULL, NULL, 0};
+    run_opts o = {-1, -1, -1, NULL, NULL, NULL, 0, {-1, NULL, NULL}, NULL, 0, NULL, 1, 0};
     cr_opt_res r;
     int rc = cr_cli_parse(&run_cmd, argc, argv, &o, &r);
     if (rc >= 0) return rc;
@@ -78,8 +137,47 @@ int cr_cli_run(int argc, char **argv) {
         cr_opt_res_free(&r);
         return 2;
     }
-    cr_run_overrides ov = {(long)o.nodes, (long)o.workers, (long)o.seed, o.policy, o.metrics, o.sampling};
-    rc = cr_lps_run(cr_cli_home(), r.pos[0], &ov, o.repl, r.npos - 1, r.pos + 1);
+    if (restart_check(&o) < 0) {
+        cr_opt_res_free(&r);
+        return 2;
+    }
+    char ckpath[PATH_MAX];
+    if (o.checkpoint) o.checkpoint = absolute(o.checkpoint, ckpath);
+    cr_run_overrides ov = {(long)o.nodes, (long)o.workers, (long)o.seed, o.policy, o.metrics, o.sampling,
+                           0, 0, o.external, o.listen, NULL, o.checkpoint, (long)o.every, (int)o.restarts};
+    cr_launch l;
+    char listen[64];
+    int status;
+    if (cr_cli_key_file("crescent run", o.net.key) < 0) {
+        cr_opt_res_free(&r);
+        return 2;
+    }
+    if (cr_cli_launched("crescent run", &o.net, &l, &ov, listen, sizeof listen, &status)) {
+        cr_opt_res_free(&r);
+        return status;
+    }
+    if (ov.world > 0 && o.restarts > 0) {
+        fprintf(stderr, "crescent run: --restarts is not supported under a cluster launcher yet (only for the "
+                        "nodes crescent run starts itself); save with --checkpoint and start the job again\n");
+        cr_opt_res_free(&r);
+        return 2;
+    }
+    for (int attempt = 1;; attempt++) {
+        rc = cr_lps_run(cr_cli_home(), r.pos[0], &ov, o.repl, r.npos - 1, r.pos + 1);
+        if (rc != CR_RUN_NODE_DIED) break;
+        if (attempt > o.restarts) {
+            if (o.restarts > 0) fprintf(stderr, "crescent run: a node died again; no restart left (--restarts %d)\n",
+                                        (int)o.restarts);
+            rc = 1;
+            break;
+        }
+        if (access(o.checkpoint, F_OK) == 0)
+            fprintf(stderr, "crescent run: restart %d of %d: the job runs again from %s (what the epochs after it "
+                            "did is lost)\n", attempt, (int)o.restarts, o.checkpoint);
+        else
+            fprintf(stderr, "crescent run: restart %d of %d: no checkpoint saved yet (%s): the job starts over\n",
+                    attempt, (int)o.restarts, o.checkpoint);
+    }
     cr_opt_res_free(&r);
     return rc;
 }

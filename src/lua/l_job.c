@@ -96,6 +96,7 @@ int cr_ljob_start(lua_State *L) {
     o.workers = workers < 0 || workers > 1 << 30 ? -1 : (int)workers;
     o.seed = (uint64_t)opt_int(L, 1, "seed", 1);
     o.spawn = (int)opt_int(L, 1, "spawn", 1);
+    o.local_nodes = (int)opt_int(L, 1, "local_nodes", 0);
     o.exit_on_death = (int)opt_int(L, 1, "exit_on_death", 0);
     if (o.exit_on_death) o.on_death = die_on_death;
     o.on_wait = tell_waiting;

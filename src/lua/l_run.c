@@ -16,7 +16,27 @@ static void set_overrides(lua_State *L, const cr_run_overrides *ov) {
     if (ov->policy) lua_pushstring(L, ov->policy), lua_setfield(L, -2, "policy");
     if (ov->metrics) lua_pushstring(L, ov->metrics), lua_setfield(L, -2, "metrics");
     if (ov->sampling) lua_pushstring(L, ov->sampling), lua_setfield(L, -2, "sampling");
+    if (ov->world > 0) lua_pushinteger(L, ov->world), lua_setfield(L, -2, "world");
+    if (ov->local_nodes > 0) lua_pushinteger(L, ov->local_nodes), lua_setfield(L, -2, "local_nodes");
+    if (ov->external) lua_pushboolean(L, 1), lua_setfield(L, -2, "external");
+    if (ov->listen) lua_pushstring(L, ov->listen), lua_setfield(L, -2, "listen");
+    if (ov->launcher) lua_pushstring(L, ov->launcher), lua_setfield(L, -2, "launcher");
+    if (ov->checkpoint) lua_pushstring(L, ov->checkpoint), lua_setfield(L, -2, "checkpoint");
+    if (ov->checkpoint_every > 0) lua_pushinteger(L, ov->checkpoint_every), lua_setfield(L, -2, "checkpoint_every");
+    if (ov->restarts > 0) lua_pushinteger(L, ov->restarts), lua_setfield(L, -2, "restarts");
     lua_setfield(L, LUA_REGISTRYINDEX, "crescent.overrides");
+}
+
+/* 1 if the script loaded the library and a job it left open lost a node. */
+static int node_died(lua_State *L) {
+    int top = lua_gettop(L);
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    lua_getfield(L, -1, "crescent.job");
+    int died = 0;
+    if (lua_istable(L, -1) && lua_getfield(L, -1, "any_failed") == LUA_TFUNCTION && lua_pcall(L, 0, 1, 0) == LUA_OK)
+        died = lua_toboolean(L, -1);
+    lua_settop(L, top);
+    return died;
 }
 
 /* require("crescent.job").close_all(), if the script loaded the library:
@@ -51,6 +71,7 @@ int cr_lps_run(const char *home, const char *path, const cr_run_overrides *ov, i
     }
     lua_setglobal(L, "arg");
     int status = cr_lhost_dofile(L, path, argc, argv) == 0 ? 0 : 1;
+    if (status && node_died(L)) status = CR_RUN_NODE_DIED;
     if (status == 0 && repl) {
         int q = cr_repl_run(L);
         if (q) status = q;

@@ -49,7 +49,7 @@ int cr_job_curve_from_env(cr_curve *c, cr_err *e) { return cr_curve_from_env(c, 
 cr_job *cr_job_start(const cr_job_opts *o, cr_err *e) {
     if (cr_job_check_size(o->nodes, o->workers, e) < 0) return NULL;
     cr_sched_opts so = {.nodes = o->nodes, .workers = o->workers, .seed = o->seed, .listen = o->listen,
-                        .spawn = o->spawn, .exe = o->exe, .hooks = o->hooks, .exit_on_death = o->exit_on_death,
+                        .spawn = o->spawn, .local_nodes = o->local_nodes, .exe = o->exe, .hooks = o->hooks, .exit_on_death = o->exit_on_death,
                         .timeout = o->timeout, .join_timeout = o->join_timeout, .curve = o->curve,
                         .on_listen = o->on_listen, .on_listen_arg = o->on_listen_arg,
                         .on_death = o->on_death, .on_death_arg = o->on_death_arg,

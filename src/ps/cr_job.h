@@ -49,6 +49,7 @@ typedef struct cr_job_opts {
     uint64_t seed;
     const char *listen;   /* control endpoint (NULL: tcp://127.0.0.1:*) */
     int spawn;            /* 1: start the nodes; 0: wait for hand-started ones */
+    int local_nodes;      /* spawn = 0: of those, start this many here (see cr_sched_opts) */
     const char *exe;      /* binary to start as a node (NULL: /proc/self/exe) */
     const cr_node_hooks *hooks; /* worker body of the in-process node (nodes == 1) */
     int exit_on_death;

@@ -56,6 +56,9 @@ static int join_answer(cr_link *l, cr_parts *p, cr_peers *peers, cr_err *e) {
     cr_err why;
     if (cr_proto_view(p, 0, &m, &why) < 0) return 0;
     if (m.h.type == CR_M_SHUTDOWN) return cr_errf(e, "the scheduler gave up before the job started");
+    cr_msg_reply r;
+    if (m.h.type == CR_M_ERROR && cr_proto_decode_reply(&m, &r, &why) == 0)
+        return cr_errf(e, "scheduler %s refused this node: %.*s", l->endpoint, (int)r.n, r.data);
     if (m.h.type != CR_M_WELCOME) return 0;
     if (cr_proto_decode_welcome(&m, &w, &why) < 0)
         return cr_errf(e, "malformed answer from scheduler %s: %s", l->endpoint, why.msg);
@@ -72,8 +75,8 @@ static int join_timeout(cr_link *l, cr_err *e) {
                                    "set CRESCENT_CURVE_PUBLIC and CRESCENT_CURVE_SECRET)");
 }
 
-int cr_link_join(cr_link *l, const char *advertise, cr_peers *peers, cr_err *e) {
-    cr_msg_register r = {.pid = getpid(), .addr = advertise, .addrn = strlen(advertise)};
+int cr_link_join(cr_link *l, const char *advertise, int rank, cr_peers *peers, cr_err *e) {
+    cr_msg_register r = {.pid = getpid(), .rank = rank, .addr = advertise, .addrn = strlen(advertise)};
     cr_proto_msg m;
     if (cr_proto_encode_register(&r, &m, e) < 0) return -1;
     if (cr_proto_send(l->sched, NULL, 0, &m) < 0)

@@ -42,7 +42,7 @@ int cr_link_connect(cr_link *l, void *zctx, const char *endpoint, int inproc, co
 /* REGISTER (this process, data address advertise) and wait up to 30 s for
  * the WELCOME, taken into p (cr_peers_take). 0, or -1 with a message (the
  * scheduler gave up, its WELCOME is malformed, or no answer in time). */
-int cr_link_join(cr_link *l, const char *advertise, cr_peers *p, cr_err *e);
+int cr_link_join(cr_link *l, const char *advertise, int rank, cr_peers *p, cr_err *e);
 /* The workers' channel up, for wpn local workers. 0 or -1 with a message. */
 int cr_link_open_up(cr_link *l, void *zctx, int wpn, cr_err *e);
 /* Close every socket (accepts a link never connected). */

@@ -92,6 +92,20 @@ static void *worker_thread(void *arg) {
 
 /* ---------- setup ---------- */
 
+/* The advertised address: adv as given, or, when it ends in ":*" (the port
+ * is the one the bind chose), with the port of the bound endpoint in out. */
+static void advertised(char *out, size_t n, const char *adv) {
+    size_t l = strlen(adv);
+    const char *bport = strrchr(out, ':');
+    if (l < 2 || strcmp(adv + l - 2, ":*") || !bport) {
+        snprintf(out, n, "%s", adv);
+        return;
+    }
+    char port[16];
+    snprintf(port, sizeof port, "%s", bport + 1);
+    snprintf(out, n, "%.*s:%s", (int)(l - 2), adv, port);
+}
+
 /* The data ROUTER, bound and authenticated; the address peers use in
  * n->advertise. */
 static int bind_data(cr_node *n, cr_err *e) {
@@ -109,7 +123,7 @@ static int bind_data(cr_node *n, cr_err *e) {
     if (zmq_bind(d, bind) < 0) return cr_errf(e, "cannot bind '%s': %s", bind, zmq_strerror(errno));
     size_t len = sizeof n->advertise;
     zmq_getsockopt(d, ZMQ_LAST_ENDPOINT, n->advertise, &len);
-    if (n->opts.advertise) snprintf(n->advertise, sizeof n->advertise, "%s", n->opts.advertise);
+    if (n->opts.advertise) advertised(n->advertise, sizeof n->advertise, n->opts.advertise);
     return 0;
 }
 
@@ -143,7 +157,7 @@ static int start_workers(cr_node *n, cr_err *e) {
 static int setup(cr_node *n, cr_err *e) {
     if (cr_link_connect(&n->link, n->peers.zctx, n->opts.scheduler, n->opts.inproc, &n->opts.curve, e) < 0) return -1;
     if (!n->opts.inproc && bind_data(n, e) < 0) return -1;
-    if (cr_link_join(&n->link, n->advertise, &n->peers, e) < 0) return -1;
+    if (cr_link_join(&n->link, n->advertise, n->opts.has_rank ? n->opts.rank : -1, &n->peers, e) < 0) return -1;
     int wpn = n->peers.wpn;
     n->clk = cr_clocks_new(n->peers.id, n->peers.nodes, wpn);
     cr_counters_init(&n->cnt, wpn);

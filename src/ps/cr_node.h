@@ -29,12 +29,15 @@ typedef struct cr_node_hooks {
 typedef struct cr_node_opts {
     const char *scheduler; /* control endpoint of the scheduler */
     const char *bind;      /* data plane bind endpoint (NULL: tcp://127.0.0.1:*) */
-    const char *advertise; /* address given to peers (NULL: the bound endpoint) */
+    const char *advertise; /* address given to peers (NULL: the bound endpoint; "tcp://HOST:*": that host
+                            * with the bound port) */
     void *zctx;            /* ZeroMQ context to share (in-process node), or NULL */
     int inproc;            /* 1: single-node mode, no data socket at all */
     double timeout;        /* seconds of scheduler silence before giving up (0: 3) */
     const cr_node_hooks *hooks;
     cr_curve curve;        /* cluster CURVE pair or per-job secret (base/cr_curve.h); on = 0: none */
+    int rank;              /* rank given by a cluster launcher, told to the scheduler (0 here: none) */
+    int has_rank;
 } cr_node_opts;
 
 /* Join the scheduler and serve until it says shutdown (returns 0) or it goes

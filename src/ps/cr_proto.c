@@ -97,8 +97,10 @@ static int row_bytes(int64_t count, int32_t width, size_t *bytes) {
 int cr_proto_encode_register(const cr_msg_register *r, cr_proto_msg *m, cr_err *e) {
     start(m, CR_M_REGISTER);
     if (r->addrn > CR_PROTO_MAX_ADDR) return cr_errf(e, "REGISTER: address longer than %d bytes", CR_PROTO_MAX_ADDR);
+    if (r->rank < -1 || r->rank >= CR_PROTO_MAX_NODES) return cr_errf(e, "REGISTER: bad rank %d", r->rank);
     m->h.node = -1;
     m->h.a = r->pid;
+    m->h.b = r->rank;
     payload(m, r->addr, r->addrn);
     return 0;
 }
@@ -106,6 +108,8 @@ int cr_proto_encode_register(const cr_msg_register *r, cr_proto_msg *m, cr_err *
 int cr_proto_decode_register(const cr_proto_msg *m, cr_msg_register *r, cr_err *e) {
     if (shape(m, CR_M_REGISTER, 0, 1, e) < 0 || cap(m, "address", m->n[0], CR_PROTO_MAX_ADDR, e) < 0) return -1;
     if (m->h.a <= 0) return cr_errf(e, "REGISTER: bad pid %lld", (long long)m->h.a);
+    if (m->h.b < -1 || m->h.b >= CR_PROTO_MAX_NODES) return cr_errf(e, "REGISTER: bad rank %lld", (long long)m->h.b);
+    r->rank = (int)m->h.b;
     r->pid = m->h.a;
     r->addr = m->p[0];
     r->addrn = m->n[0];

@@ -107,9 +107,11 @@ static inline int64_t cr_proto_i64(const void *base, size_t i) {
  * messages from nodes and the target's on messages to them; codecs set it
  * from the struct where the struct has it, else the sender fills m->h.node. */
 
-/* REGISTER, node -> scheduler: "I am process pid, peers reach me at addr". */
+/* REGISTER, node -> scheduler: "I am process pid, peers reach me at addr"
+ * (and rank `rank` of a cluster launcher, -1: none). */
 typedef struct cr_msg_register {
     int64_t pid;
+    int rank;
     const char *addr; /* not NUL-terminated; addrn <= CR_PROTO_MAX_ADDR */
     size_t addrn;
 } cr_msg_register;

@@ -25,6 +25,7 @@ typedef struct nodeinfo {
     char rid[256];
     size_t ridlen;
     pid_t pid;   /* as registered */
+    int rank;    /* a launcher's rank, as registered (-1: none) */
     char addr[256];
     double heard;
     int dead;
@@ -439,7 +440,15 @@ static void take_register(cr_sched *s, cr_parts *p, int *joined) {
         refuse(s, p, e.msg);
         return;
     }
+    for (int i = 0; i < *joined && r.rank >= 0; i++)
+        if (s->nodes[i].rank == r.rank) {
+            cr_errf(&e, "rank %d is already taken by the node at %s (pid %d): two processes were started as "
+                        "the same rank", r.rank, s->nodes[i].addr, (int)s->nodes[i].pid);
+            refuse(s, p, e.msg);
+            return;
+        }
     nodeinfo *ni = &s->nodes[(*joined)++];
+    ni->rank = r.rank;
     ni->ridlen = cr_parts_size(p, 0);
     memcpy(ni->rid, cr_parts_data(p, 0), ni->ridlen);
     ni->pid = (pid_t)r.pid;
@@ -627,9 +636,10 @@ static int start_nodes(cr_sched *s, int inproc, cr_err *e) {
         if (pthread_create(&s->inproc_node, NULL, inproc_node_main, s) != 0)
             return cr_errf(e, "cannot start the in-process node");
         s->inproc_started = 1;
-    } else if (o->spawn) {
+    } else if (o->spawn || o->local_nodes > 0) {
         s->child_env = child_env(&o->curve);
-        for (int i = 0; i < o->nodes; i++) {
+        int here = o->spawn ? o->nodes : o->local_nodes < o->nodes ? o->local_nodes : o->nodes;
+        for (int i = 0; i < here; i++) {
             s->children[i] = spawn_node(o->exe ? o->exe : "/proc/self/exe", s->endpoint, getpid(), s->child_env);
             if (s->children[i] < 0) {
                 s->children[i] = 0;
@@ -638,6 +648,7 @@ static int start_nodes(cr_sched *s, int inproc, cr_err *e) {
             s->pidfd[i] = pidfd_open(s->children[i], 0); /* -1 on old kernels: then watched on a timer */
             s->nchildren++;
         }
+        if (!o->spawn && here < o->nodes && o->on_wait) o->on_wait(s->endpoint, o->nodes - here, o->on_wait_arg);
     } else if (o->on_listen) {
         o->on_listen(s->endpoint, o->on_listen_arg);
     } else if (o->on_wait) {

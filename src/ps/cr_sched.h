@@ -26,6 +26,8 @@ typedef struct cr_sched_opts {
     uint64_t seed;
     const char *listen;        /* endpoint to bind (NULL: tcp://127.0.0.1:*) */
     int spawn;                 /* 1: start the node processes; 0: wait for external ones */
+    int local_nodes;           /* spawn = 0: start this many of the nodes here all the same (a
+                                * launcher's rank 0 hosts one; the others join from their hosts) */
     const char *exe;           /* binary to start as a node (NULL: /proc/self/exe) */
     const cr_node_hooks *hooks; /* worker body for the in-process node (nodes == 1) */
     /* A node's death reaches the caller as CR_M_DEAD (cr_sched_recv returns

@@ -260,7 +260,7 @@ static int fake_register(void *ctx, const char *ep) {
     zmq_connect(s, ep);
     const char *addr = "tcp://127.0.0.1:9";
     cr_proto_msg m;
-    cr_proto_encode_register(&(cr_msg_register){.pid = 1, .addr = addr, .addrn = strlen(addr)}, &m, NULL);
+    cr_proto_encode_register(&(cr_msg_register){.pid = 1, .rank = -1, .addr = addr, .addrn = strlen(addr)}, &m, NULL);
     cr_proto_send(s, NULL, 0, &m);
     cr_parts p;
     int got = await_reply(s, &p, 4000);

@@ -61,6 +61,17 @@ return {
     { "-- may_proceed(my_clock, min_clock, clocks) -> boolean",
       "comments only: the signature of may_proceed" },
   },
+  ["docs/cluster.md"] = {
+    -- each needs a cluster (hosts, a launcher); tests/cluster/test_launchers.sh and test_ssh.sh run the same
+    -- commands on three emulated hosts, with each launcher's variables as it sets them
+    { "crescent keygen > ~/.crescent-key && chmod 600 ~/.crescent-key", "writes into the reader's home; launch_errors.sh makes and checks key files" },
+    { "srun -N 4 --ntasks-per-node=1 --export=ALL,CRESCENT_KEY_FILE=$HOME/.crescent-key \\", "needs a Slurm cluster; test_launchers.sh sets Slurm's variables" },
+    { "mpirun -np 4 -H a,b,c,d -x CRESCENT_MASTER=a -x CRESCENT_PORT=29400 \\", "needs hosts a-d; test_launchers.sh runs a real mpirun on emulated hosts" },
+    { "cat > hosts <<'EOF'", "needs ssh to hosts a-c; test_ssh.sh runs crescent launch against a real sshd on emulated hosts" },
+    { "dmlc-submit --cluster ssh --host-file hosts --num-servers 4 --num-workers 0 crescent run job.lua", "needs dmlc-core's tracker; test_launchers.sh sets its variables" },
+    { "torchrun --nnodes 4 --nproc-per-node 1 --node-rank $NODE_RANK --master-addr a --master-port 29400 \\", "needs torchrun and hosts; test_launchers.sh sets its variables" },
+    { "crescent run job.lua --nodes 3 --external-nodes --listen tcp://10.1.0.11:29400 --key key   # on host a", "needs hosts; ps_manual_join.sh starts nodes by hand on loopback" },
+  },
   ["docs/repl.md"] = {
     { "crescent repl                       # a prompt with cr = require \"crescent\"",
       "interactive (a terminal); job.lua stands for the reader's script; the piped repl examples below and repl_tty.sh run it" },
