@@ -98,11 +98,14 @@ function M.new(o)
         nodes = nodes, workers = workers, seed = seed,
         listen = ov and ov.listen or env_listen or o.listen, spawn = spawn and 1 or 0, exe = exe,
         local_nodes = ov and ov.local_nodes or 0,
-        exit_on_death = ov and not ov.restarts and 1 or 0, timeout = o.timeout, join_timeout = o.join_timeout,
+        -- a restart under a launcher: the ranks still alive rejoin within rejoin seconds
+        min_nodes = ov and ov.rejoin and 1 or 0,
+        exit_on_death = ov and not ov.restarts and 1 or 0, timeout = o.timeout,
+        join_timeout = ov and ov.rejoin or o.join_timeout,
     })
     if not ok then error(rt, 2) end
     local job = setmetatable({
-        rt = rt, nodes = nodes, workers = workers, seed = seed, tables = {}, ntables = 0,
+        rt = rt, nodes = rt:nodes(), workers = workers, seed = seed, tables = {}, ntables = 0,
         metrics = mpath, epochs = 0, memory_mb = mem, dists = {},
         curve = {}, -- one record per finished epoch (job:epoch, then job:log merges into it)
         state = {}, -- the script's own resume state (plain data), saved and restored with the job
@@ -139,6 +142,8 @@ function Job:_guard(f, ...)
     if not r[1] then
         if self.rt:failed() then
             M.lost_node = true -- crescent run --restarts runs the script again
+            local ov = cps.overrides()
+            if ov and ov.world and ov.restarts then self.rt:close(true) end -- launcher ranks join the next run
             self:close()
         end
         error(r[2], 0)
