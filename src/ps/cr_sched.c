@@ -365,6 +365,7 @@ static void from_node(cr_sched *s, cr_parts *p, double now) {
         refuse(s, p, reg ? "the job has all its nodes" : "not a node of this job");
         return;
     }
+    if (cr_proto_view(p, 1, &m, &e) == 0 && m.h.type == CR_M_REGISTER) return; /* a resent join (cr_link_join) */
     if (cr_proto_view(p, 1, &m, &e) < 0 || check_from_node(s, i, &m, &e) < 0) {
         refuse(s, p, e.msg);
         return;

@@ -16,7 +16,7 @@ local cr = require "crescent"
 local job = cr.job{ workers = 1, seed = 1, policy = "bsp" }
 local C = job:table{ name = "C", keys = 10, dim = 3, init = cr.init.zeros(), optimizer = cr.optim.add() }
 job:model(os.getenv("CRESCENT_ROOT") .. "/tests/models/count.lua", {})
-for _ = 1, 6 do job:epoch{ steps = 4, sleep = 0.1 } end
+for _ = 1, 6 do job:epoch{ steps = 4, sleep = job.epochs == 2 and 0.5 or 0.1 } end -- epoch 3: 2 s, killed in it
 print(("done nodes=%d epochs=%d C0=%s"):format(job.nodes, job.epochs, C:get(0)[1]))
 job:close()
 EOF2
