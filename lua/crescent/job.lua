@@ -15,6 +15,7 @@ local initializers, optimizers = require "crescent.initializers", require "cresc
 local tables = require "crescent.table"
 local checkpoint = require "crescent.checkpoint"
 local sampling = require "crescent.sampling"
+local nodes_of = require "crescent.nodes"
 local cps = core.ps
 
 local Job = {}
@@ -60,16 +61,7 @@ function M.new(o)
         if o[k] ~= nil then return o[k] end
         return dflt
     end
-    local env_listen, env_spawn = os.getenv("CRESCENT_LISTEN"), os.getenv("CRESCENT_SPAWN")
     local nodes, workers, seed = pick("nodes", 1), pick("workers", 1), pick("seed", 1)
-    local world = ov and ov.world
-    if world then -- started by a cluster launcher: its world is the job's nodes
-        if o.nodes ~= nil and o.nodes ~= world then
-            error(("cr.job{nodes = %s}: the launcher (%s) started %d node(s); give nodes = %d or leave it out")
-                :format(tostring(o.nodes), ov.launcher, world, world), 2)
-        end
-        nodes = world
-    end
     for k, v in pairs { nodes = nodes, workers = workers, seed = seed } do
         if math.type(v) ~= "integer" then error(("cr.job{}: %s must be an integer"):format(k), 2) end
     end
@@ -89,20 +81,10 @@ function M.new(o)
     end
     local mpath = pick("metrics", nil)
     if mpath ~= nil then check_metrics(mpath) end
-    local spawn = pick("spawn", true)
-    if env_spawn then spawn = env_spawn ~= "0" end
-    if ov and (ov.world or ov.external) then spawn = false end
-    local exe
-    if not ov then exe = os.getenv("CRESCENT_BIN") or (home.dir .. "/crescent") end
-    local ok, rt = pcall(cps.start, {
-        nodes = nodes, workers = workers, seed = seed,
-        listen = ov and ov.listen or env_listen or o.listen, spawn = spawn and 1 or 0, exe = exe,
-        local_nodes = ov and ov.local_nodes or 0,
-        exit_on_death = ov and not ov.restarts and 1 or 0, timeout = o.timeout, join_timeout = o.join_timeout,
-    })
+    local ok, rt = pcall(cps.start, nodes_of.start_options(o, ov, nodes, workers, seed))
     if not ok then error(rt, 2) end
     local job = setmetatable({
-        rt = rt, nodes = nodes, workers = workers, seed = seed, tables = {}, ntables = 0,
+        rt = rt, nodes = rt:nodes(), workers = workers, seed = seed, tables = {}, ntables = 0,
         metrics = mpath, epochs = 0, memory_mb = mem, dists = {},
         curve = {}, -- one record per finished epoch (job:epoch, then job:log merges into it)
         state = {}, -- the script's own resume state (plain data), saved and restored with the job
@@ -139,6 +121,8 @@ function Job:_guard(f, ...)
     if not r[1] then
         if self.rt:failed() then
             M.lost_node = true -- crescent run --restarts runs the script again
+            local ov = cps.overrides() -- under a launcher, its ranks join the next run
+            self.rt:close(ov and ov.world and ov.restarts and true or false)
             self:close()
         end
         error(r[2], 0)
@@ -309,11 +293,7 @@ sampling.install(Job)
 -- job:load around replicated keys, a distribution's weights for decision
 -- scripts
 require("crescent.manage_job").install(Job)
--- crescent run --checkpoint / --restarts: periodic saves, resume after a restart
-local restart = require "crescent.restart"
-restart.install(Job)
-
--- true if a job still open lost a node (crescent run --restarts runs the
--- script again).
-function M.any_failed() return M.lost_node or restart.any_failed(open_jobs) end
+require("crescent.restart").install(Job) -- crescent run --checkpoint, --restarts
+-- true if a job lost a node (crescent run --restarts runs the script again)
+function M.any_failed() return M.lost_node == true end
 return M

@@ -72,12 +72,4 @@ function M.install(Job)
     end
 end
 
--- true if a job the script opened lost a node (crescent run then restarts).
-function M.any_failed(jobs)
-    for j in pairs(jobs) do
-        if j.rt:failed() then return true end
-    end
-    return false
-end
-
 return M

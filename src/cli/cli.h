@@ -44,6 +44,7 @@ void cr_cli_help(const cr_opt_cmd *c, FILE *f);
 typedef struct cr_cli_net {
     int64_t port;
     const char *key, *iface;
+    int64_t restarts; /* a node rank joins the job's next run this many times at most */
 } cr_cli_net;
 
 /* Load the cluster key pair from path (or CRESCENT_KEY_FILE when path is

@@ -122,7 +122,8 @@ static int master_ip(const char *cmd, const cr_launch *l, char *ip) {
 
 /* A node rank: join the scheduler at sched, from the address of the
  * interface towards it. The exit status. */
-static int run_node(const char *cmd, const cr_launch *l, const char *iface, const char *sip, int port) {
+static int run_node(const char *cmd, const cr_launch *l, const char *iface, const char *sip, int port,
+                    int restarts) {
     char ip[CR_IP_MAX], name[CR_IFNAME_MAX] = "", sched[64], bind[64];
     if (l->host[0] && !(iface && *iface)) {
         cr_err e;
@@ -157,11 +158,16 @@ static int run_node(const char *cmd, const cr_launch *l, const char *iface, cons
                         "chmod 600 FILE, and give --key FILE or CRESCENT_KEY_FILE to every rank\n", cmd);
         return 2;
     }
-    if (cr_node_run(&o, &e) < 0) {
-        fprintf(stderr, "%s (node at %s on %s): %s\n", cmd, ip, name[0] ? name : "?", e.msg);
-        return 1;
+    int rejoin = 0;
+    o.rejoin = &rejoin;
+    for (int run = 0;; run++) {
+        if (cr_node_run(&o, &e) < 0) {
+            fprintf(stderr, "%s (node at %s on %s): %s\n", cmd, ip, name[0] ? name : "?", e.msg);
+            return 1;
+        }
+        if (!rejoin || run >= restarts) return 0;
+        fprintf(stderr, "crescent: the job lost a node and runs again: rank %d joins %s again\n", l->rank, sched);
     }
-    return 0;
 }
 
 int cr_cli_launched(const char *cmd, const cr_cli_net *n, cr_launch *l, cr_run_overrides *ov, char *listen,
@@ -185,7 +191,7 @@ int cr_cli_launched(const char *cmd, const cr_cli_net *n, cr_launch *l, cr_run_o
     }
     char sip[CR_IP_MAX];
     if (master_ip(cmd, l, sip) < 0) return *status = 2, 1;
-    if (l->role == CR_ROLE_NODE) return *status = run_node(cmd, l, n->iface, sip, port), 1;
+    if (l->role == CR_ROLE_NODE) return *status = run_node(cmd, l, n->iface, sip, port, (int)n->restarts), 1;
     cr_curve c;
     if (cr_curve_from_env(&c, &e) < 0 || !c.on) {
         fprintf(stderr, "%s: %s\n", cmd,

@@ -21,7 +21,7 @@ typedef struct run_opts {
     const char *listen;
     int external;
     const char *checkpoint;
-    int64_t every, restarts;
+    int64_t every, restarts, rejoin;
 } run_opts;
 
 /* The node and worker ranges are the core's (cr_job.h), so --nodes and
@@ -60,6 +60,9 @@ const cr_opt cr_cli_run_opts[] = {
     {"restarts", CR_OPT_INT, offsetof(run_opts, restarts), CR_OPT_RANGE, 0, 1000, "0", "N",
      "when a node dies, run the job again from the last checkpoint, at most N times (needs --checkpoint)", NULL,
      NULL},
+    {"rejoin-timeout", CR_OPT_INT, offsetof(run_opts, rejoin), CR_OPT_RANGE, 1, 86400, "30", "S",
+     "under a launcher, after a restart: seconds to wait for the ranks still alive to join again; the job "
+     "goes on with those that did", NULL, NULL},
     {"external-nodes", CR_OPT_FLAG, offsetof(run_opts, external), 0, 0, 0, NULL, NULL,
      "start no node: wait for `crescent node --scheduler ...` processes started elsewhere", NULL, NULL},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL}};
@@ -120,7 +123,7 @@ static const char *absolute(const char *path, char *buf) {
 }
 
 int cr_cli_run(int argc, char **argv) {
-    run_opts o = {-1, -1, -1, NULL, NULL, NULL, 0, {-1, NULL, NULL}, NULL, 0, NULL, 1, 0};
+    run_opts o = {-1, -1, -1, NULL, NULL, NULL, 0, {-1, NULL, NULL, 0}, NULL, 0, NULL, 1, 0, 30};
     cr_opt_res r;
     int rc = cr_cli_parse(&run_cmd, argc, argv, &o, &r);
     if (rc >= 0) return rc;
@@ -143,8 +146,9 @@ int cr_cli_run(int argc, char **argv) {
     }
     char ckpath[PATH_MAX];
     if (o.checkpoint) o.checkpoint = absolute(o.checkpoint, ckpath);
+    o.net.restarts = o.restarts;
     cr_run_overrides ov = {(long)o.nodes, (long)o.workers, (long)o.seed, o.policy, o.metrics, o.sampling,
-                           0, 0, o.external, o.listen, NULL, o.checkpoint, (long)o.every, (int)o.restarts};
+                           0, 0, o.external, o.listen, NULL, o.checkpoint, (long)o.every, (int)o.restarts, 0};
     cr_launch l;
     char listen[64];
     int status;
@@ -156,12 +160,6 @@ int cr_cli_run(int argc, char **argv) {
         cr_opt_res_free(&r);
         return status;
     }
-    if (ov.world > 0 && o.restarts > 0) {
-        fprintf(stderr, "crescent run: --restarts is not supported under a cluster launcher yet (only for the "
-                        "nodes crescent run starts itself); save with --checkpoint and start the job again\n");
-        cr_opt_res_free(&r);
-        return 2;
-    }
     for (int attempt = 1;; attempt++) {
         rc = cr_lps_run(cr_cli_home(), r.pos[0], &ov, o.repl, r.npos - 1, r.pos + 1);
         if (rc != CR_RUN_NODE_DIED) break;
@@ -170,6 +168,11 @@ int cr_cli_run(int argc, char **argv) {
                                         (int)o.restarts);
             rc = 1;
             break;
+        }
+        if (ov.world > 0) {
+            ov.rejoin = (long)o.rejoin;
+            fprintf(stderr, "crescent run: restart %d of %d: waiting up to %d s for the %ld rank(s) to join again\n",
+                    attempt, (int)o.restarts, (int)o.rejoin, ov.world);
         }
         if (access(o.checkpoint, F_OK) == 0)
             fprintf(stderr, "crescent run: restart %d of %d: the job runs again from %s (what the epochs after it "

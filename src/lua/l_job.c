@@ -97,6 +97,7 @@ int cr_ljob_start(lua_State *L) {
     o.seed = (uint64_t)opt_int(L, 1, "seed", 1);
     o.spawn = (int)opt_int(L, 1, "spawn", 1);
     o.local_nodes = (int)opt_int(L, 1, "local_nodes", 0);
+    o.min_nodes = (int)opt_int(L, 1, "min_nodes", 0);
     o.exit_on_death = (int)opt_int(L, 1, "exit_on_death", 0);
     if (o.exit_on_death) o.on_death = die_on_death;
     o.on_wait = tell_waiting;
@@ -577,9 +578,12 @@ static int j_sampling(lua_State *L) {
     return 0;
 }
 
+/* J:close([rejoin]): rejoin = true asks the nodes a launcher started to
+ * join the job's next run (crescent run --restarts). */
 static int j_close(lua_State *L) {
     ljob *j = luaL_checkudata(L, 1, JOB_MT);
-    cr_job_close(&j->j);
+    if (lua_toboolean(L, 2)) cr_job_close_rejoin(&j->j);
+    else cr_job_close(&j->j);
     return 0;
 }
 

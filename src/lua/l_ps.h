@@ -20,6 +20,7 @@ typedef struct cr_run_overrides {
     const char *checkpoint;
     long checkpoint_every;
     int restarts;
+    long rejoin; /* > 0: a restart under a launcher; wait this many seconds for the ranks to rejoin */
 } cr_run_overrides;
 
 /* cr_lps_run's status when the script failed because a node of its job died. */

@@ -49,7 +49,7 @@ int cr_job_curve_from_env(cr_curve *c, cr_err *e) { return cr_curve_from_env(c, 
 cr_job *cr_job_start(const cr_job_opts *o, cr_err *e) {
     if (cr_job_check_size(o->nodes, o->workers, e) < 0) return NULL;
     cr_sched_opts so = {.nodes = o->nodes, .workers = o->workers, .seed = o->seed, .listen = o->listen,
-                        .spawn = o->spawn, .local_nodes = o->local_nodes, .exe = o->exe, .hooks = o->hooks, .exit_on_death = o->exit_on_death,
+                        .spawn = o->spawn, .local_nodes = o->local_nodes, .min_nodes = o->min_nodes, .exe = o->exe, .hooks = o->hooks, .exit_on_death = o->exit_on_death,
                         .timeout = o->timeout, .join_timeout = o->join_timeout, .curve = o->curve,
                         .on_listen = o->on_listen, .on_listen_arg = o->on_listen_arg,
                         .on_death = o->on_death, .on_death_arg = o->on_death_arg,
@@ -62,14 +62,17 @@ cr_job *cr_job_start(const cr_job_opts *o, cr_err *e) {
     return j;
 }
 
-void cr_job_close(cr_job **jp) {
+static void close_job(cr_job **jp, int rejoin) {
     cr_job *j = jp ? *jp : NULL;
     if (!j) return;
-    cr_sched_close(&j->s);
+    cr_sched_close_rejoin(&j->s, rejoin);
     free(j->error);
     free(j);
     *jp = NULL;
 }
+
+void cr_job_close(cr_job **jp) { close_job(jp, 0); }
+void cr_job_close_rejoin(cr_job **jp) { close_job(jp, 1); }
 
 const char *cr_job_endpoint(const cr_job *j) { return cr_sched_endpoint(j->s); }
 int cr_job_nodes(const cr_job *j) { return cr_sched_nodes(j->s); }

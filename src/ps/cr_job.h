@@ -50,6 +50,7 @@ typedef struct cr_job_opts {
     const char *listen;   /* control endpoint (NULL: tcp://127.0.0.1:*) */
     int spawn;            /* 1: start the nodes; 0: wait for hand-started ones */
     int local_nodes;      /* spawn = 0: of those, start this many here (see cr_sched_opts) */
+    int min_nodes;        /* see cr_sched_opts */
     const char *exe;      /* binary to start as a node (NULL: /proc/self/exe) */
     const cr_node_hooks *hooks; /* worker body of the in-process node (nodes == 1) */
     int exit_on_death;
@@ -79,6 +80,9 @@ int cr_job_curve_from_env(cr_curve *c, cr_err *e);
 cr_job *cr_job_start(const cr_job_opts *o, cr_err *e);
 /* Shut the nodes down and free the job; NULLs *j; accepts NULL. */
 void cr_job_close(cr_job **j);
+/* The same, asking nodes a launcher started to join the job's next run
+ * (crescent run --restarts). */
+void cr_job_close_rejoin(cr_job **j);
 
 const char *cr_job_endpoint(const cr_job *j);
 int cr_job_nodes(const cr_job *j);

@@ -82,11 +82,15 @@ int cr_link_join(cr_link *l, const char *advertise, int rank, cr_peers *peers, c
     if (cr_proto_send(l->sched, NULL, 0, &m) < 0)
         return cr_errf(e, "cannot send to scheduler %s: %s", l->endpoint, zmq_strerror(errno));
     zmq_pollitem_t it = {.socket = l->sched, .events = ZMQ_POLLIN};
-    double deadline = cr_now() + 30;
+    double deadline = cr_now() + 30, again = cr_now() + 1;
     for (;;) {
-        double left = deadline - cr_now();
+        double now = cr_now(), left = deadline - now;
         if (left <= 0) return join_timeout(l, e);
-        if (zmq_poll(&it, 1, (long)(left * 1000) + 1) <= 0) continue;
+        if (now >= again) { /* the first may have gone to a scheduler that was closing (a job run again) */
+            cr_proto_send(l->sched, NULL, 0, &m);
+            again = now + 1;
+        }
+        if (zmq_poll(&it, 1, (long)((again - now < left ? again - now : left) * 1000) + 1) <= 0) continue;
         cr_parts p;
         if (cr_parts_recv(l->sched, &p, 0) < 0) continue;
         int rc = join_answer(l, &p, peers, e);

@@ -177,7 +177,9 @@ static int setup(cr_node *n, cr_err *e) {
 static int loop(cr_node *n, cr_err *e) {
     cr_node_ctl ctl = {.peers = &n->peers, .link = &n->link, .clk = n->clk, .shards = &n->shards,
                        .samp = &n->samp, .srv = &n->srv, .replicas = n->replicas, .filt = n->filt, .cnt = &n->cnt};
-    return cr_link_run(&n->link, n->opts.timeout > 0 ? n->opts.timeout : 3.0, cr_node_ctl_handle, &ctl, e);
+    int rc = cr_link_run(&n->link, n->opts.timeout > 0 ? n->opts.timeout : 3.0, cr_node_ctl_handle, &ctl, e);
+    if (n->opts.rejoin) *n->opts.rejoin = ctl.rejoin;
+    return rc;
 }
 
 /* ---------- teardown ---------- */

@@ -38,6 +38,8 @@ typedef struct cr_node_opts {
     cr_curve curve;        /* cluster CURVE pair or per-job secret (base/cr_curve.h); on = 0: none */
     int rank;              /* rank given by a cluster launcher, told to the scheduler (0 here: none) */
     int has_rank;
+    int *rejoin;           /* if set: 1 after a shutdown that asks the node to join the job's next run
+                            * (crescent run --restarts under a launcher), else 0 */
 } cr_node_opts;
 
 /* Join the scheduler and serve until it says shutdown (returns 0) or it goes

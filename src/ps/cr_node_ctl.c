@@ -52,8 +52,9 @@ static int on_error(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
 }
 
 static int on_shutdown(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {
-    (void)n, (void)m, (void)e;
-    return 1; /* whatever it carries: the scheduler wants us gone */
+    (void)e;
+    n->rejoin = m->h.a == CR_SHUTDOWN_REJOIN;
+    return 1; /* whatever else it carries: the scheduler wants us gone */
 }
 
 static int on_table(cr_node_ctl *n, const cr_proto_msg *m, cr_err *e) {

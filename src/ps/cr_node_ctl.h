@@ -28,6 +28,7 @@ typedef struct cr_node_ctl {
     cr_replicas *replicas; /* MANAGE */
     cr_pfilter *filt;      /* STATS */
     cr_counters *cnt;      /* STATS */
+    int rejoin;            /* set by a SHUTDOWN that asks the node to join the job's next run */
 } cr_node_ctl;
 
 /* Handle one message from the scheduler: answer it, or answer an ERROR if

@@ -192,6 +192,11 @@ typedef struct cr_msg_reply {
     size_t n;
 } cr_msg_reply;
 
+/* SHUTDOWN with h.a = CR_SHUTDOWN_REJOIN: the job lost a node and runs
+ * again (crescent run --restarts): a node started by a launcher joins the
+ * scheduler again instead of exiting. */
+#define CR_SHUTDOWN_REJOIN 1
+
 /* STATE, node -> scheduler: worker's clock and barrier count went up; or,
  * with waiting = 1, the worker waits at `clock` because the policy said no
  * with the clocks whose cr_proto_clocks_view is `view` (barrier unused). */

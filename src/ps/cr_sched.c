@@ -365,6 +365,7 @@ static void from_node(cr_sched *s, cr_parts *p, double now) {
         refuse(s, p, reg ? "the job has all its nodes" : "not a node of this job");
         return;
     }
+    if (cr_proto_view(p, 1, &m, &e) == 0 && m.h.type == CR_M_REGISTER) return; /* a resent join (cr_link_join) */
     if (cr_proto_view(p, 1, &m, &e) < 0 || check_from_node(s, i, &m, &e) < 0) {
         refuse(s, p, e.msg);
         return;
@@ -485,6 +486,11 @@ static int registration(cr_sched *s, cr_err *e) {
     while (joined < s->o.nodes) {
         double now = cr_now();
         if (now > deadline) {
+            if (s->o.min_nodes > 0 && joined >= s->o.min_nodes) { /* go on with the nodes that came */
+                s->o.nodes = joined;
+                s->W = joined * s->o.workers;
+                break;
+            }
             rc = cr_errf(e, "only %d of %d nodes joined %s within %.0f s", joined, s->o.nodes, s->endpoint, limit);
             break;
         }
@@ -731,11 +737,14 @@ int cr_sched_recv(cr_sched *s, cr_parts *p, cr_proto_msg *m, long timeout_ms, cr
     }
 }
 
-void cr_sched_close(cr_sched **sp) {
+void cr_sched_close(cr_sched **sp) { cr_sched_close_rejoin(sp, 0); }
+
+void cr_sched_close_rejoin(cr_sched **sp, int rejoin) {
     cr_sched *s = sp ? *sp : NULL;
     if (!s) return;
     cr_proto_msg m;
     cr_proto_encode_empty(CR_M_SHUTDOWN, &m, NULL);
+    if (rejoin) m.h.a = CR_SHUTDOWN_REJOIN;
     cr_sched_send(s, -1, &m, NULL);
     destroy(s);
     *sp = NULL;

@@ -43,6 +43,8 @@ typedef struct cr_sched_opts {
     void *on_death_arg;
     double timeout;            /* node silence that counts as death (0: 3 s) */
     double join_timeout;       /* seconds to wait for registrations (0: 30) */
+    int min_nodes;             /* > 0: after join_timeout, go on with the nodes that joined if at least
+                                * this many (a job restarted under a launcher without a lost rank) */
     /* Called once the control endpoint is bound, before waiting for nodes
      * (e.g. to start node threads in tests); may be NULL. */
     void (*on_listen)(const char *endpoint, void *arg);
@@ -87,5 +89,7 @@ int cr_sched_failed(const cr_sched *s);
 
 /* Shut every node down, reap children (SIGKILL after 3 s), free s. */
 void cr_sched_close(cr_sched **s);
+/* The same, telling launcher-started nodes to join the job's next run. */
+void cr_sched_close_rejoin(cr_sched **s, int rejoin);
 
 #endif
