@@ -1,7 +1,8 @@
 -- crescent.restart: what `crescent run --checkpoint PATH [--checkpoint-every K]
 -- [--restarts N]` changes in the Job class, installed by crescent.job last.
 --
--- Every K finished epochs the job is saved to PATH (job:save: written
+-- Every K finished epochs (or at the first epoch end S seconds after the
+-- last save, --checkpoint-every Ss) the job is saved to PATH (job:save: written
 -- aside, then renamed, so PATH always holds the last complete checkpoint).
 -- When a node dies, `crescent run` runs the job script again, at most N
 -- times; in the new run the first job:epoch loads PATH, unless the script
@@ -11,6 +12,8 @@
 -- (nothing is trained, nothing is logged): a script that counts its
 -- epochs with a for loop and one that runs `while job.epochs < E` both
 -- train exactly the epochs that were not saved.
+local core = require "crescent.core"
+
 local M = {}
 
 local function strip(e)
@@ -20,7 +23,8 @@ end
 -- The checkpoint settings of the command line (crescent run), or nil.
 function M.settings(ov)
     if not (ov and ov.checkpoint) then return nil end
-    return { path = ov.checkpoint, every = ov.checkpoint_every or 1 }
+    return { path = ov.checkpoint, every = ov.checkpoint_every or 1, seconds = ov.checkpoint_seconds,
+             last = core.util.now() }
 end
 
 local function exists(path)
@@ -58,7 +62,9 @@ function M.install(Job)
         self._replaying = false
         local ok, r = pcall(epoch, self, args)
         if not ok then error(strip(r), 2) end
-        if self.epochs % ck.every == 0 then
+        local now = core.util.now()
+        if (ck.seconds and now - ck.last >= ck.seconds) or (not ck.seconds and self.epochs % ck.every == 0) then
+            ck.last = now
             local oks, e = pcall(Job.save, self, ck.path)
             if not oks then error(strip(e), 2) end
         end

@@ -21,7 +21,8 @@ typedef struct run_opts {
     const char *listen;
     int external;
     const char *checkpoint;
-    int64_t every, restarts, rejoin;
+    const char *every;
+    int64_t restarts, rejoin;
 } run_opts;
 
 /* The node and worker ranges are the core's (cr_job.h), so --nodes and
@@ -55,8 +56,9 @@ const cr_opt cr_cli_run_opts[] = {
      "the scheduler's endpoint for nodes started by hand (with --external-nodes)", NULL, NULL},
     {"checkpoint", CR_OPT_STRING, offsetof(run_opts, checkpoint), 0, 0, 0, NULL, "PATH",
      "save the job to PATH every --checkpoint-every epochs; a run that finds PATH resumes from it", NULL, NULL},
-    {"checkpoint-every", CR_OPT_INT, offsetof(run_opts, every), CR_OPT_RANGE, 1, 1 << 30, "1", "K",
-     "epochs between checkpoints", NULL, NULL},
+    {"checkpoint-every", CR_OPT_STRING, offsetof(run_opts, every), 0, 0, 0, NULL, "K|Ss",
+     "epochs between checkpoints (default 1), or with an s, seconds (saved at the first epoch end after them)",
+     NULL, NULL},
     {"restarts", CR_OPT_INT, offsetof(run_opts, restarts), CR_OPT_RANGE, 0, 1000, "0", "N",
      "when a node dies, run the job again from the last checkpoint, at most N times (needs --checkpoint)", NULL,
      NULL},
@@ -112,6 +114,17 @@ static int restart_check(const run_opts *o) {
     return 0;
 }
 
+/* "K" epochs or "Ns" seconds. 0 or -1. */
+static int parse_every(const char *s, long *epochs, long *secs) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || v < 1 || v > 1000000) return -1;
+    if (*end == 's' && !end[1]) return *secs = v, 0;
+    if (*end) return -1;
+    *epochs = v;
+    return 0;
+}
+
 /* path made absolute against the current directory (the script may cd:
  * the checkpoint stays where the user meant), in buf. */
 static const char *absolute(const char *path, char *buf) {
@@ -123,7 +136,7 @@ static const char *absolute(const char *path, char *buf) {
 }
 
 int cr_cli_run(int argc, char **argv) {
-    run_opts o = {-1, -1, -1, NULL, NULL, NULL, 0, {-1, NULL, NULL, 0}, NULL, 0, NULL, 1, 0, 30};
+    run_opts o = {-1, -1, -1, NULL, NULL, NULL, 0, {-1, NULL, NULL, 0}, NULL, 0, NULL, NULL, 0, 30};
     cr_opt_res r;
     int rc = cr_cli_parse(&run_cmd, argc, argv, &o, &r);
     if (rc >= 0) return rc;
@@ -147,8 +160,15 @@ int cr_cli_run(int argc, char **argv) {
     char ckpath[PATH_MAX];
     if (o.checkpoint) o.checkpoint = absolute(o.checkpoint, ckpath);
     o.net.restarts = o.restarts;
+    long every = 1, every_s = 0;
+    if (o.every && parse_every(o.every, &every, &every_s) < 0) {
+        fprintf(stderr, "crescent run: --checkpoint-every '%s': expected epochs (1 to 1000000) or seconds "
+                        "with an s (e.g. 600s)\n", o.every);
+        cr_opt_res_free(&r);
+        return 2;
+    }
     cr_run_overrides ov = {(long)o.nodes, (long)o.workers, (long)o.seed, o.policy, o.metrics, o.sampling,
-                           0, 0, o.external, o.listen, NULL, o.checkpoint, (long)o.every, (int)o.restarts, 0};
+                           0, 0, o.external, o.listen, NULL, o.checkpoint, every, (int)o.restarts, 0, every_s};
     cr_launch l;
     char listen[64];
     int status;

@@ -21,6 +21,8 @@ typedef struct cr_run_overrides {
     long checkpoint_every;
     int restarts;
     long rejoin; /* > 0: a restart under a launcher; wait this many seconds for the ranks to rejoin */
+    long checkpoint_seconds; /* > 0: save at the first epoch end this long after the last save (instead of
+                              * every checkpoint_every epochs) */
 } cr_run_overrides;
 
 /* cr_lps_run's status when the script failed because a node of its job died. */

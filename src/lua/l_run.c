@@ -24,6 +24,8 @@ static void set_overrides(lua_State *L, const cr_run_overrides *ov) {
     if (ov->checkpoint) lua_pushstring(L, ov->checkpoint), lua_setfield(L, -2, "checkpoint");
     if (ov->checkpoint_every > 0) lua_pushinteger(L, ov->checkpoint_every), lua_setfield(L, -2, "checkpoint_every");
     if (ov->restarts > 0) lua_pushinteger(L, ov->restarts), lua_setfield(L, -2, "restarts");
+    if (ov->checkpoint_seconds > 0)
+        lua_pushinteger(L, ov->checkpoint_seconds), lua_setfield(L, -2, "checkpoint_seconds");
     if (ov->rejoin > 0) lua_pushinteger(L, ov->rejoin), lua_setfield(L, -2, "rejoin");
     lua_setfield(L, LUA_REGISTRYINDEX, "crescent.overrides");
 }

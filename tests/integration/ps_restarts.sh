@@ -44,6 +44,18 @@ timeout 10 "$CRESCENT_BIN" run "$JOBS/restart.lua" --restarts 1 >out 2>&1
 [ $? -eq 2 ] && grep -q "\-\-restarts needs --checkpoint PATH" out || fail "--restarts without --checkpoint: $(cat out)"
 timeout 10 "$CRESCENT_BIN" run "$JOBS/restart.lua" --restarts 1 --checkpoint ck --repl >out 2>&1 </dev/null
 [ $? -eq 2 ] && grep -q "cannot be used with --repl" out || fail "--restarts with --repl: $(cat out)"
+# --checkpoint-every in seconds: 100 s is never reached in this run (no
+# file); 2s saves at the first epoch end 2 s after the start or the last
+# save: epoch 3 here (epochs 1-2 end within 1 s, epoch 3 takes 2 s, epochs
+# 4-6 take 1.3 s together: epoch 3 stays the last one saved).
+timeout 60 "$CRESCENT_BIN" run "$JOBS/restart.lua" --checkpoint cks --checkpoint-every 100s >out 2>&1 || fail "100s: $(cat out)"
+[ -e cks ] && fail "--checkpoint-every 100s saved within a 5-s run"
+timeout 60 "$CRESCENT_BIN" run "$JOBS/restart.lua" --checkpoint cks --checkpoint-every 2s >out 2>&1 || fail "2s: $(cat out)"
+"$CRESCENT_BIN" ckpt cks | grep -q "^resume: epoch 3," || fail "--checkpoint-every 2s: $("$CRESCENT_BIN" ckpt cks 2>&1 | head -2)"
+for bad in 0 5x 0s; do
+    timeout 10 "$CRESCENT_BIN" run "$JOBS/restart.lua" --checkpoint cks --checkpoint-every $bad >out 2>&1
+    [ $? -eq 2 ] && grep -q "checkpoint-every '$bad': expected epochs" out || fail "--checkpoint-every $bad: $(cat out)"
+done
 # The examples resume from the run's --checkpoint themselves
 # (cr.script.resume), at the point they choose: 4 epochs, then 6.
 "$CRESCENT_BIN" data zipf-mf --rows 500 --cols 100 --cells 10000 --rank 4 --seed 2 --out d >/dev/null || fail "mf data"
