@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -43,4 +45,48 @@ int cr_file_create_tmp(const char *tmp, int mode, cr_err *e) {
         errno = er; /* for callers that word the message themselves */
     }
     return fd;
+}
+
+/* The temp files being written (cr_file_pending_add): a short list, as a
+ * process writes one or two files at a time. */
+static struct {
+    pthread_mutex_t lock;
+    char **names;
+    int n, cap;
+} pending = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+
+int cr_file_pending_add(const char *tmp) {
+    char *copy = strdup(tmp);
+    if (!copy) return -1;
+    pthread_mutex_lock(&pending.lock);
+    if (pending.n == pending.cap) {
+        int cap = pending.cap ? 2 * pending.cap : 8;
+        char **grown = realloc(pending.names, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            pthread_mutex_unlock(&pending.lock);
+            free(copy);
+            return -1;
+        }
+        pending.names = grown, pending.cap = cap;
+    }
+    pending.names[pending.n++] = copy;
+    pthread_mutex_unlock(&pending.lock);
+    return 0;
+}
+
+void cr_file_pending_drop(const char *tmp) {
+    pthread_mutex_lock(&pending.lock);
+    for (int i = pending.n - 1; i >= 0; i--) {
+        if (strcmp(pending.names[i], tmp) != 0) continue;
+        free(pending.names[i]);
+        pending.names[i] = pending.names[--pending.n];
+        break;
+    }
+    pthread_mutex_unlock(&pending.lock);
+}
+
+void cr_file_remove_pending(void) {
+    pthread_mutex_lock(&pending.lock);
+    for (int i = 0; i < pending.n; i++) unlink(pending.names[i]); /* the names stay: the process is ending */
+    pthread_mutex_unlock(&pending.lock);
 }

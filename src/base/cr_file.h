@@ -29,4 +29,17 @@ int cr_file_check_replace(const char *path, cr_err *e);
  * kept from open). */
 int cr_file_create_tmp(const char *tmp, int mode, cr_err *e);
 
+/* Temp files being written, for a process that ends without unwinding: a
+ * lost node ends `crescent run` with _exit from the scheduler's thread while
+ * the main thread may be half way through a checkpoint. A writer adds its
+ * temp name once it exists and drops it once renamed or unlinked;
+ * cr_file_remove_pending unlinks every name still added (the exit path
+ * calls it just before _exit). The set is per process, not per object,
+ * because the thread that ends the process does not know the writers.
+ * Thread-safe; names are copied. cr_file_pending_add returns 0, or -1 if
+ * out of memory (the file is then not removed on such an exit). */
+int cr_file_pending_add(const char *tmp);
+void cr_file_pending_drop(const char *tmp);
+void cr_file_remove_pending(void);
+
 #endif
