@@ -90,3 +90,36 @@ void cr_file_remove_pending(void) {
     for (int i = 0; i < pending.n; i++) unlink(pending.names[i]); /* the names stay: the process is ending */
     pthread_mutex_unlock(&pending.lock);
 }
+
+int cr_file_append_whole(const char *path, const void *buf, size_t len, cr_err *e) {
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        int er = errno;
+        cr_errf(e, "%s: cannot open: %s", path, strerror(er));
+        errno = er;
+        return -1;
+    }
+    struct stat st;
+    off_t before = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? st.st_size : -1;
+    const char *p = buf;
+    size_t done = 0;
+    int er = 0;
+    while (done < len && !er) {
+        ssize_t n = write(fd, p + done, len - done);
+        if (n > 0) done += (size_t)n;
+        else if (n == 0) er = EIO;
+        else if (errno != EINTR) er = errno;
+    }
+    if (!er) {
+        close(fd);
+        return 0;
+    }
+    /* a regular file goes back to its last whole record; a device has no size to restore */
+    if (before >= 0 && ftruncate(fd, before) != 0) {
+        /* nothing better to do than report the write error */
+    }
+    close(fd);
+    cr_errf(e, "%s: cannot write: %s", path, strerror(er));
+    errno = er;
+    return -1;
+}

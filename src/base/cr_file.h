@@ -8,6 +8,8 @@
  * with cr_file_check_replace, and creates its temp file with
  * cr_file_create_tmp, which never writes through an existing name. */
 
+#include <stddef.h>
+
 #include "base/cr_err.h"
 
 /* May PATH be replaced by a new regular file? 0 if PATH does not exist or is
@@ -41,5 +43,13 @@ int cr_file_create_tmp(const char *tmp, int mode, cr_err *e);
 int cr_file_pending_add(const char *tmp);
 void cr_file_pending_drop(const char *tmp);
 void cr_file_remove_pending(void);
+
+/* Append the LEN bytes of BUF to PATH (created with mode 0666 if missing)
+ * whole or not at all: a short or failed write (a full disk) truncates the
+ * file back to its size before the call, so a line-per-record file never
+ * ends in a partial record. The data are flushed to the file (no fsync).
+ * Returns 0, or -1 with e set ("PATH: REASON"; errno kept). Not safe
+ * against another process appending to PATH at the same time. */
+int cr_file_append_whole(const char *path, const void *buf, size_t len, cr_err *e);
 
 #endif
