@@ -844,7 +844,7 @@ static void reply_error(lworker *w, const char *msg) { cr_node_reply(w->n, w->lw
 static void reply_top(lworker *w, lua_State *L) {
     char *out, err[300];
     size_t len;
-    if (cr_lser_dump(L, -1, &out, &len, err, sizeof err) < 0) {
+    if (cr_lser_dump_max(L, -1, CR_LSER_RESULT_MAX, &out, &len, err, sizeof err) < 0) {
         char msg[400];
         snprintf(msg, sizeof msg, "worker %d (node %d): result %s", w->gw, cr_node_id(w->n), err);
         reply_error(w, msg);
