@@ -100,7 +100,9 @@ test: deps
 	@$(MAKE) --no-print-directory all >$(BUILD).log 2>&1 || { cat $(BUILD).log; echo "0 passed, 1 failed"; exit 1; }
 	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) CRESCENT_BIN=$(CURDIR)/$(BIN) tests/run.sh
 
-SANITIZE_OPT = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer
+# -fno-sanitize-recover: undefined behaviour aborts the process (UBSan
+# otherwise prints and goes on, and a test that still passes hides it).
+SANITIZE_OPT = -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
 # Busted loads core.so into lua5.4, so the sanitizer runtimes are preloaded
 # there (tests/run.sh does it when SANITIZE is set); leak checks are off for

@@ -81,7 +81,9 @@ function M.save(self, path)
     end)
     if not ok then
         w:abort()
-        error(e, 2)
+        -- a writer's error (a full disk) is positioned at this file's line: name the caller's instead
+        e = tostring(e):gsub("^[^\n]-crescent/checkpoint%.lua:%d+: ", "")
+        error(e:find("^job:save") and e or "job:save: " .. e, 2)
     end
     return true
 end

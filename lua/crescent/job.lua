@@ -65,7 +65,7 @@ function M.new(o)
     for k, v in pairs { nodes = nodes, workers = workers, seed = seed } do
         if math.type(v) ~= "integer" then error(("cr.job{}: %s must be an integer"):format(k), 2) end
     end
-    local pname, popts = policy.describe(pick("policy", o.consistency), 2)
+    local pname, popts = policy.choose(ov and ov.policy, pick("policy", o.consistency), 2)
     local ppath, psrc = policy.source(pname)
     policy.check(ppath, psrc, popts)
     local splan

@@ -85,17 +85,12 @@ function M.curve_text(curve)
     return table.concat(out)
 end
 
--- Append one record to the metrics file. Any open or write error (a full
--- disk, /dev/full) raises "metrics file PATH: reason".
+-- Append one record to the metrics file, whole or not at all: a failed
+-- write (a full disk, /dev/full) leaves the file as it was, without a
+-- partial last line, and raises "metrics file PATH: cannot write: reason".
 function M.append(path, rec)
-    local f, err = io.open(path, "a")
-    if not f then error("metrics file " .. home.open_error(path, err), 0) end
-    local ok, werr = f:write(encode(rec), "\n")
-    if ok then ok, werr = f:flush() end
-    local cok, cerr = f:close()
-    if not ok or not cok then
-        error(("metrics file %s: cannot write: %s"):format(path, tostring(werr or cerr)), 0)
-    end
+    local ok, err = core.table.append_whole(path, encode(rec) .. "\n")
+    if not ok then error("metrics file " .. err, 0) end
 end
 
 -- Refuse to replace anything but a regular file (or nothing): a symlink,

@@ -70,7 +70,11 @@ end
 -- Any accepted form of a policy -> name, opts. level: for error().
 function M.describe(p, level)
     if p == nil then return "bsp", {} end
-    if type(p) == "string" then return M.parse(p) end
+    if type(p) == "string" then
+        local ok, name, opts = pcall(M.parse, p) -- parse's position would be this file's
+        if not ok then error(name, (level or 1) + 1) end
+        return name, opts
+    end
     if type(p) == "table" then
         if p.name then return p.name, p.opts or {} end
         local opts = {}
@@ -78,6 +82,18 @@ function M.describe(p, level)
         return p[1], opts
     end
     error("policy must be a name, {name, key = value} or cr.policy(name, opts)", (level or 1) + 1)
+end
+
+-- The job's policy -> name, opts: cli (--policy, or nil) wins, and its
+-- errors name the option, as it has no line; else spec, its errors at level.
+function M.choose(cli, spec, level)
+    if cli == nil then
+        local name, opts = M.describe(spec, (level or 1) + 1) -- not a tail call: level counts this frame
+        return name, opts
+    end
+    local ok, name, opts = pcall(M.describe, cli)
+    if not ok then error("--policy: " .. tostring(name), 0) end
+    return name, opts
 end
 
 -- Load and check a policy the way workers will (so a bad file fails here,

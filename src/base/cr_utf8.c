@@ -82,3 +82,36 @@ size_t cr_utf8_from_cp1252(const char *src, size_t n, char *dst) {
     }
     return k;
 }
+
+static char *hex_byte(char *d, unsigned char b) {
+    static const char digits[] = "0123456789abcdef";
+    *d++ = '\\', *d++ = 'x', *d++ = digits[b >> 4], *d++ = digits[b & 15];
+    return d;
+}
+
+size_t cr_utf8_escape(const char *src, size_t n, char *dst, int keep_newline) {
+    char *d = dst;
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = (unsigned char)src[i];
+        if (c >= 0x20 && c < 0x7F) {
+            *d++ = (char)c, i++;
+        } else if (c == '\t' || (c == '\n' && keep_newline)) {
+            *d++ = (char)c, i++;
+        } else if (c == '\n' || c == '\r') {
+            *d++ = '\\', *d++ = c == '\n' ? 'n' : 'r', i++;
+        } else {
+            uint32_t cp;
+            size_t k = c < 0x80 ? 0 : cr_utf8_seq(src + i, n - i, &cp);
+            if (k && cp >= 0xA0) { /* printable beyond ASCII */
+                for (size_t j = 0; j < k; j++) *d++ = src[i + j];
+            } else {
+                if (!k) k = 1; /* a control, DEL or a stray byte: each byte shown */
+                for (size_t j = 0; j < k; j++) d = hex_byte(d, (unsigned char)src[i + j]);
+            }
+            i += k;
+        }
+    }
+    *d = '\0';
+    return (size_t)(d - dst);
+}

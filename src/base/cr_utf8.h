@@ -31,4 +31,14 @@ size_t cr_utf8_from_cp1252(const char *src, size_t n, char *dst);
  * bytes); returns its length. */
 size_t cr_utf8_put(uint32_t cp, char *dst);
 
+/* Copies src[0..n) to dst for showing on a terminal: text a script chose
+ * (a model's log line or error message) must not move the cursor, clear
+ * the screen, set the window title or start a line of its own. Printable
+ * UTF-8 and tab are kept; newline is kept only if keep_newline; every other
+ * C0 control, DEL, a C1 control (U+0080..U+009F) and a byte that does not
+ * start valid UTF-8 (0x9B is CSI to an 8-bit terminal) becomes "\xHH" per
+ * byte, newline and CR "\n" and "\r". dst needs 4 n + 1 bytes; it is
+ * NUL-terminated; returns the length written. dst must not overlap src. */
+size_t cr_utf8_escape(const char *src, size_t n, char *dst, int keep_newline);
+
 #endif

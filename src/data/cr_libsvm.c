@@ -39,6 +39,24 @@ static int parse_label(row *r, char **sp, int flags, const char *path, long ln, 
     return 0;
 }
 
+/* CR_LIBSVM_SORT: r's entries into increasing id order (insertion: lines
+ * are short and mostly in order). A repeated id is an error, the same rule
+ * as for a file in order: what it would mean (sum? last wins?) is a guess
+ * the reader does not make for the user. */
+static int sort_line(row *r, const char *path, long ln, cr_err *e) {
+    int64_t *id = r->idx.a;
+    float *v = r->val.a;
+    for (int64_t k = 1; k < r->idx.n; k++) {
+        int64_t x = id[k];
+        float y = v[k];
+        int64_t j = k;
+        for (; j > 0 && id[j - 1] > x; j--) id[j] = id[j - 1], v[j] = v[j - 1];
+        id[j] = x, v[j] = y;
+        if (j > 0 && id[j - 1] == x) return cr_errf_at(e, path, ln, "feature id %lld repeated", (long long)x + 1);
+    }
+    return 0;
+}
+
 /* Parse one sample line (comment already cut) into r. Returns 0 or -1. */
 static int parse_line(row *r, char *s, int64_t features, int flags, const char *path, long ln, cr_err *e) {
     if (parse_label(r, &s, flags, path, ln, e) != 0) return -1;
@@ -64,7 +82,7 @@ static int parse_line(row *r, char *s, int64_t features, int flags, const char *
         if (features > 0 && id > features)
             return cr_errf_at(e, path, ln, "feature id %lld beyond the declared %lld features", (long long)id,
                               (long long)features);
-        if (id <= last && !(flags & CR_LIBSVM_ANY_ORDER))
+        if (id <= last && !(flags & (CR_LIBSVM_ANY_ORDER | CR_LIBSVM_SORT)))
             return cr_errf_at(e, path, ln, "feature ids must increase (%lld after %lld)", (long long)id,
                               (long long)last);
         s++;
@@ -77,7 +95,7 @@ static int parse_line(row *r, char *s, int64_t features, int flags, const char *
         cr_i64v_push(&r->idx, id - 1);
         cr_f32v_push(&r->val, v);
     }
-    return 0;
+    return (flags & CR_LIBSVM_SORT) ? sort_line(r, path, ln, e) : 0;
 }
 
 int cr_libsvm_scan(const char *path, int64_t features, int flags, cr_libsvm_row_fn fn, void *ud,

@@ -33,6 +33,8 @@ enum {
     CR_LIBSVM_ANY_ORDER = 1,  /* ids in any order, repeats allowed (else strictly increasing) */
     CR_LIBSVM_SKIP_BLANK = 2, /* blank lines are skipped (else an error) */
     CR_LIBSVM_MULTILABEL = 4, /* "1,3,7 ID:VALUE ...": fn gets the first label */
+    CR_LIBSVM_SORT = 8,       /* ids in any order (hashed features), given to fn sorted; a
+                               * repeated id is still an error, as without the flag */
 };
 typedef int (*cr_libsvm_row_fn)(void *ud, int64_t row, float label, const int64_t *idx, const float *val,
                                 int64_t n, cr_err *e);

@@ -19,9 +19,6 @@ typedef struct loader {
     int64_t kept, cap_n, cap_nnz;
     int64_t rows, maxkey; /* samples seen, largest feature id seen */
     int64_t cap_f;        /* of d->fcount */
-    int64_t *sidx;        /* a line's entries sorted by id (repeats summed) */
-    float *sval;
-    int64_t cap_s;
 } loader;
 
 /* Example `row` is held out (the test split) by a hash of (seed, row). */
@@ -58,39 +55,10 @@ static void count_features(loader *ld, const int64_t *idx, int64_t n) {
     for (int64_t k = 0; k < n; k++) d->fcount[idx[k]]++;
 }
 
-/* A line's entries in id order with repeated ids summed (hashed features
- * come in any order and may collide), into ld->sidx / ld->sval; returns
- * how many. Lines already in order (LIBSVM's rule) are copied as they are. */
-static int64_t sort_entries(loader *ld, const int64_t *idx, const float *val, int64_t n) {
-    if (n > ld->cap_s) {
-        ld->cap_s = n * 2;
-        ld->sidx = cr_xrealloc(ld->sidx, (size_t)ld->cap_s * sizeof *ld->sidx);
-        ld->sval = cr_xrealloc(ld->sval, (size_t)ld->cap_s * sizeof *ld->sval);
-    }
-    int64_t m = 0;
-    for (int64_t k = 0; k < n; k++) { /* insertion: lines are short, and mostly in order */
-        int64_t j = m;
-        while (j > 0 && ld->sidx[j - 1] > idx[k]) j--;
-        if (j > 0 && ld->sidx[j - 1] == idx[k]) {
-            ld->sval[j - 1] += val[k];
-            continue;
-        }
-        memmove(ld->sidx + j + 1, ld->sidx + j, (size_t)(m - j) * sizeof *ld->sidx);
-        memmove(ld->sval + j + 1, ld->sval + j, (size_t)(m - j) * sizeof *ld->sval);
-        ld->sidx[j] = idx[k];
-        ld->sval[j] = val[k];
-        m++;
-    }
-    return m;
-}
-
 static int keep_row(void *ud, int64_t row, float label, const int64_t *idx, const float *val, int64_t n,
                     cr_err *e) {
     loader *ld = ud;
     const cr_logreg_load_opts *o = ld->o;
-    n = sort_entries(ld, idx, val, n);
-    idx = ld->sidx;
-    val = ld->sval;
     if (ld->pl && row >= (int64_t)ld->pl->nu)
         return cr_errf(e, "%s: placement file %s places %u examples, the data file has more", ld->path, ld->plpath,
                        ld->pl->nu);
@@ -152,9 +120,7 @@ cr_logreg_data *cr_logreg_load(const char *path, const cr_logreg_load_opts *o, c
     ld.d = cr_xcalloc(1, sizeof *ld.d);
     grow(&ld, 0);
     ld.d->ptr[0] = 0;
-    int rc = cr_libsvm_scan(path, o->features, CR_LIBSVM_SKIP_BLANK | CR_LIBSVM_ANY_ORDER, keep_row, &ld, NULL, e);
-    free(ld.sidx);
-    free(ld.sval);
+    int rc = cr_libsvm_scan(path, o->features, CR_LIBSVM_SKIP_BLANK | CR_LIBSVM_SORT, keep_row, &ld, NULL, e);
     cr_logreg_data *d = ld.d;
     d->file_examples = ld.rows;
     d->features = o->features > 0 ? o->features : ld.maxkey;

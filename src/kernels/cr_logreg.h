@@ -8,8 +8,9 @@
  * numbering `crescent partition` uses for the file (partition/cr_bigraph_io.c:
  * same reader, same flags for blank lines, so example i is the i-th sample
  * of the file, blank lines not counted). Feature ids may come in any order
- * (hashed features): each example's entries are sorted by key, and a
- * repeated id's values summed. Each example keeps its margin
+ * (hashed features): each example's entries are sorted by key; a repeated
+ * id is an error, as in every LIBSVM reader (cr_libsvm.h's CR_LIBSVM_SORT).
+ * Each example keeps its margin
  * m_i = <x_i, w> so that a block-coordinate method updates it in place.
  *
  * Loss of example i: log(1 + exp(-y_i m_i)); its derivative in m_i is

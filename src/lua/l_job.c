@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "base/cr_alloc.h"
+#include "base/cr_file.h"
 #include "lua/l_optim.h"
 #include "lua/l_ps_impl.h"
 #include "lua/l_util.h"
@@ -79,6 +80,7 @@ static void die_on_death(const char *msg, void *arg) {
     (void)arg;
     fprintf(stderr, "crescent: %s\n", msg);
     fflush(NULL);
+    cr_file_remove_pending(); /* a checkpoint being saved leaves no PATH.tmp */
     _exit(1);
 }
 

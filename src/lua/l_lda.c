@@ -190,7 +190,7 @@ static int64_t chunk_arg(lua_State *L, const cr_lda_corpus *c, int idx, const ch
     lua_Integer ch = luaL_checkinteger(L, idx);
     if (!c->chunk_doc) luaL_error(L, "%s: no chunks (call chunks first)", fn);
     if (ch < 1 || ch > c->nchunks)
-        luaL_error(L, "%s: chunk %d out of range [1, %d]", fn, (int)ch, (int)c->nchunks);
+        luaL_error(L, "%s: chunk %I out of range [1, %I]", fn, (LUAI_UACINT)ch, (LUAI_UACINT)c->nchunks);
     return ch - 1;
 }
 

@@ -188,7 +188,7 @@ static int d_evaluate(lua_State *L) {
 /* The 0-based index of the 1-based batch/block at idx in [1, n]. */
 static int64_t index_arg(lua_State *L, int idx, int64_t n, const char *fn, const char *what) {
     lua_Integer b = luaL_checkinteger(L, idx);
-    if (b < 1 || b > n) luaL_error(L, "%s: %s %d out of range [1, %d]", fn, what, (int)b, (int)n);
+    if (b < 1 || b > n) luaL_error(L, "%s: %s %I out of range [1, %I]", fn, what, (LUAI_UACINT)b, (LUAI_UACINT)n);
     return b - 1;
 }
 

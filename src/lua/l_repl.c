@@ -17,6 +17,7 @@
 #include <readline/readline.h>
 
 #include "base/cr_alloc.h"
+#include "base/cr_file.h"
 #include "lua/l_host.h"
 
 #define PROMPT "> "
@@ -379,15 +380,29 @@ static void history_path(repl *r) {
     else if (home && home[0]) snprintf(r->hist, sizeof r->hist, "%s/.crescent_history", home);
 }
 
+/* readline writes the history through a symlink (resolved, even relative to
+ * the working directory) and leaves the target with mode 0600: a history
+ * path that is not a regular file (or missing) is refused, with one line
+ * saying so, and no history is read or written for the session. Checked at
+ * open and again before writing, in case a link appeared meanwhile. */
+static int history_usable(repl *r) {
+    cr_err e;
+    if (!r->hist[0]) return 0;
+    if (cr_file_check_replace(r->hist, &e) == 0) return 1;
+    fprintf(stderr, "crescent: history file %s; history is not kept\n", e.msg);
+    r->hist[0] = '\0';
+    return 0;
+}
+
 static void history_open(repl *r) {
     history_path(r);
     using_history();
     stifle_history(CR_REPL_HISTORY);
-    if (r->hist[0]) read_history(r->hist);
+    if (history_usable(r)) read_history(r->hist);
 }
 
 static void history_close(repl *r) {
-    if (r->hist[0] && write_history(r->hist) == 0) history_truncate_file(r->hist, CR_REPL_HISTORY);
+    if (history_usable(r) && write_history(r->hist) == 0) history_truncate_file(r->hist, CR_REPL_HISTORY);
     clear_history();
 }
 

@@ -10,6 +10,8 @@
  *                                      | "device" | "fifo" | "socket" | "other"
  *       what a file written at path would replace (lstat: a symlink is
  *       "link", not its target); nil, msg if path cannot be examined.
+ *   table.append_whole(path, s)     -> true | nil, "PATH: cannot open|write: reason"
+ *       s appended whole or not at all (base/cr_file.h)
  *
  *   table.sparse_owner(kind, nodes, key) -> node of a sparse table's key
  *       (kind "hash" or "range", ps/cr_place.h)
@@ -42,6 +44,7 @@
 #include <sys/stat.h>
 
 #include "base/cr_alloc.h"
+#include "base/cr_file.h"
 #include "data/cr_assign.h"
 #include "lua/l_modules.h"
 #include "lua/l_ps_impl.h"
@@ -384,11 +387,28 @@ static int l_target_kind(lua_State *L) {
     return 2;
 }
 
+/* append_whole(path, s) -> true | nil, "PATH: cannot open|write: reason"
+ * (s is appended whole or the file is left as it was) */
+static int l_append_whole(lua_State *L) {
+    const char *path = luaL_checkstring(L, 1);
+    size_t len;
+    const char *s = luaL_checklstring(L, 2, &len);
+    cr_err e;
+    if (cr_file_append_whole(path, s, len, &e) != 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, e.msg);
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
 int cr_lopen_table(lua_State *L) {
     static const luaL_Reg fns[] = {{"block", l_block},
                                    {"owner", l_owner},
                                    {"range", l_range},
                                    {"target_kind", l_target_kind},
+                                   {"append_whole", l_append_whole},
                                    {"placement", l_placement},
                                    {"sparse_owner", l_sparse_owner},
                                    {"keyed_state", l_keyed_state},

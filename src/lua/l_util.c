@@ -70,7 +70,7 @@ cr_mat *cr_lmat_check(lua_State *L, int idx) {
 static int64_t check_index(lua_State *L, int arg, int64_t n, const char *what) {
     lua_Integer i = luaL_checkinteger(L, arg);
     if (i < 1 || i > n)
-        luaL_error(L, "%s index %d out of range [1, %d]", what, (int)i, (int)n);
+        luaL_error(L, "%s index %I out of range [1, %I]", what, (LUAI_UACINT)i, (LUAI_UACINT)n);
     return i - 1;
 }
 

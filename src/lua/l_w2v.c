@@ -349,6 +349,13 @@ static int l_w2v_reader(lua_State *L) {
     return 1;
 }
 
+/* [-0, +1] n keys as a new Ints. The reader's key array is NULL until a
+ * batch has a word, and memcpy's pointers must be valid even for 0 bytes. */
+static void push_keys(lua_State *L, const int64_t *keys, int64_t n) {
+    cr_ints *k = cr_lints_new(L, n);
+    if (n > 0) memcpy(k->data, keys, (size_t)n * sizeof *k->data);
+}
+
 /* R:next() -> keys (Ints: the batch's distinct words), raw tokens, vocabulary tokens, kept tokens | nil */
 static int w2vr_next(lua_State *L) {
     w2vr *u = check_w2vr(L, 1);
@@ -360,8 +367,7 @@ static int w2vr_next(lua_State *L) {
         lua_pushnil(L);
         return 1;
     }
-    cr_ints *k = cr_lints_new(L, u->b.nkeys);
-    memcpy(k->data, u->b.keys, (size_t)u->b.nkeys * sizeof *k->data);
+    push_keys(L, u->b.keys, u->b.nkeys);
     lua_pushinteger(L, u->b.raw);
     lua_pushinteger(L, u->b.words);
     lua_pushinteger(L, u->b.n);
@@ -382,8 +388,7 @@ static int w2vr_peek(lua_State *L) {
         lua_pushnil(L);
         return 1;
     }
-    cr_ints *k = cr_lints_new(L, b.nkeys);
-    memcpy(k->data, b.keys, (size_t)b.nkeys * sizeof *k->data);
+    push_keys(L, b.keys, b.nkeys);
     return 1;
 }
 
@@ -395,9 +400,7 @@ static int w2vr_pool(lua_State *L) {
     cr_err e;
     if (cr_w2v_reader_pool(u->r, &u->b, p->data, p->n, &e) != 0) luaL_error(L, "pool: %s", e.msg);
     u->state = 2;
-    int64_t n = u->b.nkeys + u->b.nextra;
-    cr_ints *k = cr_lints_new(L, n);
-    memcpy(k->data, u->b.keys, (size_t)n * sizeof *k->data);
+    push_keys(L, u->b.keys, u->b.nkeys + u->b.nextra);
     return 1;
 }
 
@@ -478,8 +481,8 @@ static int w2vr_train(lua_State *L) {
     }
     cr_mat *m1 = w2vr_syn1(L, u, s1, prow);
     float *k0 = cr_w2v_reader_scratch(u->r, 0, s0->rows * d), *k1 = cr_w2v_reader_scratch(u->r, 1, m1->rows * d);
-    memcpy(k0, s0->data, (size_t)(s0->rows * d) * sizeof(float));
-    memcpy(k1, m1->data, (size_t)(m1->rows * d) * sizeof(float));
+    if (s0->rows > 0) memcpy(k0, s0->data, (size_t)(s0->rows * d) * sizeof(float)); /* k0, k1: NULL until used */
+    if (m1->rows > 0) memcpy(k1, m1->data, (size_t)(m1->rows * d) * sizeof(float));
     cr_w2v_batch kb = {b->n, b->row, b->row, b->sent, b->nsent};
     cr_w2v_negs ng = {(int)o.negative, b->negs, u->state == 2 ? b->nnegs : 0, 0, 0, NULL, NULL, 1};
     if (o.negative > 0 && ng.n == 0) luaL_error(L, "train: an empty pool");

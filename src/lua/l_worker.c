@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "base/cr_time.h"
+#include "base/cr_utf8.h"
 #include "lua/l_sandbox.h"
 #include "lua/l_sandbox_core.h"
 #include "lua/l_util.h"
@@ -588,17 +589,24 @@ static int c_sleep(lua_State *L) {
 
 static int c_log(lua_State *L) {
     lworker *w = get_worker(L);
+    int top = lua_gettop(L); /* before luaL_buffinit, which may push a placeholder */
     luaL_Buffer b;
     luaL_buffinit(L, &b);
     lua_pushfstring(L, "[worker %d] ", w->gw);
     luaL_addvalue(&b);
-    for (int i = 2; i <= lua_gettop(L); i++) {
+    for (int i = 2; i <= top; i++) {
         luaL_tolstring(L, i, NULL);
         luaL_addvalue(&b);
-        if (i < lua_gettop(L)) luaL_addchar(&b, '\t');
+        if (i < top) luaL_addchar(&b, '\t');
     }
     luaL_pushresult(&b);
-    fprintf(stderr, "%s\n", lua_tostring(L, -1));
+    size_t n;
+    const char *line = lua_tolstring(L, -1, &n);
+    char *out = n < SIZE_MAX / 4 ? malloc(4 * n + 1) : NULL; /* no Lua error while it is held */
+    if (!out) return luaL_error(L, "log: out of memory");
+    cr_utf8_escape(line, n, out, 0); /* one record, one line, nothing the terminal would act on */
+    fprintf(stderr, "%s\n", out);
+    free(out);
     return 0;
 }
 
@@ -683,11 +691,24 @@ static lua_State *worker_state(lworker *w) {
 
 /* ---------- command execution ---------- */
 
-/* Message handler of the model's calls: the worker's name, the message
- * (memory errors reworded, l_sandbox.h) and a traceback. */
-static int traceback(lua_State *L) {
+/* A message the script chose, escaped for the terminal it ends on. */
+#define SAFE_MSG_MAX (4 * CR_SANDBOX_MSG_MAX + 1)
+
+/* The message of the call that failed with status (at the top of L, as
+ * cr_sandbox_message words it) into out (SAFE_MSG_MAX bytes), its control
+ * characters and newlines escaped: error("\27[2J\nall done") must neither
+ * clear the user's screen nor print a line of its own (cr_utf8_escape). */
+static void safe_message(lua_State *L, int status, char *out) {
     char msg[CR_SANDBOX_MSG_MAX];
-    cr_sandbox_message(L, LUA_ERRRUN, msg, sizeof msg);
+    cr_sandbox_message(L, status, msg, sizeof msg);
+    cr_utf8_escape(msg, strlen(msg), out, 0);
+}
+
+/* Message handler of the model's calls: the worker's name, the message
+ * (memory errors reworded, l_sandbox.h; escaped) and a traceback. */
+static int traceback(lua_State *L) {
+    char msg[SAFE_MSG_MAX];
+    safe_message(L, LUA_ERRRUN, msg);
     lworker *w = get_worker(L);
     lua_pushfstring(L, "worker %d (node %d): %s", w->gw, cr_node_id(w->n), msg);
     luaL_traceback(L, L, lua_tostring(L, -1), 1);
@@ -698,8 +719,8 @@ static int traceback(lua_State *L) {
  * message handler's output (named = 1) or one still to be named. */
 static int fail(lua_State *L, lworker *w, int status, int named) {
     if (!named) {
-        char msg[CR_SANDBOX_MSG_MAX];
-        cr_sandbox_message(L, status, msg, sizeof msg);
+        char msg[SAFE_MSG_MAX];
+        safe_message(L, status, msg);
         lua_pushfstring(L, "worker %d (node %d): %s", w->gw, cr_node_id(w->n), msg);
     } else if (status == LUA_ERRMEM) { /* the handler did not run */
         return fail(L, w, status, 0);
@@ -834,7 +855,7 @@ static void reply_error(lworker *w, const char *msg) { cr_node_reply(w->n, w->lw
 static void reply_top(lworker *w, lua_State *L) {
     char *out, err[300];
     size_t len;
-    if (cr_lser_dump(L, -1, &out, &len, err, sizeof err) < 0) {
+    if (cr_lser_dump_max(L, -1, CR_LSER_RESULT_MAX, &out, &len, err, sizeof err) < 0) {
         char msg[400];
         snprintf(msg, sizeof msg, "worker %d (node %d): result %s", w->gw, cr_node_id(w->n), err);
         reply_error(w, msg);
@@ -861,8 +882,8 @@ static void run_cmd(lworker *w, const cr_cmd *c) {
     } else if (w->named && lua_type(L, -1) == LUA_TSTRING) {
         reply_error(w, lua_tostring(L, -1));
     } else {
-        char msg[CR_SANDBOX_MSG_MAX], named[CR_SANDBOX_MSG_MAX + 64];
-        cr_sandbox_message(L, rc, msg, sizeof msg);
+        char msg[SAFE_MSG_MAX], named[SAFE_MSG_MAX + 64];
+        safe_message(L, rc, msg);
         snprintf(named, sizeof named, "worker %d (node %d): %s", w->gw, cr_node_id(w->n), msg);
         reply_error(w, named);
     }

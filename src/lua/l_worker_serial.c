@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <lauxlib.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 typedef struct {
     char *b;
     size_t n, cap;
+    size_t values, max_values; /* values written so far, and the bound */
 } sbuf;
 
 static void put(sbuf *s, const char *p, size_t n) {
@@ -46,6 +48,12 @@ static void put_string(sbuf *s, const char *p, size_t n) {
 
 static int dump(lua_State *L, int idx, sbuf *s, int depth, char *err, size_t en, const char *path) {
     char tmp[64];
+    if (++s->values > s->max_values) {
+        (void)path; /* the whole value is too large, not the element where counting stopped */
+        snprintf(err, en, "too large: more than %zu values (each key and each value counts; keep bulk data in tables)",
+                 s->max_values);
+        return -1;
+    }
     switch (lua_type(L, idx)) {
     case LUA_TNIL:
         puts_(s, "nil");
@@ -117,7 +125,12 @@ static int dump(lua_State *L, int idx, sbuf *s, int depth, char *err, size_t en,
 }
 
 int cr_lser_dump(lua_State *L, int idx, char **out, size_t *len, char *err, size_t err_n) {
+    return cr_lser_dump_max(L, idx, SIZE_MAX, out, len, err, err_n);
+}
+
+int cr_lser_dump_max(lua_State *L, int idx, size_t max_values, char **out, size_t *len, char *err, size_t err_n) {
     sbuf s = {0};
+    s.max_values = max_values;
     put(&s, "", 0);
     if (dump(L, idx, &s, 0, err, err_n, "value") < 0) {
         free(s.b);

@@ -130,6 +130,7 @@ cr_ckpt_writer *cr_ckpt_writer_open(const char *path, cr_err *e) {
         free(w);
         return NULL;
     }
+    cr_file_pending_add(w->tmp); /* removed even if the process ends mid-write (a lost node) */
     unsigned char hdr[HDR];
     memcpy(hdr, MAGIC, 8);
     put_u32(hdr + 8, CR_CKPT_VERSION);
@@ -284,6 +285,7 @@ void cr_ckpt_writer_abort(cr_ckpt_writer **wp) {
     cr_ckpt_writer *w = *wp;
     if (w->f) fclose(w->f);
     unlink(w->tmp);
+    cr_file_pending_drop(w->tmp);
     writer_free(w);
     *wp = NULL;
 }
@@ -326,6 +328,7 @@ int cr_ckpt_writer_commit(cr_ckpt_writer **wp, cr_err *e) {
         cr_ckpt_writer_abort(wp);
         return -1;
     }
+    cr_file_pending_drop(w->tmp);
     rc = sync_dir(w->path, e);
     writer_free(w);
     *wp = NULL;

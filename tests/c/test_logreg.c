@@ -8,6 +8,7 @@
 #include "base/cr_rng.h"
 #include "cr_test.h"
 #include "grad_util.h"
+#include "data/cr_libsvm.h"
 #include "kernels/cr_logreg.h"
 #include "optim/cr_optim.h"
 
@@ -169,12 +170,12 @@ static void write_text(const char *path, const char *text) {
     fclose(f);
 }
 
-/* Feature ids in any order (hashed features) are sorted, and a repeated
- * id's values summed; lines in order load as before. The old loader
- * refused the first line ("ids not increasing"). */
+/* Feature ids in any order (hashed features) are sorted; lines in order
+ * load as before. A repeated id is refused with file:line, the rule
+ * cr_libsvm_load applies (the loader once summed repeats silently). */
 static void test_any_order(void) {
     const char *path = "/tmp/test_logreg_order.svm";
-    write_text(path, "+1 3:1 1:2 3:0.5\n-1 2:1 4:3\n");
+    write_text(path, "+1 3:1.5 1:2\n-1 2:1 4:3\n");
     cr_logreg_load_opts o = {.split = CR_LOGREG_ALL, .parts = 1};
     cr_err e;
     cr_logreg_data *d = cr_logreg_load(path, &o, &e);
@@ -183,8 +184,16 @@ static void test_any_order(void) {
     CR_CHECK(d->n == 2 && d->nnz == 4 && d->features == 4);
     CR_CHECK(d->ptr[1] == 2 && d->key[0] == 0 && d->key[1] == 2 && d->val[0] == 2 && d->val[1] == 1.5f);
     CR_CHECK(d->key[2] == 1 && d->key[3] == 3 && d->val[3] == 3);
-    CR_CHECK(d->fcount[2] == 1); /* the repeat counts once */
+    CR_CHECK(d->fcount[2] == 1);
     cr_logreg_destroy(&d);
+    write_text(path, "-1 2:1\n1 5:1 3:1 5:2\n");
+    CR_CHECK(!cr_logreg_load(path, &o, &e));
+    CR_CHECK_STR(e.msg, "/tmp/test_logreg_order.svm:2: feature id 5 repeated");
+    cr_csr m;
+    write_text(path, "-1 2:1\n1 3:1 5:1 5:2\n");
+    CR_CHECK(cr_libsvm_load(path, 0, &m, &e) == -1 && strstr(e.msg, "test_logreg_order.svm:2: feature ids must increase"));
+    CR_CHECK(!cr_logreg_load(path, &o, &e));
+    CR_CHECK_STR(e.msg, "/tmp/test_logreg_order.svm:2: feature id 5 repeated");
     remove(path);
 }
 

@@ -56,10 +56,30 @@ static void test_from_cp1252_random(void) {
     }
 }
 
+/* Text for a terminal: escapes, title and clear-screen sequences, CR, C1
+ * controls and stray bytes come out as visible \xHH; printable UTF-8 and
+ * tab as they are; newline kept only when asked. */
+static void test_escape(void) {
+    char out[256];
+    const char *in = "a\x1b]0;title\x07 \x1b[2J\r\n\tz\x7f \xc3\xa9\xc2\x9b\x9b\x00!";
+    size_t n = 29;
+    size_t k = cr_utf8_escape(in, n, out, 0);
+    CR_CHECK_STR(out, "a\\x1b]0;title\\x07 \\x1b[2J\\r\\n\tz\\x7f \xc3\xa9\\xc2\\x9b\\x9b\\x00!");
+    CR_CHECK(k == strlen(out));
+    cr_utf8_escape("one\ntwo\r", 8, out, 1);
+    CR_CHECK_STR(out, "one\ntwo\\r");
+    CR_CHECK(cr_utf8_escape("", 0, out, 0) == 0 && out[0] == '\0');
+    char big[4 * 64 + 1]; /* the documented bound is enough for the worst case */
+    char ctl[64];
+    memset(ctl, 0x1b, sizeof ctl);
+    CR_CHECK(cr_utf8_escape(ctl, sizeof ctl, big, 0) == 4 * sizeof ctl);
+}
+
 int main(void) {
     CR_RUN(test_seq);
     CR_RUN(test_check);
     CR_RUN(test_from_cp1252);
     CR_RUN(test_from_cp1252_random);
+    CR_RUN(test_escape);
     return cr_test_done();
 }

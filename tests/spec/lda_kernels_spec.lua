@@ -179,6 +179,7 @@ describe("kernels.lda", function()
     assert.are.equal(c:tokens(), total)
     assert.are.equal(1, c:chunks(1000))
     assert.has_error(function() c:chunk_keys(2) end, "chunk_keys: chunk 2 out of range [1, 1]")
+    assert.has_error(function() c:chunk_keys(2^32 + 1) end, "chunk_keys: chunk 4294967297 out of range [1, 1]")
     local e = assert(K.lda_load(svm("e.svm", "\n\n"), { V = 3 }))
     e:init(2, 1)
     assert.are.equal(1, e:chunks(10)) -- no tokens: one empty chunk
