@@ -108,6 +108,12 @@ static void push_corp(lua_State *L, cr_lda_corpus *c) {
     luaL_setmetatable(L, LDA_MT);
 }
 
+/* [-1, +1] cr_lsandbox_reserve of the double at light userdata 1, as lda_load. */
+static int reserve_p(lua_State *L) {
+    lua_pushinteger(L, (lua_Integer)cr_lsandbox_reserve(L, *(const double *)lua_touserdata(L, 1), "lda_load"));
+    return 1;
+}
+
 /* lda_load(path [, opts]) -> corpus | nil, msg */
 static int l_lda_load(lua_State *L) {
     const char *path = luaL_checkstring(L, 1);
@@ -118,9 +124,17 @@ static int l_lda_load(lua_State *L) {
     cr_dict d;
     if (lo.format == CR_LDA_TEXT) vocab_arg(L, 2, &d);
     else cr_dict_init(&d);
+    double need = ((double)lo.V + 1) * sizeof(int32_t); /* the loader's word map of V */
+    lua_pushcfunction(L, reserve_p);
+    lua_pushlightuserdata(L, &need);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK) { /* free d, then raise */
+        cr_dict_free(&d);
+        return lua_error(L);
+    }
+    size_t tmp = (size_t)lua_tointeger(L, -1);
+    lua_pop(L, 1);
     cr_lda_load_opts o = {lo.format, &d, lo.V, lo.part, lo.parts, lo.heldout_every, lo.split == 1};
     cr_err e;
-    size_t tmp = cr_lsandbox_reserve(L, ((double)lo.V + 1) * sizeof(int32_t), "lda_load"); /* a word map of V */
     cr_lda_corpus *c = cr_lda_corpus_load(path, &o, &e);
     cr_sandbox_uncharge(L, tmp);
     cr_dict_free(&d);
