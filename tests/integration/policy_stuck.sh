@@ -14,16 +14,9 @@ timeout 60 "$CRESCENT_BIN" run "$JOBS/stuck_policy.lua" >"$TMP/out" 2>&1
 rc=$?
 cat "$TMP/out"
 [ $rc -eq 0 ] || fail "exit status $rc, expected 0 (124: it hung)"
-check() { # kind max-seconds pattern
-    local line s
-    line=$(grep "^$1: " "$TMP/out") || fail "$1: no line"
-    s=$(echo "$line" | awk '{print $2}')
-    [ "$s" -le "$2" ] || fail "$1 took $s s (at most $2)"
-    echo "$line" | grep -q -- "$3" || fail "$1: expected a message matching '$3'"
-}
-check never 3 "worker [0-3] (node [01]): tests/models/count.lua:[0-9]*: $stuck (clocks of workers 0..: 1 1 1 1)"
-check upto 3 "worker [0-3] (node [01]): tests/models/count.lua:[0-9]*: $stuck (clocks of workers 0..: 3 3 3 3)"
-check spin 9 "worker [0-3] (node [01]): tests/models/count.lua:[0-9]*: policy: tests/policies/spin.lua:[0-9]*: policy script ran longer than 5 s (stopped)"
+check_timed never 3 "worker [0-3] (node [01]): tests/models/count.lua:[0-9]*: $stuck (clocks of workers 0..: 1 1 1 1)"
+check_timed upto 3 "worker [0-3] (node [01]): tests/models/count.lua:[0-9]*: $stuck (clocks of workers 0..: 3 3 3 3)"
+check_timed spin 9 "worker [0-3] (node [01]): tests/models/count.lua:[0-9]*: policy: tests/policies/spin.lua:[0-9]*: policy script ran longer than 5 s (stopped)"
 grep -q "^still usable: 8$" "$TMP/out" || fail "the job must stay usable"
 
 # Uncaught under `crescent run --policy`: the job ends with exit 1 and the error.

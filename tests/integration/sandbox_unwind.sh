@@ -13,18 +13,11 @@ timeout 120 "$CRESCENT_BIN" run "$JOBS/sandbox_unwind.lua" "$TMP" >"$TMP/out" 2>
 rc=$?
 cat "$TMP/out"
 [ $rc -eq 0 ] || fail "exit status $rc, expected 0 (124: it hung)"
-check() { # kind max-seconds pattern
-    local line s
-    line=$(grep "^$1: " "$TMP/out") || fail "$1: no line"
-    s=$(echo "$line" | awk '{print $2}')
-    [ "$s" -le "$2" ] || fail "$1 took $s s (at most $2)"
-    echo "$line" | grep -q -- "$3" || fail "$1: expected a message matching '$3'"
-}
-check policy 9 "bad policy file: $TMP/pol.lua:1: policy script ran longer than 5 s (stopped)"
-check scheme 9 "bad sampling scheme: $TMP/scheme.lua:1: sampling scheme ran longer than 5 s (stopped)"
-check decision 9 "manage: $TMP/decide.lua:1: management script ran longer than 5 s (stopped)"
-check load 9 "bad policy file: $TMP/saved.lua:1: policy script ran longer than 5 s (stopped)"
-check model 5 "worker 0 (node 0): tests/models/hostile.lua:[0-9]*: worker 0 fails on purpose"
+check_timed policy 9 "bad policy file: $TMP/pol.lua:1: policy script ran longer than 5 s (stopped)"
+check_timed scheme 9 "bad sampling scheme: $TMP/scheme.lua:1: sampling scheme ran longer than 5 s (stopped)"
+check_timed decision 9 "manage: $TMP/decide.lua:1: management script ran longer than 5 s (stopped)"
+check_timed load 9 "bad policy file: $TMP/saved.lua:1: policy script ran longer than 5 s (stopped)"
+check_timed model 5 "worker 0 (node 0): tests/models/hostile.lua:[0-9]*: worker 0 fails on purpose"
 grep -q "did not stop" "$TMP/out" && fail "a worker did not stop at the cancel"
 grep -q "^still usable: 4$" "$TMP/out" || fail "the job must stay usable"
 

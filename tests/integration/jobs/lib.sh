@@ -97,3 +97,13 @@ free_port() {
     done
     echo "$p"
 }
+# check_timed KIND MAX-SECONDS PATTERN: $TMP/out has a line "KIND: SECONDS
+# ..." with SECONDS <= MAX-SECONDS and matching PATTERN (jobs that time how
+# long a hostile script took to be stopped print such lines).
+check_timed() {
+    local line s
+    line=$(grep "^$1: " "$TMP/out") || fail "$1: no line"
+    s=$(echo "$line" | awk '{print $2}')
+    [ "$s" -le "$2" ] || fail "$1 took $s s (at most $2)"
+    echo "$line" | grep -q -- "$3" || fail "$1: expected a message matching '$3'"
+}
