@@ -75,13 +75,65 @@ static int join_timeout(cr_link *l, cr_err *e) {
                                    "set CRESCENT_CURVE_PUBLIC and CRESCENT_CURVE_SECRET)");
 }
 
+static int join(cr_link *l, const char *advertise, int rank, cr_peers *peers, void *mon, cr_err *e);
+
+/* Watch the scheduler socket's handshakes: a scheduler that refuses this
+ * node's key says nothing to it (the ZAP handler drops the connection), so
+ * only the socket's monitor can tell. The PAIR end, or NULL. */
+static void *watch_handshakes(cr_link *l, void *zctx) {
+    if (l->inproc || !zctx) return NULL;
+    char ep[64];
+    snprintf(ep, sizeof ep, "inproc://crescent-join-monitor-%p", (void *)l);
+    if (zmq_socket_monitor(l->sched, ep, ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                         ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) < 0)
+        return NULL;
+    void *mon = zmq_socket(zctx, ZMQ_PAIR);
+    if (mon && zmq_connect(mon, ep) == 0) return mon;
+    if (mon) zmq_close(mon);
+    zmq_socket_monitor(l->sched, NULL, 0);
+    return NULL;
+}
+
+static void unwatch(cr_link *l, void *mon) {
+    if (!mon) return;
+    zmq_socket_monitor(l->sched, NULL, 0);
+    int linger = 0;
+    zmq_setsockopt(mon, ZMQ_LINGER, &linger, sizeof linger);
+    zmq_close(mon);
+}
+
+/* A monitor event: -1 with why the scheduler did not admit this node. */
+static int handshake_failed(cr_link *l, void *mon, cr_err *e) {
+    cr_parts p;
+    if (cr_parts_recv(mon, &p, ZMQ_DONTWAIT) < 0) return 0;
+    uint16_t ev = 0;
+    if (p.n >= 1 && cr_parts_size(&p, 0) >= 2) memcpy(&ev, cr_parts_data(&p, 0), 2);
+    cr_parts_close(&p);
+    if (ev == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH || (ev == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && l->curve_on))
+        return cr_errf(e, "scheduler %s refused this node's key: every process of a job needs the same cluster key "
+                          "(--key FILE, CRESCENT_KEY_FILE or CRESCENT_CURVE_PUBLIC/SECRET)", l->endpoint);
+    if (ev == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL)
+        return cr_errf(e, "scheduler %s did not accept this node's handshake: %s", l->endpoint,
+                       l->curve_on ? "it uses no key or another mechanism"
+                                   : "it requires the cluster key, and this node has none (--key FILE, "
+                                     "CRESCENT_KEY_FILE or CRESCENT_CURVE_PUBLIC/SECRET)");
+    return 0;
+}
+
 int cr_link_join(cr_link *l, const char *advertise, int rank, cr_peers *peers, cr_err *e) {
+    void *mon = watch_handshakes(l, peers->zctx);
+    int rc = join(l, advertise, rank, peers, mon, e);
+    unwatch(l, mon);
+    return rc;
+}
+
+static int join(cr_link *l, const char *advertise, int rank, cr_peers *peers, void *mon, cr_err *e) {
     cr_msg_register r = {.pid = getpid(), .rank = rank, .addr = advertise, .addrn = strlen(advertise)};
     cr_proto_msg m;
     if (cr_proto_encode_register(&r, &m, e) < 0) return -1;
     if (cr_proto_send(l->sched, NULL, 0, &m) < 0)
         return cr_errf(e, "cannot send to scheduler %s: %s", l->endpoint, zmq_strerror(errno));
-    zmq_pollitem_t it = {.socket = l->sched, .events = ZMQ_POLLIN};
+    zmq_pollitem_t it[2] = {{.socket = l->sched, .events = ZMQ_POLLIN}, {.socket = mon, .events = ZMQ_POLLIN}};
     double deadline = cr_now() + 30, again = cr_now() + 1;
     for (;;) {
         double now = cr_now(), left = deadline - now;
@@ -90,7 +142,9 @@ int cr_link_join(cr_link *l, const char *advertise, int rank, cr_peers *peers, c
             cr_proto_send(l->sched, NULL, 0, &m);
             again = now + 1;
         }
-        if (zmq_poll(&it, 1, (long)((again - now < left ? again - now : left) * 1000) + 1) <= 0) continue;
+        if (zmq_poll(it, mon ? 2 : 1, (long)((again - now < left ? again - now : left) * 1000) + 1) <= 0) continue;
+        if (mon && (it[1].revents & ZMQ_POLLIN) && handshake_failed(l, mon, e) < 0) return -1;
+        if (!(it[0].revents & ZMQ_POLLIN)) continue;
         cr_parts p;
         if (cr_parts_recv(l->sched, &p, 0) < 0) continue;
         int rc = join_answer(l, &p, peers, e);
